@@ -1,0 +1,38 @@
+# Two entry points do all the set-up on a fresh machine with only python3:
+#   make run    -> the default evaluation (installs the core + plotting deps)
+#   make test   -> the whole test suite (installs torch's CPU build, the rl and dev extras)
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# A pinned torch: on this project's machines this version is a local CPU build.
+TORCH ?= torch==2.13.0
+
+.PHONY: run test lint bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.core: $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e ".[plot]"
+	touch $@
+
+$(VENV)/.full: $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet "$(TORCH)"
+	$(BIN)/pip install --quiet -e ".[rl,dev]"
+	touch $@ $(VENV)/.core
+
+run: $(VENV)/.core
+	$(BIN)/python -m scripts.evaluate $(ARGS)
+
+test: $(VENV)/.full
+	$(BIN)/python -m pytest -q -n 2 $(ARGS)
+
+lint: $(VENV)/.full
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
+
+bench: $(VENV)/.core
+	$(BIN)/python -m scripts.benchmark $(ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

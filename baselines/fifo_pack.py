@@ -1,0 +1,33 @@
+"""``fifo_pack``: first come, first served with backfilling, packed onto shared GPUs.
+
+Jobs are taken in arrival order; a job that does not fit is skipped and a later one
+that fits is placed (backfilling). Placement is ``pack``: best fit on the fragments of
+partly used GPUs, idle GPUs only when no fragment fits. No preemption.
+
+Source: the common "FIFO + GPU sharing" baseline of the sharing literature (e.g.
+Gandiva's and AntMan's comparisons); backfilling is limited to the visible pending window.
+"""
+
+from __future__ import annotations
+
+from gpushare_env.sim import ADVANCE, Decision, Schedule, SimView
+
+from baselines.base import Policy
+
+__all__ = ["FifoPack"]
+
+
+class FifoPack(Policy):
+    """Arrival order, backfill, ``pack`` placement."""
+
+    name = "fifo_pack"
+    strategy = "pack"
+
+    def decide(self, view: SimView) -> Decision:
+        """Place the oldest waiting job that fits; otherwise let time run."""
+        checker = view.fit_checker()
+        for job_id in view.pending(self.pending_window):
+            job = view.job(job_id)
+            if checker.fits(job.num_gpus, job.memory_gib):
+                return Schedule(job_id, self.strategy)
+        return ADVANCE

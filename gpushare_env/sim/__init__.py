@@ -1,0 +1,53 @@
+"""The simulation core. Pure Python + numpy; it never imports gymnasium."""
+
+from gpushare_env.sim.catalog import DEFAULT_MODELS, GPU_TYPES, MODELS, GPUType, ModelSpec
+from gpushare_env.sim.cluster import PRESETS, Cluster, ClusterConfig, NodeGroup, make_cluster
+from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend, apply_decision
+from gpushare_env.sim.engine import (
+    DURATION_INFO,
+    Event,
+    EventKind,
+    InvalidDecision,
+    SimConfig,
+    Simulator,
+)
+from gpushare_env.sim.interference import InterferenceModel, LinearContention, NoInterference
+from gpushare_env.sim.placement import STRATEGIES, find_placement
+from gpushare_env.sim.types import JobRecord, JobSpec, JobStatus, Timeline
+from gpushare_env.sim.view import JobView, SimView
+
+__all__ = [
+    "ADVANCE",
+    "DEFAULT_MODELS",
+    "DURATION_INFO",
+    "GPU_TYPES",
+    "MODELS",
+    "PRESETS",
+    "STRATEGIES",
+    "Advance",
+    "Cluster",
+    "ClusterConfig",
+    "Decision",
+    "Event",
+    "EventKind",
+    "GPUType",
+    "InterferenceModel",
+    "InvalidDecision",
+    "JobRecord",
+    "JobSpec",
+    "JobStatus",
+    "JobView",
+    "LinearContention",
+    "ModelSpec",
+    "NoInterference",
+    "NodeGroup",
+    "Schedule",
+    "SimConfig",
+    "SimView",
+    "Simulator",
+    "Suspend",
+    "Timeline",
+    "apply_decision",
+    "find_placement",
+    "make_cluster",
+]

@@ -1,0 +1,178 @@
+"""Typed records shared by the simulator, the workloads and the metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from enum import IntEnum
+
+from gpushare_env.sim.catalog import scaling_efficiency
+
+__all__ = ["JobRecord", "JobSpec", "JobStatus", "Timeline"]
+
+
+class JobStatus(IntEnum):
+    """Where a job is in its life. Every job is in exactly one of these at a time."""
+
+    FUTURE = 0  # not arrived yet
+    PENDING = 1  # arrived, never placed
+    RUNNING = 2  # holding GPUs and making progress
+    SUSPENDING = 3  # checkpointing: holds memory, no progress, no compute
+    SUSPENDED = 4  # checkpointed, holds nothing, waits to be placed again
+    RESUMING = 5  # restarting after (re)placement: holds memory, no progress, no compute
+    FINISHED = 6
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """An immutable description of a training job, as a workload produces it.
+
+    The job is ``iterations`` synchronous data-parallel steps of ``num_gpus`` workers.
+    Alone on V100s in one node, one step takes ``iter_time_s / eff(num_gpus)``.
+
+    Attributes:
+        job_id: Unique, non-negative identifier.
+        arrival_s: Submission time.  # [s]
+        model: Model catalog key (``gpushare_env.sim.catalog.MODELS``).
+        batch_size: Per-worker batch size.
+        num_gpus: Number of workers, one per GPU.
+        iterations: Total synchronous steps.
+        memory_gib: Per-worker GPU memory.  # [GiB]
+        intensity: Fraction of a GPU's compute one worker uses alone, in (0, 1].
+        iter_time_s: Solo time of one step of one worker on a V100.  # [s]
+    """
+
+    job_id: int
+    arrival_s: float  # [s]
+    model: str
+    batch_size: int
+    num_gpus: int
+    iterations: int
+    memory_gib: float  # [GiB]
+    intensity: float
+    iter_time_s: float  # [s]
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.job_id < 0:
+            problems.append(f"job_id must be >= 0, got {self.job_id}")
+        if not self.arrival_s >= 0:
+            problems.append(f"arrival_s must be >= 0, got {self.arrival_s}")
+        if self.num_gpus < 1:
+            problems.append(f"num_gpus must be >= 1, got {self.num_gpus}")
+        if self.iterations < 1:
+            problems.append(f"iterations must be >= 1, got {self.iterations}")
+        if not self.memory_gib > 0:
+            problems.append(f"memory_gib must be > 0, got {self.memory_gib}")
+        if not 0 < self.intensity <= 1:
+            problems.append(f"intensity must be in (0, 1], got {self.intensity}")
+        if not self.iter_time_s > 0:
+            problems.append(f"iter_time_s must be > 0, got {self.iter_time_s}")
+        if self.batch_size < 1:
+            problems.append(f"batch_size must be >= 1, got {self.batch_size}")
+        if problems:
+            raise ValueError(f"job {self.job_id}: " + "; ".join(problems))
+
+    @property
+    def step_time_s(self) -> float:
+        """Solo time of one synchronous step of all workers on V100s in one node.  # [s]"""
+        return self.iter_time_s / scaling_efficiency(self.num_gpus)
+
+    @property
+    def solo_duration_s(self) -> float:
+        """Exclusive duration alone on V100s in one node.  # [s]"""
+        return self.iterations * self.step_time_s
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """What happened to one finished job. Metrics are pure functions over these.
+
+    Attributes:
+        job_id: The job's identifier.
+        model: Model catalog key.
+        num_gpus: Number of workers.
+        arrival_s: Submission time.  # [s]
+        first_start_s: First placement.  # [s]
+        finish_s: Completion.  # [s]
+        solo_duration_s: Exclusive duration alone on V100s in one node.  # [s]
+        gpu_seconds: GPU-time held, overheads included.  # [GPU s]
+        overhead_gpu_seconds: GPU-time held while suspending or resuming.  # [GPU s]
+        suspends: Completed suspensions.
+        resumes: Completed restarts after a suspension.
+        migrations: Resumes on a GPU set different from the previous one.
+        queued_s: Total time waiting without GPUs (first wait and after suspensions).  # [s]
+    """
+
+    job_id: int
+    model: str
+    num_gpus: int
+    arrival_s: float  # [s]
+    first_start_s: float  # [s]
+    finish_s: float  # [s]
+    solo_duration_s: float  # [s]
+    gpu_seconds: float  # [GPU s]
+    overhead_gpu_seconds: float  # [GPU s]
+    suspends: int
+    resumes: int
+    migrations: int
+    queued_s: float  # [s]
+
+    @property
+    def jct_s(self) -> float:
+        """Job completion time: finish - arrival.  # [s]"""
+        return self.finish_s - self.arrival_s
+
+    @property
+    def queueing_delay_s(self) -> float:
+        """First start - arrival.  # [s]"""
+        return self.first_start_s - self.arrival_s
+
+    @property
+    def slowdown(self) -> float:
+        """JCT / solo exclusive duration."""
+        return self.jct_s / self.solo_duration_s
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """Piecewise-constant cluster state over time, one row per change.
+
+    Row ``i`` holds from ``time_s[i]`` until ``time_s[i + 1]`` (the last row until
+    ``end_s``). All arrays have the same length ``T``.
+
+    Attributes:
+        num_gpus: GPUs in the cluster.
+        total_memory_gib: Sum of all GPUs' memory.  # [GiB]
+        end_s: Time the simulation stopped.  # [s]
+        time_s: Start of each row.  # (T,) [s]
+        compute_in_use: Sum over GPUs of ``min(1, U_g)``.  # (T,) [GPUs]
+        allocated_gpus: GPUs holding at least one worker.  # (T,) [GPUs]
+        free_memory_gib: Free memory over all GPUs.  # (T,) [GiB]
+        fragmented_memory_gib: Free memory on partly used GPUs that cannot host the
+            workload's median worker.  # (T,) [GiB]
+        expected_fragment_gib: FGD-style expected fragment (Weng et al., ATC'23): for each
+            GPU, its free memory times the probability that a worker drawn from the
+            workload's memory distribution cannot use it.  # (T,) [GiB]
+        jobs_in_system: Arrived and unfinished jobs.  # (T,)
+        jobs_waiting: Jobs pending or suspended (holding no GPU).  # (T,)
+    """
+
+    num_gpus: int
+    total_memory_gib: float  # [GiB]
+    end_s: float  # [s]
+    time_s: np.ndarray  # (T,) [s]
+    compute_in_use: np.ndarray  # (T,) [GPUs]
+    allocated_gpus: np.ndarray  # (T,) [GPUs]
+    free_memory_gib: np.ndarray  # (T,) [GiB]
+    fragmented_memory_gib: np.ndarray  # (T,) [GiB]
+    expected_fragment_gib: np.ndarray  # (T,) [GiB]
+    jobs_in_system: np.ndarray  # (T,)
+    jobs_waiting: np.ndarray  # (T,)
+
+    @property
+    def durations_s(self) -> np.ndarray:
+        """Length of each row.  # (T,) [s]"""
+        ends = np.append(self.time_s[1:], self.end_s)
+        return np.maximum(ends - self.time_s, 0.0)

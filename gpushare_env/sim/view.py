@@ -1,0 +1,272 @@
+"""A read-only view of the simulator for policies.
+
+Heuristics read the state through ``SimView`` (per-GPU arrays are read-only numpy views
+that stay current; jobs are ``JobView`` proxies); they change it only through decisions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpushare_env.sim.engine import JobState, Simulator
+from gpushare_env.sim.types import JobSpec, JobStatus
+
+__all__ = ["FitChecker", "JobView", "SimView"]
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class FitChecker:
+    """Whether jobs fit the cluster as it was when the checker was made.
+
+    Exact for the sharing strategies (``pack``, ``spread``, ``min_frag``), which may use
+    GPUs of several nodes, and for ``exclusive`` (idle GPUs).
+    """
+
+    __slots__ = ("free_desc", "idle_gpus")
+
+    def __init__(self, free_desc: np.ndarray, idle_gpus: int) -> None:
+        self.free_desc = free_desc  # (G',) [GiB] free memory of GPUs with a worker slot
+        self.idle_gpus = idle_gpus
+
+    def fits(self, num_gpus: int, memory_gib: float) -> bool:
+        """True if ``num_gpus`` workers of ``memory_gib`` fit on shared or idle GPUs."""
+        free = self.free_desc
+        return num_gpus <= len(free) and free[num_gpus - 1] + 1e-9 >= memory_gib
+
+    def fits_exclusive(self, num_gpus: int) -> bool:
+        """True if ``num_gpus`` idle GPUs exist."""
+        return num_gpus <= self.idle_gpus
+
+
+class JobView:
+    """Read-only facts about one job, as a scheduler may know them."""
+
+    __slots__ = ("_job", "_sim")
+
+    def __init__(self, sim: Simulator, job: JobState) -> None:
+        self._sim = sim
+        self._job = job
+
+    @property
+    def job_id(self) -> int:
+        """The job's id."""
+        return self._job.spec.job_id
+
+    @property
+    def spec(self) -> JobSpec:
+        """The immutable job description (lengths are the simulator's truth: heuristics
+        that honour ``duration_info`` use ``predicted_remaining_s`` instead)."""
+        return self._job.spec
+
+    @property
+    def status(self) -> JobStatus:
+        """Current status."""
+        return self._job.status
+
+    @property
+    def num_gpus(self) -> int:
+        """Workers (GPUs) the job needs."""
+        return self._job.spec.num_gpus
+
+    @property
+    def memory_gib(self) -> float:
+        """Memory of each worker.  # [GiB]"""
+        return self._job.spec.memory_gib
+
+    @property
+    def intensity(self) -> float:
+        """Compute fraction one worker uses alone."""
+        return self._job.spec.intensity
+
+    @property
+    def model(self) -> str:
+        """Model name."""
+        return self._job.spec.model
+
+    @property
+    def arrival_s(self) -> float:
+        """Submission time.  # [s]"""
+        return self._job.spec.arrival_s
+
+    @property
+    def gpus(self) -> tuple[int, ...]:
+        """GPUs held now (empty when waiting)."""
+        return self._job.gpus
+
+    @property
+    def sampled(self) -> bool:
+        """True once the job's step time has been measured."""
+        return self._job.sampled
+
+    @property
+    def suspended(self) -> bool:
+        """True when the job waits after a suspension (resuming costs an overhead)."""
+        return self._job.status == JobStatus.SUSPENDED
+
+    @property
+    def progress(self) -> float:
+        """Fraction of iterations done, in [0, 1]."""
+        return self._sim.progress_of(self.job_id) / self._job.spec.iterations
+
+    @property
+    def speed(self) -> float:
+        """Current speed as a fraction of solo exclusive speed (0 when not running)."""
+        return self._job.speed if self._job.status == JobStatus.RUNNING else 0.0
+
+    @property
+    def predicted_remaining_s(self) -> float | None:
+        """Remaining solo time as schedulers may know it (see ``duration_info``).  # [s]"""
+        return self._sim.predicted_remaining_s(self.job_id)
+
+    @property
+    def wait_s(self) -> float:
+        """Time waiting since the job last entered the queue (0 when holding GPUs).  # [s]"""
+        job = self._job
+        if job.status in (JobStatus.PENDING, JobStatus.SUSPENDED):
+            return self._sim.now_s - job.queued_since_s
+        return 0.0
+
+    @property
+    def total_wait_s(self) -> float:
+        """All time spent waiting without GPUs so far.  # [s]"""
+        return self._job.queued_s + self.wait_s
+
+    @property
+    def attained_gpu_s(self) -> float:
+        """GPU-time held so far, overheads included (Tiresias's attained service).  # [GPU s]"""
+        job = self._job
+        held = job.gpu_seconds
+        if job.gpus:
+            held += (self._sim.now_s - job.held_since_s) * job.spec.num_gpus
+        return held
+
+    @property
+    def suspends(self) -> int:
+        """Suspensions completed so far."""
+        return self._job.suspends
+
+    @property
+    def first_start_s(self) -> float:
+        """First placement, NaN before.  # [s]"""
+        return self._job.first_start_s
+
+
+class SimView:
+    """What a policy may read of a simulator. It never changes the simulator."""
+
+    __slots__ = (
+        "_sim",
+        "free_memory_gib",
+        "gpu_memory_gib",
+        "gpu_node",
+        "gpu_speed",
+        "holders",
+        "load",
+        "max_jobs_per_gpu",
+    )
+
+    def __init__(self, sim: Simulator) -> None:
+        self._sim = sim
+        state = sim.gpus
+        #: Free memory of each GPU.  # (G,) [GiB]
+        self.free_memory_gib = _frozen(state.free_memory_gib)
+        #: Compute load ``U_g`` of each GPU.  # (G,)
+        self.load = _frozen(state.load)
+        #: Workers holding memory on each GPU.  # (G,)
+        self.holders = _frozen(state.holders)
+        #: Memory of each GPU.  # (G,) [GiB]
+        self.gpu_memory_gib = _frozen(sim.cluster.gpu_memory_gib)
+        #: Node of each GPU.  # (G,)
+        self.gpu_node = _frozen(sim.cluster.gpu_node)
+        #: Speed factor of each GPU vs a V100.  # (G,)
+        self.gpu_speed = _frozen(sim.cluster.gpu_speed)
+        self.max_jobs_per_gpu = sim.cluster.max_jobs_per_gpu
+
+    @property
+    def now_s(self) -> float:
+        """Current simulated time.  # [s]"""
+        return self._sim.now_s
+
+    @property
+    def num_gpus(self) -> int:
+        """GPUs in the cluster."""
+        return self._sim.cluster.num_gpus
+
+    @property
+    def num_waiting(self) -> int:
+        """Jobs pending or suspended."""
+        return self._sim.num_waiting
+
+    @property
+    def num_running(self) -> int:
+        """Jobs running."""
+        return self._sim.num_running
+
+    @property
+    def jobs_in_system(self) -> int:
+        """Arrived and unfinished jobs."""
+        return self._sim.jobs_in_system
+
+    @property
+    def duration_info(self) -> str:
+        """What lengths schedulers see: ``none``, ``sampled`` or ``oracle``."""
+        return self._sim.config.duration_info
+
+    def pending(self, limit: int | None = None) -> list[int]:
+        """Ids of waiting jobs (pending and suspended) by arrival, at most ``limit``."""
+        return self._sim.pending(limit)
+
+    def running(self, limit: int | None = None) -> list[int]:
+        """Ids of running jobs in the order they (re)started, at most ``limit``."""
+        return self._sim.running(limit)
+
+    def in_transition(self) -> list[int]:
+        """Ids of jobs suspending or resuming (they hold GPUs without progress)."""
+        return self._sim.in_transition()
+
+    def gpu_jobs(self, gpu: int) -> list[int]:
+        """Ids of the jobs holding memory on ``gpu``."""
+        return self._sim.gpu_jobs(gpu)
+
+    def job(self, job_id: int) -> JobView:
+        """A read-only view of one job."""
+        return JobView(self._sim, self._sim.jobs[job_id])
+
+    def find_placement(self, job_id: int, strategy: str) -> tuple[int, ...] | None:
+        """GPUs the named strategy would give ``job_id`` now, or ``None``."""
+        return self._sim.find_placement(job_id, strategy)
+
+    def fit_checker(self) -> FitChecker:
+        """A snapshot answering "does a job of n workers x m GiB fit now?" in O(1) each.
+
+        Take a new one after any decision: it does not follow later changes.
+        """
+        state = self._sim.gpus
+        open_slot = state.holders < state.max_jobs_per_gpu
+        free = np.sort(state.free_memory_gib[open_slot])[::-1]
+        return FitChecker(free, int(np.count_nonzero(state.holders == 0)))
+
+    def speed_if_placed(self, job_id: int, gpus: tuple[int, ...]) -> tuple[float, float]:
+        """Predicted speeds if ``job_id`` joined ``gpus``: (its own, slowest co-located).
+
+        Both are fractions of solo speed under the simulator's interference model; the
+        second is 1.0 when no other job computes there.
+        """
+        sim = self._sim
+        spec = sim.jobs[job_id].spec
+        state = sim.gpus
+        own = 1.0
+        others = 1.0
+        for g in gpus:
+            k = int(state.computing[g]) + 1
+            factor = sim.interference.factor(float(state.load[g]) + spec.intensity, k, ())
+            own = min(own, factor * float(sim.cluster.gpu_speed[g]))
+            if k > 1:
+                others = min(others, factor)
+        return own, others
+
