@@ -127,7 +127,7 @@ def scaling_efficiency(num_gpus: int) -> float:
         # linear between 4 and 8
         return 0.95 + (0.93 - 0.95) * (num_gpus - 4) / 4
     doublings = 0
-    n = num_gpus
+    n = float(num_gpus)
     while n > 8:
         n /= 2
         doublings += 1

@@ -1,0 +1,318 @@
+"""Turning trace-level facts about a job into a ``JobSpec``, and the checks a workload passes.
+
+A trace or a generator knows a job's *solo exclusive duration* (how long it ran alone on
+its GPUs), its GPU count and perhaps its model and batch size. The simulator wants
+iterations and a per-iteration time. :func:`make_job` does the conversion so that the
+``JobSpec``'s ``solo_duration_s`` reproduces the trace's duration (exactly when the trace
+also gives the iteration count, to within half an iteration otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from gpushare_env.sim.catalog import MODELS, scaling_efficiency
+from gpushare_env.sim.types import JobSpec
+
+__all__ = [
+    "FitResult",
+    "TraceError",
+    "UnfitJobError",
+    "fit_to_cluster",
+    "make_job",
+    "memory_at_batch",
+    "sort_jobs",
+]
+
+#: Number of independent child generators every workload source spawns from its ``rng``,
+#: one per purpose, in this order. Fixed so that a source which ignores a purpose (a trace
+#: has its own durations) still gives the same streams to the purposes it uses.
+STREAMS: tuple[str, ...] = ("arrivals", "gpus", "durations", "models")
+
+
+class TraceError(ValueError):
+    """Bad workload input, with where it is: file, line or job, and field.
+
+    Attributes:
+        path: The file, when known.
+        line: 1-based line number in the file (the CSV header is line 1), when known.
+        job: Job index or identifier, when known.
+        field: The offending column or key, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: object = None,
+        line: int | None = None,
+        job: object = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.job = job
+        self.field = field
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if line is not None:
+            where.append(f"line {line}")
+        if job is not None:
+            where.append(f"job {job}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class UnfitJobError(ValueError):
+    """A job that no placement on the cluster could ever satisfy."""
+
+
+def as_generator(rng: np.random.Generator | int) -> np.random.Generator:
+    """Return ``rng`` itself, or a fresh generator seeded with it when it is an int."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return np.random.default_rng(int(rng))
+    raise TypeError(f"rng must be a numpy Generator or an int seed, got {type(rng).__name__}")
+
+
+def spawn_streams(rng: np.random.Generator | int) -> dict[str, np.random.Generator]:
+    """Spawn one independent child generator per purpose in :data:`STREAMS`.
+
+    ``Generator.spawn`` derives children from the parent's seed sequence without drawing
+    from the parent, so the children do not depend on what else the parent is used for,
+    and changing how one purpose draws (another duration model, say) leaves the others'
+    draws unchanged. Each call spawns new children, so two calls on one generator differ.
+    """
+    children = as_generator(rng).spawn(len(STREAMS))
+    return dict(zip(STREAMS, children, strict=True))
+
+
+def _check_model(model: str, allowed: Iterable[str] | None = None) -> None:
+    names = MODELS if allowed is None else allowed
+    if model not in names:
+        raise ValueError(f"unknown model {model!r}; allowed: {sorted(names)}")
+
+
+def memory_at_batch(model: str, batch_size: int) -> float:
+    """Per-worker memory of ``model`` at ``batch_size``, scaled from the catalog figure.  [GiB]
+
+    An approximation: about 30% of a worker's footprint (weights, optimiser state,
+    framework workspace) is fixed and the remaining 70% (activations) grows linearly
+    with the batch, so ``memory = catalog_memory * (0.3 + 0.7 * batch / catalog_batch)``.
+    At the catalog batch size this is the catalog figure exactly.
+    """
+    spec = MODELS[model]
+    if batch_size == spec.batch_size:
+        return spec.memory_gib
+    return spec.memory_gib * (0.3 + 0.7 * batch_size / spec.batch_size)
+
+
+def make_job(
+    job_id: int,
+    arrival_s: float,
+    num_gpus: int,
+    duration_s: float,
+    model: str,
+    batch_size: int | None = None,
+    *,
+    iterations: int | None = None,
+    memory_gib: float | None = None,
+) -> JobSpec:
+    """Build a ``JobSpec`` from a job's solo exclusive duration.
+
+    Args:
+        job_id: Non-negative identifier.
+        arrival_s: Submission time.  [s]
+        num_gpus: Workers, one per GPU.
+        duration_s: Solo exclusive duration on V100s in one node, > 0.  [s]
+        model: Key of ``MODELS``.
+        batch_size: Per-worker batch; the catalog's when ``None``.
+        iterations: Total steps, when the trace knows them. Then ``iter_time_s`` is set to
+            ``duration_s * eff(n) / iterations`` so the solo duration is ``duration_s``.
+            Otherwise ``iter_time_s`` is the catalog's, scaled linearly by
+            ``batch_size / catalog_batch``, and ``iterations = max(1, round(duration_s *
+            eff(n) / iter_time_s))``.
+        memory_gib: Per-worker memory; :func:`memory_at_batch` when ``None``.  [GiB]
+
+    Returns:
+        The job, with ``intensity`` from the catalog.
+
+    Raises:
+        ValueError: Unknown model, a non-positive or non-finite duration, or any field
+            ``JobSpec`` rejects.
+    """
+    _check_model(model)
+    spec = MODELS[model]
+    if not (math.isfinite(duration_s) and duration_s > 0):
+        raise ValueError(f"job {job_id}: duration_s must be finite and > 0, got {duration_s}")
+    if num_gpus < 1:
+        raise ValueError(f"job {job_id}: num_gpus must be >= 1, got {num_gpus}")
+    batch = spec.batch_size if batch_size is None else int(batch_size)
+    if batch < 1:
+        raise ValueError(f"job {job_id}: batch_size must be >= 1, got {batch}")
+    efficiency = scaling_efficiency(num_gpus)
+    if iterations is None:
+        iter_time_s = spec.iter_time_s * (batch / spec.batch_size)
+        iterations = max(1, round(duration_s * efficiency / iter_time_s))
+    else:
+        if iterations < 1:
+            raise ValueError(f"job {job_id}: iterations must be >= 1, got {iterations}")
+        iter_time_s = duration_s * efficiency / iterations
+    memory = memory_at_batch(model, batch) if memory_gib is None else float(memory_gib)
+    return JobSpec(
+        job_id=int(job_id),
+        arrival_s=float(arrival_s),
+        model=model,
+        batch_size=batch,
+        num_gpus=int(num_gpus),
+        iterations=int(iterations),
+        memory_gib=memory,
+        intensity=spec.intensity,
+        iter_time_s=iter_time_s,
+    )
+
+
+def jobs_from_arrays(
+    arrival_s: np.ndarray,
+    num_gpus: np.ndarray,
+    duration_s: np.ndarray,
+    model_index: np.ndarray,
+    models: Sequence[str],
+    job_ids: np.ndarray | None = None,
+) -> list[JobSpec]:
+    """Vectorised :func:`make_job` at catalog batch sizes; returns jobs sorted by arrival.
+
+    Gives the same ``JobSpec`` as ``make_job(id, arrival, n, duration, model)`` for every
+    job (same floating-point operations, same round-half-even rounding).
+
+    Args:
+        arrival_s: Submission times.  (J,) [s]
+        num_gpus: GPU counts.  (J,) int
+        duration_s: Solo exclusive durations, > 0.  (J,) [s]
+        model_index: Index into ``models`` of each job's model.  (J,) int
+        models: Model catalog keys.
+        job_ids: Identifiers; ``0..J-1`` when ``None``.  (J,) int
+    """
+    count = int(arrival_s.shape[0])
+    ids = np.arange(count, dtype=np.int64) if job_ids is None else np.asarray(job_ids)
+    specs = [MODELS[name] for name in models]
+    iter_time = np.array([s.iter_time_s for s in specs], dtype=np.float64)[model_index]
+    unique_gpus, inverse = np.unique(num_gpus, return_inverse=True)
+    efficiency = np.array([scaling_efficiency(int(n)) for n in unique_gpus])[inverse]
+    iterations = np.maximum(1, np.rint(duration_s * efficiency / iter_time)).astype(np.int64)
+    order = np.lexsort((ids, arrival_s))
+    model_names = [s.name for s in specs]
+    batches = [s.batch_size for s in specs]
+    memories = [s.memory_gib for s in specs]
+    intensities = [s.intensity for s in specs]
+    iter_times = [s.iter_time_s for s in specs]
+    return [
+        JobSpec(
+            job_id=i,
+            arrival_s=a,
+            model=model_names[m],
+            batch_size=batches[m],
+            num_gpus=n,
+            iterations=it,
+            memory_gib=memories[m],
+            intensity=intensities[m],
+            iter_time_s=iter_times[m],
+        )
+        for i, a, m, n, it in zip(
+            ids[order].tolist(),
+            arrival_s[order].tolist(),
+            model_index[order].tolist(),
+            num_gpus[order].tolist(),
+            iterations[order].tolist(),
+            strict=True,
+        )
+    ]
+
+
+def sort_jobs(jobs: Iterable[JobSpec]) -> list[JobSpec]:
+    """Return the jobs sorted by ``(arrival_s, job_id)``."""
+    return sorted(jobs, key=lambda job: (job.arrival_s, job.job_id))
+
+
+@dataclass(frozen=True, slots=True)
+class FitResult:
+    """The jobs that can fit a cluster, and how many were rejected and why.
+
+    Attributes:
+        jobs: The jobs kept, in input order.
+        rejected: Count per reason: ``"too_many_gpus"`` (more workers than the cluster has
+            GPUs) or ``"too_much_memory"`` (a worker larger than the largest GPU).
+        rejected_ids: Identifiers of the rejected jobs, in input order.
+    """
+
+    jobs: list[JobSpec]
+    rejected: dict[str, int] = field(default_factory=dict)
+    rejected_ids: tuple[int, ...] = ()
+
+    @property
+    def num_rejected(self) -> int:
+        """Total rejected jobs."""
+        return sum(self.rejected.values())
+
+
+def fit_to_cluster(
+    jobs: Iterable[JobSpec],
+    max_gpus: int,
+    max_worker_mem_gib: float,
+    on_unfit: Literal["reject", "error"] = "reject",
+) -> FitResult:
+    """Drop (or refuse) the jobs that could never be placed on the cluster.
+
+    A job never fits when it asks for more GPUs than the cluster has, or when one worker
+    needs more memory than the largest GPU. (On a mixed cluster a job may also need more
+    GPUs of a large enough type than exist; that finer check is the placement's.)
+
+    Args:
+        jobs: The workload.
+        max_gpus: GPUs in the cluster.
+        max_worker_mem_gib: Memory of the largest GPU.  [GiB]
+        on_unfit: ``"reject"`` drops such jobs and counts them; ``"error"`` raises.
+
+    Returns:
+        The kept jobs and the rejection counts.
+
+    Raises:
+        UnfitJobError: With ``on_unfit="error"``, at the first job that cannot fit, naming
+            it, the field and the cluster's limit.
+        ValueError: A bad ``on_unfit``, ``max_gpus`` or ``max_worker_mem_gib``.
+    """
+    if on_unfit not in ("reject", "error"):
+        raise ValueError(f"on_unfit must be 'reject' or 'error', got {on_unfit!r}")
+    if max_gpus < 1:
+        raise ValueError(f"max_gpus must be >= 1, got {max_gpus}")
+    if not max_worker_mem_gib > 0:
+        raise ValueError(f"max_worker_mem_gib must be > 0, got {max_worker_mem_gib}")
+    kept: list[JobSpec] = []
+    rejected: dict[str, int] = {}
+    rejected_ids: list[int] = []
+    for job in jobs:
+        reason = None
+        if job.num_gpus > max_gpus:
+            reason = "too_many_gpus"
+            detail = f"num_gpus {job.num_gpus} > the cluster's {max_gpus} GPUs"
+        elif job.memory_gib > max_worker_mem_gib:
+            reason = "too_much_memory"
+            detail = (
+                f"memory_gib {job.memory_gib:g} > the largest GPU's {max_worker_mem_gib:g} GiB"
+            )
+        if reason is None:
+            kept.append(job)
+            continue
+        if on_unfit == "error":
+            raise UnfitJobError(f"job {job.job_id} can never fit the cluster: {detail}")
+        rejected[reason] = rejected.get(reason, 0) + 1
+        rejected_ids.append(job.job_id)
+    return FitResult(kept, rejected, tuple(rejected_ids))
