@@ -25,6 +25,8 @@ class FifoPack(Policy):
 
     def decide(self, view: SimView) -> Decision:
         """Place the oldest waiting job that fits; otherwise let time run."""
+        if view.num_waiting == 0:
+            return ADVANCE
         checker = view.fit_checker()
         for job_id in view.pending(self.pending_window):
             job = view.job(job_id)

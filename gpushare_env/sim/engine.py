@@ -243,6 +243,7 @@ class Simulator:
         self._gpu_jobs: list[dict[int, None]] = [{} for _ in range(g)]
         # The median worker of the workload defines "fragmented" free memory.
         self._median_worker_gib = float(np.median(reference))
+        self._reference_list: list[float] = reference.tolist()
         # Incrementally maintained sums of per-GPU contributions (O(1) per touched GPU).
         self._util_part = np.zeros(g)
         self._alloc_part = np.zeros(g, dtype=np.int64)
@@ -707,7 +708,7 @@ class Simulator:
         affected: dict[int, None] = {}
         max_jobs = state.max_jobs_per_gpu
         median = self._median_worker_gib
-        reference = state.reference_memory_gib
+        reference = self._reference_list
         for g in gpus:
             k = int(state.computing[g])
             load = float(state.load[g])
@@ -739,7 +740,7 @@ class Simulator:
             if holders >= max_jobs:
                 fgd = free
             else:
-                fits = np.searchsorted(reference, free + _EPS, side="right")
+                fits = bisect.bisect_right(reference, free + _EPS)
                 fgd = free * (1.0 - fits / len(reference))
             self._fgd_sum += fgd - self._fgd_part[g]
             self._fgd_part[g] = fgd

@@ -27,16 +27,26 @@ class FitChecker:
     GPUs of several nodes, and for ``exclusive`` (idle GPUs).
     """
 
-    __slots__ = ("free_desc", "idle_gpus")
+    __slots__ = ("_counts", "free", "idle_gpus", "max_free")
 
-    def __init__(self, free_desc: np.ndarray, idle_gpus: int) -> None:
-        self.free_desc = free_desc  # (G',) [GiB] free memory of GPUs with a worker slot
+    def __init__(self, free: np.ndarray, idle_gpus: int) -> None:
+        self.free = free  # (G',) [GiB] free memory of the GPUs with a worker slot
         self.idle_gpus = idle_gpus
+        self.max_free = float(free.max()) if len(free) else -1.0  # [GiB]
+        self._counts: dict[tuple[int, float], bool] = {}
 
     def fits(self, num_gpus: int, memory_gib: float) -> bool:
         """True if ``num_gpus`` workers of ``memory_gib`` fit on shared or idle GPUs."""
-        free = self.free_desc
-        return num_gpus <= len(free) and free[num_gpus - 1] + 1e-9 >= memory_gib
+        if self.max_free + 1e-9 < memory_gib or num_gpus > len(self.free):
+            return False
+        if num_gpus == 1:
+            return True
+        key = (num_gpus, memory_gib)
+        answer = self._counts.get(key)
+        if answer is None:
+            answer = int(np.count_nonzero(self.free + 1e-9 >= memory_gib)) >= num_gpus
+            self._counts[key] = answer
+        return answer
 
     def fits_exclusive(self, num_gpus: int) -> bool:
         """True if ``num_gpus`` idle GPUs exist."""
@@ -248,8 +258,9 @@ class SimView:
         """
         state = self._sim.gpus
         open_slot = state.holders < state.max_jobs_per_gpu
-        free = np.sort(state.free_memory_gib[open_slot])[::-1]
-        return FitChecker(free, int(np.count_nonzero(state.holders == 0)))
+        return FitChecker(
+            state.free_memory_gib[open_slot], int(np.count_nonzero(state.holders == 0))
+        )
 
     def speed_if_placed(self, job_id: int, gpus: tuple[int, ...]) -> tuple[float, float]:
         """Predicted speeds if ``job_id`` joined ``gpus``: (its own, slowest co-located).

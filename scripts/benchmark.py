@@ -1,0 +1,103 @@
+"""``gpushare-bench``: speed of the headless simulator (and, with ``--env``, of the env).
+
+Headless: runs a Philly-style workload to completion with a baseline policy and prints
+one JSON line per job count with ``jobs, events, wall_s, jobs_per_s, events_per_s,
+peak_rss_mb`` (other tools parse these keys). Several ``--jobs`` values run one after the
+other, each in a fresh process so that ``peak_rss_mb`` is that run's own.
+
+    gpushare-bench --jobs 1000 10000 100000 --cluster philly --policy fifo_pack --seed 0
+    gpushare-bench --env --cluster medium --jobs 500 --steps 200000 --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def headless_benchmark(
+    num_jobs: int, cluster_name: str, policy_name: str, seed: int, load: float
+) -> dict[str, float | int | str]:
+    """Run one headless simulation and return its speed figures."""
+    from baselines import make
+    from gpushare_env.runner import run_headless
+    from gpushare_env.sim import SimConfig, make_cluster
+    from gpushare_env.workloads import fit_to_cluster, philly_workload
+
+    cluster = make_cluster(cluster_name)
+    start = time.perf_counter()
+    jobs = philly_workload(
+        num_jobs,
+        np.random.default_rng(seed),
+        load=load,
+        num_cluster_gpus=cluster.num_gpus,
+        max_gpus=cluster.num_gpus,
+    )
+    jobs = fit_to_cluster(jobs, cluster.num_gpus, float(cluster.gpu_memory_gib.max())).jobs
+    generate_s = time.perf_counter() - start
+    result = run_headless(jobs, cluster, make(policy_name), SimConfig(), rng=np.random.default_rng(seed))
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "mode": "headless",
+        "cluster": cluster_name,
+        "policy": policy_name,
+        "seed": seed,
+        "jobs": len(jobs),
+        "events": result.events,
+        "decisions": result.decisions,
+        "generate_s": round(generate_s, 3),
+        "wall_s": round(result.wall_s, 3),
+        "jobs_per_s": round(len(jobs) / result.wall_s, 1),
+        "events_per_s": round(result.events / result.wall_s, 1),
+        "peak_rss_mb": round(peak_kb / 1024, 1),
+        "mean_jct_h": round(result.metrics["mean_jct_s"] / 3600, 3),
+        "gpu_util": round(result.metrics["gpu_util"], 4),
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line arguments."""
+    parser = argparse.ArgumentParser(prog="gpushare-bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, nargs="+", default=[10_000], help="job counts")
+    parser.add_argument("--cluster", default="philly", help="cluster preset (default philly)")
+    parser.add_argument("--policy", default="fifo_pack", help="baseline policy (headless)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--load", type=float, default=0.8, help="offered load (headless)")
+    parser.add_argument("--env", action="store_true", help="benchmark env steps instead")
+    parser.add_argument("--steps", type=int, default=100_000, help="env steps (--env)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``gpushare-bench``."""
+    args = build_parser().parse_args(argv)
+    if any(n < 1 for n in args.jobs) or args.seed < 0 or args.steps < 1:
+        print("gpushare-bench: --jobs and --steps must be >= 1 and --seed >= 0", file=sys.stderr)
+        return 2
+    if args.env:
+        from gpushare_env.envs.bench import env_benchmark
+
+        for n in args.jobs:
+            print(json.dumps(env_benchmark(args.cluster, n, args.steps, args.seed)), flush=True)
+        return 0
+    if len(args.jobs) > 1:
+        # one process per size so each peak RSS is its own
+        for n in args.jobs:
+            cmd = [sys.executable, "-m", "scripts.benchmark", "--jobs", str(n)]
+            cmd += ["--cluster", args.cluster, "--policy", args.policy]
+            cmd += ["--seed", str(args.seed), "--load", str(args.load)]
+            subprocess.run(cmd, check=True)
+        return 0
+    record = headless_benchmark(args.jobs[0], args.cluster, args.policy, args.seed, args.load)
+    print(json.dumps(record), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
