@@ -1,9 +1,14 @@
-"""The one interface every baseline implements.
+"""The one interface every baseline implements, and helpers the policies share.
 
 A baseline decides from the simulator's read-only ``SimView`` (``decide``). The same
 object drives the headless runner (``gpushare_env.runner.run_headless``) and, bound to a
 ``GPUShare-v0`` env, acts through the env's action space with stable-baselines3's
 ``predict`` protocol, so one evaluation loop serves heuristics and learned agents.
+
+Windows: in the env only the first ``pending_window`` waiting jobs (by arrival) and the
+first ``running_window`` running jobs (by start) are addressable. A policy therefore reads
+jobs through ``visible_pending`` / ``visible_running``, which apply the windows when set
+(``None`` headless: everything is visible).
 """
 
 from __future__ import annotations
@@ -12,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from gpushare_env.sim import Decision, SimView
+from gpushare_env.sim import Decision, JobView, SimView
 
-__all__ = ["Policy"]
+__all__ = ["Policy", "can_advance", "placement_speed"]
 
 
 class Policy:
@@ -30,6 +35,7 @@ class Policy:
 
     def __init__(self, env: Any = None, seed: int | None = 0) -> None:
         self.env = env
+        self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.pending_window: int | None = None
         self.running_window: int | None = None
@@ -38,14 +44,37 @@ class Policy:
     def reset(
         self, view: SimView, pending_window: int | None = None, running_window: int | None = None
     ) -> None:
-        """Start an episode; ``pending_window`` / ``running_window`` bound what is visible."""
+        """Start an episode; ``pending_window`` / ``running_window`` bound what is visible.
+
+        Subclasses that keep per-episode state clear it here (and call ``super().reset``).
+        The policy's generator is re-seeded, so every episode of a seeded policy draws the
+        same stream on the same workload.
+        """
         self._view = view
         self.pending_window = pending_window
         self.running_window = running_window
+        self.rng = np.random.default_rng(self.seed)
 
     def decide(self, view: SimView) -> Decision:
         """The next decision at the current instant."""
         raise NotImplementedError
+
+    # ------------------------------------------------------------ visibility
+    def visible_pending(self, view: SimView) -> list[int]:
+        """Waiting jobs (pending and suspended) this policy may place, by arrival."""
+        return view.pending(self.pending_window)
+
+    def visible_running(self, view: SimView) -> list[int]:
+        """Running jobs this policy may suspend, in the order they (re)started."""
+        return view.running(self.running_window)
+
+    def params(self) -> dict[str, Any]:
+        """The policy's named parameters (for reports); subclasses add theirs."""
+        return {}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({args})"
 
     # ----------------------------------------------------- SB3 predict protocol
     def predict(
@@ -55,7 +84,12 @@ class Policy:
         episode_start: Any = None,
         deterministic: bool = True,
     ) -> tuple[np.ndarray, Any]:
-        """SB3-style ``predict``: reads the bound env's view and returns an action index."""
+        """SB3-style ``predict``: reads the bound env's view and returns an action index.
+
+        The observation is not decoded: the policy reads the same state through the env's
+        read-only view (``env.unwrapped.view``) and encodes its decision with
+        ``env.unwrapped.encode_decision``, so it can only address the env's windows.
+        """
         if self.env is None:
             raise RuntimeError(f"{self.name}: predict() needs the env given to baselines.make")
         env = self.env.unwrapped
@@ -64,3 +98,21 @@ class Policy:
             self.reset(view, env.config.pending_window, env.config.running_window)
         action = env.encode_decision(self.decide(view))
         return np.asarray(action), state
+
+
+def can_advance(view: SimView) -> bool:
+    """True if letting time run is valid now (some event is still to come)."""
+    return view.next_event_time() is not None
+
+
+def placement_speed(view: SimView, job: JobView, gpus: tuple[int, ...]) -> tuple[float, float]:
+    """Predicted speeds if ``job`` joined ``gpus``: (its own, slowest co-located job's).
+
+    ``SimView.speed_if_placed`` plus the job's cross-node penalty when ``gpus`` span nodes
+    (the simulator applies it to the job's own rate).
+    """
+    own, others = view.speed_if_placed(job.job_id, gpus)
+    nodes = view.gpu_node[list(gpus)]
+    if len(gpus) > 1 and bool(np.any(nodes != nodes[0])):
+        own *= job.cross_node_factor
+    return own, others

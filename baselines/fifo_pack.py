@@ -10,9 +10,8 @@ Gandiva's and AntMan's comparisons); backfilling is limited to the visible pendi
 
 from __future__ import annotations
 
-from gpushare_env.sim import ADVANCE, Decision, Schedule, SimView
-
 from baselines.base import Policy
+from gpushare_env.sim import ADVANCE, Decision, Schedule, SimView
 
 __all__ = ["FifoPack"]
 

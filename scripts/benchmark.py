@@ -36,12 +36,15 @@ def headless_benchmark(
         num_jobs,
         np.random.default_rng(seed),
         load=load,
-        num_cluster_gpus=cluster.num_gpus,
+        # the load is relative to the cluster's capacity in V100-equivalents
+        num_cluster_gpus=max(1, round(float(cluster.gpu_speed.sum()))),
         max_gpus=cluster.num_gpus,
     )
     jobs = fit_to_cluster(jobs, cluster.num_gpus, float(cluster.gpu_memory_gib.max())).jobs
     generate_s = time.perf_counter() - start
-    result = run_headless(jobs, cluster, make(policy_name), SimConfig(), rng=np.random.default_rng(seed))
+    result = run_headless(
+        jobs, cluster, make(policy_name), SimConfig(), rng=np.random.default_rng(seed)
+    )
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "mode": "headless",

@@ -82,9 +82,7 @@ class ClusterConfig:
         allowed = group_keys | {"groups", "max_jobs_per_gpu", "name"}
         unknown = set(spec) - allowed
         if unknown:
-            raise ValueError(
-                f"cluster: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}"
-            )
+            raise ValueError(f"cluster: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
         if "groups" in spec:
             groups = []
             for i, group in enumerate(spec["groups"]):
@@ -198,5 +196,3 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
         gpu_type=tuple(types),
         node_gpus=node_gpus,
     )
-
-

@@ -34,7 +34,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from gpushare_env.sim.catalog import MODELS, scaling_efficiency
+from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.cluster import Cluster
 from gpushare_env.sim.interference import InterferenceModel, LinearContention
 from gpushare_env.sim.placement import STRATEGIES, expected_fragment, find_placement
@@ -475,7 +475,7 @@ class Simulator:
         while True:
             self._drop_stale()
             if heap and heap[0][0] <= t:
-                time_s, kind, _, job_id, _ = heapq.heappop(heap)
+                _, kind, _, job_id, _ = heapq.heappop(heap)
                 events.append(self._handle(EventKind(kind), job_id))
             elif (
                 self._next_arrival < len(self._arrivals)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 
 import numpy as np
-from enum import IntEnum
 
 from gpushare_env.sim.catalog import scaling_efficiency
 

@@ -165,6 +165,21 @@ class JobView:
         """First placement, NaN before.  # [s]"""
         return self._job.first_start_s
 
+    @property
+    def suspend_overhead_s(self) -> float:
+        """Checkpoint time of this job (it keeps its GPUs meanwhile).  # [s]"""
+        return self._job.suspend_overhead_s
+
+    @property
+    def resume_overhead_s(self) -> float:
+        """Restart time of this job on (re)placement, without progress.  # [s]"""
+        return self._job.resume_overhead_s
+
+    @property
+    def cross_node_factor(self) -> float:
+        """Throughput kept when this job's workers span nodes, in (0, 1]."""
+        return self._job.cross_node_factor
+
 
 class SimView:
     """What a policy may read of a simulator. It never changes the simulator."""
@@ -217,6 +232,19 @@ class SimView:
         """Jobs running."""
         return self._sim.num_running
 
+    def cluster_totals(self) -> tuple[float, int, float, float, float]:
+        """Cluster-wide sums the simulator maintains incrementally, in O(1).
+
+        Returns:
+            ``(compute_in_use, allocated_gpus, free_memory_gib, fragmented_memory_gib,
+            expected_fragment_gib)``: the current values of the ``Timeline`` series of the
+            same names (sum of ``min(1, U_g)`` [GPUs], GPUs with a worker, free memory
+            [GiB], free memory on partly used GPUs that cannot host the median worker
+            [GiB], FGD-style expected fragment [GiB]).
+        """
+        sim = self._sim
+        return sim._util_sum, sim._allocated, sim._free_sum, sim._frag_sum, sim._fgd_sum
+
     @property
     def jobs_in_system(self) -> int:
         """Arrived and unfinished jobs."""
@@ -226,6 +254,11 @@ class SimView:
     def duration_info(self) -> str:
         """What lengths schedulers see: ``none``, ``sampled`` or ``oracle``."""
         return self._sim.config.duration_info
+
+    def next_event_time(self) -> float | None:
+        """Time of the next event, or ``None`` when nothing is left to happen (then an
+        ``ADVANCE`` is invalid: a waiting job must be placed first).  # [s]"""
+        return self._sim.next_event_time()
 
     def pending(self, limit: int | None = None) -> list[int]:
         """Ids of waiting jobs (pending and suspended) by arrival, at most ``limit``."""
@@ -280,4 +313,3 @@ class SimView:
             if k > 1:
                 others = min(others, factor)
         return own, others
-

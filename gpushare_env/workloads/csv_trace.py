@@ -14,9 +14,14 @@ model      no       key of ``gpushare_env.sim.catalog.MODELS``; a seeded draw
 batch_size no       per-worker batch, integer >= 1 (default: the model's)
 iterations no       total steps, integer >= 1 (default: from the duration)
 memory_gib no       per-worker memory, > 0 [GiB] (default: scaled from the catalog)
+iter_time_s no      solo step time of one worker on a V100, > 0 [s]
+intensity  no       GPU intensity in (0, 1] (default: the model's)
 ========== ======== ==========================================================
 
-How the optional columns turn into a ``JobSpec`` is :func:`~.jobs.make_job`. Blank lines
+How the optional columns turn into a ``JobSpec`` is :func:`~.jobs.make_job`. The last two
+columns extend DESIGN 3.7's format so that :func:`write_csv_trace` can write any job and
+read it back equal: ``duration_s = iterations * iter_time_s / eff(n)`` alone would lose
+the last bit of ``iter_time_s`` to rounding in about one job in seven. Blank lines
 are ignored; any other problem raises :class:`~.jobs.TraceError` naming the file, the
 line (the header is line 1) and the column.
 """
@@ -27,11 +32,10 @@ import csv
 import math
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 
-from gpushare_env.sim.catalog import DEFAULT_MODELS, MODELS, scaling_efficiency
+from gpushare_env.sim.catalog import DEFAULT_MODELS, MODELS
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.distributions import poisson_arrivals
 from gpushare_env.workloads.jobs import TraceError, jobs_from_arrays, make_job, spawn_streams
@@ -47,7 +51,14 @@ __all__ = [
 ]
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("job_id", "arrival_s", "num_gpus", "duration_s")
-OPTIONAL_COLUMNS: tuple[str, ...] = ("model", "batch_size", "iterations", "memory_gib")
+OPTIONAL_COLUMNS: tuple[str, ...] = (
+    "model",
+    "batch_size",
+    "iterations",
+    "memory_gib",
+    "iter_time_s",
+    "intensity",
+)
 CSV_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 
 PathLike = str | os.PathLike[str]
@@ -85,7 +96,10 @@ def _parse_float(
 def _check_model_name(text: str, path: PathLike, line: int) -> str:
     if text not in MODELS:
         raise TraceError(
-            f"unknown model {text!r}; allowed: {sorted(MODELS)}", path=path, line=line, field="model"
+            f"unknown model {text!r}; allowed: {sorted(MODELS)}",
+            path=path,
+            line=line,
+            field="model",
         )
     return text
 
@@ -138,9 +152,10 @@ def _rows(
                         path=path,
                         line=reader.line_num,
                     )
-                yield reader.line_num, {
-                    name: cell.strip() for name, cell in zip(columns, row, strict=True)
-                }
+                yield (
+                    reader.line_num,
+                    {name: cell.strip() for name, cell in zip(columns, row, strict=True)},
+                )
         except csv.Error as error:
             raise TraceError(f"malformed CSV: {error}", path=path, line=reader.line_num) from None
         except UnicodeDecodeError as error:
@@ -179,7 +194,8 @@ def read_csv_trace(
         rng: Generator or seed for the models of rows that name none. Row ``i``'s draw
             depends only on the seed and ``i``, not on which other rows name a model.
         models: Models to draw from, uniformly.
-        duration_scale: Multiplies every ``duration_s`` (arrivals are kept).
+        duration_scale: Multiplies every ``duration_s`` and ``iter_time_s`` (given
+            iteration counts and arrivals are kept).
 
     Returns:
         Jobs with the trace's ids, sorted by ``(arrival_s, job_id)``.
@@ -215,6 +231,15 @@ def read_csv_trace(
         batch_text = row.get("batch_size", "")
         iterations_text = row.get("iterations", "")
         memory_text = row.get("memory_gib", "")
+        iter_time_text = row.get("iter_time_s", "")
+        intensity_text = row.get("intensity", "")
+        intensity = None
+        if intensity_text:
+            intensity = _parse_float(intensity_text, path, line, "intensity", 0.0, strict=True)
+            if intensity > 1:
+                raise TraceError(
+                    f"must be in (0, 1], got {intensity!r}", path=path, line=line, field="intensity"
+                )
         try:
             jobs.append(
                 make_job(
@@ -234,6 +259,13 @@ def read_csv_trace(
                         if memory_text
                         else None
                     ),
+                    iter_time_s=(
+                        _parse_float(iter_time_text, path, line, "iter_time_s", 0.0, strict=True)
+                        * duration_scale
+                        if iter_time_text
+                        else None
+                    ),
+                    intensity=intensity,
                 )
             )
         except TraceError:
@@ -243,55 +275,31 @@ def read_csv_trace(
     return sorted(jobs, key=lambda job: (job.arrival_s, job.job_id))
 
 
-def _round_trip_duration_s(job: JobSpec) -> float:
-    """A ``duration_s`` that :func:`read_csv_trace` maps back to ``job.iter_time_s`` exactly.
-
-    The reader sets ``iter_time_s = duration_s * eff / iterations``; the float nearest the
-    solo duration need not give back the same last bit, so the neighbours (a few ulps
-    away) are tried too. If none does, the solo duration is written as is (the job then
-    comes back within a rounding error).
-    """
-    efficiency = scaling_efficiency(job.num_gpus)
-    solo = job.solo_duration_s
-    candidate_up = candidate_down = solo
-    for _ in range(64):
-        for candidate in (candidate_up, candidate_down):
-            if candidate > 0 and candidate * efficiency / job.iterations == job.iter_time_s:
-                return candidate
-        candidate_up = float(np.nextafter(candidate_up, math.inf))
-        candidate_down = float(np.nextafter(candidate_down, 0.0))
-    return solo
-
-
 def write_csv_trace(jobs: Iterable[JobSpec], path: PathLike) -> None:
     """Write jobs as a workload CSV with every column; :func:`read_csv_trace` reads them back.
 
-    Floats are written with ``repr`` (shortest exact form) and ``duration_s`` is chosen so
-    that reading the file gives back equal ``JobSpec`` objects.
+    Floats are written with ``repr`` (the shortest text that parses back to the same
+    float), so reading the file gives back equal ``JobSpec`` objects.
 
     Raises:
-        ValueError: A job whose model is not in the catalog, or whose intensity is not the
-            catalog's (the format has no intensity column).
+        ValueError: A job whose model is not in the catalog (the reader would refuse it).
     """
     rows = []
     for job in jobs:
         if job.model not in MODELS:
             raise ValueError(f"job {job.job_id}: unknown model {job.model!r}")
-        if job.intensity != MODELS[job.model].intensity:
-            raise ValueError(
-                f"job {job.job_id}: intensity {job.intensity} differs from the catalog's "
-                f"{MODELS[job.model].intensity} for {job.model!r}; the CSV format cannot hold it"
-            )
         rows.append(
             (
                 str(job.job_id),
                 repr(float(job.arrival_s)),
                 str(job.num_gpus),
-                repr(_round_trip_duration_s(job)),
+                repr(float(job.solo_duration_s)),
                 job.model,
                 str(job.batch_size),
                 str(job.iterations),
                 repr(float(job.memory_gib)),
+                repr(float(job.iter_time_s)),
+                repr(float(job.intensity)),
             )
         )
     with open(path, "w", newline="", encoding="utf-8") as handle:

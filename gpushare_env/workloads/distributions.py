@@ -156,7 +156,7 @@ class LengthDistribution:
             max_quantile: Draw from the distribution below this quantile only, in (0, 1];
                 cuts the tail (Philly's longest jobs run for weeks).
         """
-        uniforms = rng.random(num_gpus.shape[0]) * max_quantile
+        uniforms = rng.random(size=int(num_gpus.shape[0])) * max_quantile
         durations = np.empty(num_gpus.shape[0], dtype=np.float64)
         for count, values in self.durations_s.items():
             mask = num_gpus == count
@@ -308,16 +308,14 @@ class BurstyArrivals:
             NormalDist(self.quiet_mu, self.quiet_sigma).cdf(log_gap)
         )
 
-    def sample_gaps(
-        self, num_gaps: int, mean_gap_s: float, rng: np.random.Generator
-    ) -> np.ndarray:
+    def sample_gaps(self, num_gaps: int, mean_gap_s: float, rng: np.random.Generator) -> np.ndarray:
         """Draw ``num_gaps`` consecutive gaps scaled to mean ``mean_gap_s``.  (num_gaps,) [s]"""
         if num_gaps <= 0:
             return np.zeros(0)
         w = self.burst_fraction
         mean_quiet_run = self.mean_burst_run * (1 - w) / w
         start_in_burst = bool(rng.random() < w)
-        pairs = int(math.ceil(2 * num_gaps / (self.mean_burst_run + mean_quiet_run))) + 8
+        pairs = math.ceil(2 * num_gaps / (self.mean_burst_run + mean_quiet_run)) + 8
         while True:
             burst_runs = rng.geometric(min(1.0, 1.0 / self.mean_burst_run), size=pairs)
             quiet_runs = rng.geometric(min(1.0, 1.0 / mean_quiet_run), size=pairs)

@@ -47,9 +47,9 @@ THESIS_DURATION_SCALE = 1.0 / 60.0
 #: 16-GPU cluster needs at least ~6 h of simulated time.
 THESIS_MAX_DURATION_QUANTILE = 0.95
 
-#: Thesis default mean gap of Poisson arrivals: 100 jobs over about 100 minutes, about
-#: three times what 16 GPUs can serve without sharing, so queues form as in the
-#: one-second mode but spread out in time.  [s]
+#: Thesis default mean gap of Poisson arrivals: 100 jobs over about 100 minutes. Each job
+#: brings about an hour of GPU-time, so this offers almost four times what 16 GPUs serve
+#: without sharing: queues form as in the one-second mode, but spread out in time.  [s]
 THESIS_MEAN_GAP_S = 60.0
 
 #: GPUs of the ``philly`` cluster preset (256 nodes x 8), the default for load targets.

@@ -125,8 +125,20 @@ def make_job(
     *,
     iterations: int | None = None,
     memory_gib: float | None = None,
+    iter_time_s: float | None = None,
+    intensity: float | None = None,
 ) -> JobSpec:
     """Build a ``JobSpec`` from a job's solo exclusive duration.
+
+    With ``eff(n)`` the scaling efficiency of ``n`` GPUs, a job's solo duration is
+    ``iterations * iter_time_s / eff(n)``; two of the three are needed:
+
+    * neither ``iterations`` nor ``iter_time_s``: ``iter_time_s`` is the catalog's, scaled
+      linearly by ``batch_size / catalog_batch``, and ``iterations = max(1,
+      round(duration_s * eff(n) / iter_time_s))`` (solo duration within half a step);
+    * ``iterations`` only: ``iter_time_s = duration_s * eff(n) / iterations`` (exact);
+    * ``iter_time_s`` only: ``iterations`` rounded as in the first case;
+    * both: taken as given; ``duration_s`` must agree to a relative 1e-9.
 
     Args:
         job_id: Non-negative identifier.
@@ -135,19 +147,17 @@ def make_job(
         duration_s: Solo exclusive duration on V100s in one node, > 0.  [s]
         model: Key of ``MODELS``.
         batch_size: Per-worker batch; the catalog's when ``None``.
-        iterations: Total steps, when the trace knows them. Then ``iter_time_s`` is set to
-            ``duration_s * eff(n) / iterations`` so the solo duration is ``duration_s``.
-            Otherwise ``iter_time_s`` is the catalog's, scaled linearly by
-            ``batch_size / catalog_batch``, and ``iterations = max(1, round(duration_s *
-            eff(n) / iter_time_s))``.
+        iterations: Total synchronous steps, when known.
         memory_gib: Per-worker memory; :func:`memory_at_batch` when ``None``.  [GiB]
+        iter_time_s: Solo time of one step of one worker on a V100, when known.  [s]
+        intensity: GPU intensity in (0, 1]; the catalog's when ``None``.
 
     Returns:
-        The job, with ``intensity`` from the catalog.
+        The job.
 
     Raises:
-        ValueError: Unknown model, a non-positive or non-finite duration, or any field
-            ``JobSpec`` rejects.
+        ValueError: Unknown model, a non-positive or non-finite duration, inconsistent
+            ``iterations``/``iter_time_s``/``duration_s``, or any field ``JobSpec`` rejects.
     """
     _check_model(model)
     spec = MODELS[model]
@@ -158,14 +168,24 @@ def make_job(
     batch = spec.batch_size if batch_size is None else int(batch_size)
     if batch < 1:
         raise ValueError(f"job {job_id}: batch_size must be >= 1, got {batch}")
+    if iterations is not None and iterations < 1:
+        raise ValueError(f"job {job_id}: iterations must be >= 1, got {iterations}")
+    if iter_time_s is not None and not (math.isfinite(iter_time_s) and iter_time_s > 0):
+        raise ValueError(f"job {job_id}: iter_time_s must be finite and > 0, got {iter_time_s}")
     efficiency = scaling_efficiency(num_gpus)
     if iterations is None:
-        iter_time_s = spec.iter_time_s * (batch / spec.batch_size)
+        if iter_time_s is None:
+            iter_time_s = spec.iter_time_s * (batch / spec.batch_size)
         iterations = max(1, round(duration_s * efficiency / iter_time_s))
-    else:
-        if iterations < 1:
-            raise ValueError(f"job {job_id}: iterations must be >= 1, got {iterations}")
+    elif iter_time_s is None:
         iter_time_s = duration_s * efficiency / iterations
+    else:
+        implied_s = iterations * (iter_time_s / efficiency)
+        if abs(implied_s - duration_s) > 1e-9 * duration_s:
+            raise ValueError(
+                f"job {job_id}: duration_s {duration_s!r} disagrees with iterations * "
+                f"iter_time_s / eff(num_gpus) = {implied_s!r}"
+            )
     memory = memory_at_batch(model, batch) if memory_gib is None else float(memory_gib)
     return JobSpec(
         job_id=int(job_id),
@@ -175,8 +195,8 @@ def make_job(
         num_gpus=int(num_gpus),
         iterations=int(iterations),
         memory_gib=memory,
-        intensity=spec.intensity,
-        iter_time_s=iter_time_s,
+        intensity=spec.intensity if intensity is None else float(intensity),
+        iter_time_s=float(iter_time_s),
     )
 
 
@@ -216,9 +236,7 @@ def jobs_from_arrays(
     iter_times = [s.iter_time_s for s in specs]
     # Positional arguments: about a quarter faster than keywords over 100k jobs.
     return [
-        JobSpec(
-            i, a, model_names[m], batches[m], n, it, memories[m], intensities[m], iter_times[m]
-        )
+        JobSpec(i, a, model_names[m], batches[m], n, it, memories[m], intensities[m], iter_times[m])
         for i, a, m, n, it in zip(
             ids[order].tolist(),
             arrival_s[order].tolist(),
@@ -298,9 +316,7 @@ def fit_to_cluster(
             detail = f"num_gpus {job.num_gpus} > the cluster's {max_gpus} GPUs"
         elif job.memory_gib > max_worker_mem_gib:
             reason = "too_much_memory"
-            detail = (
-                f"memory_gib {job.memory_gib:g} > the largest GPU's {max_worker_mem_gib:g} GiB"
-            )
+            detail = f"memory_gib {job.memory_gib:g} > the largest GPU's {max_worker_mem_gib:g} GiB"
         if reason is None:
             kept.append(job)
             continue

@@ -157,8 +157,9 @@ def test_memory_full_gpu_refuses_a_third_job():
 
 
 def test_worker_slot_limit_refuses():
-    cluster = make_cluster(ClusterConfig.from_any({"nodes": 1, "gpus_per_node": 1,
-                                                   "max_jobs_per_gpu": 2}))
+    cluster = make_cluster(
+        ClusterConfig.from_any({"nodes": 1, "gpus_per_node": 1, "max_jobs_per_gpu": 2})
+    )
     sim = Simulator([googlenet(0), googlenet(1), googlenet(2)], cluster)
     sim.advance()
     sim.place(0, [0])
@@ -234,7 +235,7 @@ def test_timeline_utilisation_of_two_shared_jobs():
 def test_bad_configs_are_rejected_with_the_field_named():
     with pytest.raises(ValueError, match="duration_info"):
         SimConfig(duration_info="psychic")
-    with pytest.raises(ValueError, match="unknown keys.*allowed"):
+    with pytest.raises(ValueError, match=r"unknown keys.*allowed"):
         ClusterConfig.from_any({"nodes": 1, "gpus_per_nod": 4})
     with pytest.raises(ValueError, match="unknown preset"):
         ClusterConfig.from_any("huge")

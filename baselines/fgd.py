@@ -1,0 +1,28 @@
+"""``fgd``: arrival order with backfilling, placed by fragmentation gradient descent.
+
+Jobs are taken in arrival order; a job that does not fit is skipped and a later one that
+fits is placed (backfilling). Each job goes where the cluster's expected fragment grows
+least (``min_frag``): a GPU's fragment is its free memory times the probability that a
+worker drawn from the workload's memory distribution cannot use it, and the strategy picks
+the GPUs whose fragment increases least (ties to the fuller GPU). No preemption.
+
+Source: Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
+Fragmentation Gradient Descent", USENIX ATC'23. Differences: the paper measures fragments
+over GPU *compute* shares of Kubernetes pods against the target workload's distribution
+of requests, and schedules each arriving task immediately (a task that fits nowhere
+fails); here sharing is by memory (compute is contended, not partitioned), the reference
+distribution is the episode's worker memories, and jobs that do not fit wait in the queue.
+"""
+
+from __future__ import annotations
+
+from baselines.fifo_pack import FifoPack
+
+__all__ = ["FGD"]
+
+
+class FGD(FifoPack):
+    """Arrival order, backfill, ``min_frag`` placement."""
+
+    name = "fgd"
+    strategy = "min_frag"

@@ -1,0 +1,165 @@
+"""The env's spec as Markdown tables (for the README), built from the code's constants."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gpushare_env.envs.config import REWARD_COMPONENTS, EnvConfig
+from gpushare_env.envs.observation import (
+    FRAG_FEATURES,
+    GLOBAL_FEATURES,
+    GPU_FEATURES,
+    PENDING_FEATURES,
+    RUNNING_FEATURES,
+)
+from gpushare_env.sim.catalog import MODELS
+from gpushare_env.sim.placement import STRATEGIES
+
+__all__ = ["CONFIG_DOCS", "FEATURE_DOCS", "REWARD_DOCS", "env_spec_markdown"]
+
+#: Meaning of every observation column (``log_time(t) = min(1, log10(1 + t[s]) / 7)``).
+FEATURE_DOCS: dict[str, dict[str, str]] = {
+    "gpus": {
+        "free_memory": "free memory / capacity",
+        "load": "compute load U_g (sum of intensities of computing workers) / max_jobs_per_gpu",
+        "workers": "workers holding memory / max_jobs_per_gpu",
+        "node": "node index / (nodes - 1)",
+        "speed": "GPU speed factor / fastest GPU of the cluster",
+        "capacity": "GPU memory / largest GPU of the cluster",
+    },
+    "frag_hist": {
+        "idle": "share of GPUs without a worker",
+        **{
+            name: "share of GPUs with workers and a free slot whose free memory is in "
+            + name.removeprefix("shared_free_").removesuffix("gib").replace("_", "-")
+            + " GiB"
+            for name in FRAG_FEATURES[1:-1]
+        },
+        "no_slot": "share of GPUs hosting max_jobs_per_gpu workers",
+    },
+    "pending": {
+        "valid": "1 if the slot holds a job, else the whole row is 0",
+        "num_gpus": "log2(1 + GPUs requested) / log2(1 + cluster GPUs)",
+        "memory": "per-worker memory / largest GPU",
+        "intensity": "GPU intensity u in (0, 1] (compute share one worker uses alone)",
+        **{f"model_{name}": f"1 if the model is {name}" for name in MODELS},
+        "wait": "log_time(time since the job (re)entered the queue); running: total wait",
+        "sampled": "1 once the job's step time has been measured (sampling phase done)",
+        "duration_known": "1 if predicted_remaining is defined under duration_info",
+        "predicted_remaining": "log_time(predicted remaining solo time), 0 if unknown",
+        "suspended": "1 if the job waits after a suspension (resuming costs an overhead)",
+        "progress": "fraction of iterations done",
+        "speed": "running only: current speed (x solo V100) / fastest GPU of the cluster",
+    },
+    "global": {
+        "time": "log_time(simulated time)",
+        "waiting": "jobs pending or suspended / episode jobs",
+        "backlog": "waiting jobs beyond the pending window / episode jobs",
+        "running": "running jobs / episode jobs",
+        "in_transition": "jobs suspending or resuming / episode jobs",
+        "in_system": "arrived, unfinished jobs / episode jobs",
+        "finished": "finished jobs / episode jobs",
+        "utilisation": "sum over GPUs of min(1, U_g) / GPUs",
+        "allocation": "GPUs holding a worker / GPUs",
+        "free_memory": "free memory / total memory",
+        "fragmentation": "free memory on partly used GPUs that cannot host the median "
+        "worker / free memory",
+        "expected_fragment": "FGD-style expected fragment (Weng et al., ATC'23) / free memory",
+        "waiting_gpus": "min(1, GPUs requested by waiting jobs / GPUs)",
+        "idle_gpus": "idle GPUs / GPUs",
+        "can_advance": "1 if an event is still to come (advance is valid)",
+    },
+}
+
+#: Meaning of every reward term (``T = time_scale_s``).
+REWARD_DOCS: dict[str, str] = {
+    "jct": "-(jobs in system) x elapsed / T; sums to -(total JCT) / T (default weight 1)",
+    "makespan": "-elapsed / T from the first arrival to the last completion",
+    "utilisation": "+(sum of min(1, U_g) / GPUs) x elapsed / T",
+    "slowdown": "-(sum over jobs in system of 1 / solo duration) x elapsed; sums to "
+    "-(sum of slowdowns)",
+    "starvation": "-(sum of current waits) x elapsed / T^2; sums to -(sum over waiting "
+    "stints of (wait / T)^2 / 2)",
+    "overhead": "-(GPUs held by suspending / resuming jobs) x elapsed / T; sums to "
+    "-(GPU-seconds lost to overheads) / T",
+    "invalid": "-invalid_penalty per invalid (no-op) action (default weight 1)",
+}
+
+#: One line per configuration key (defaults come from ``EnvConfig``).
+CONFIG_DOCS: dict[str, str] = {
+    "cluster": "cluster preset (tiny, tiny2, thesis, medium, philly, mixed) or dict",
+    "workload": "workload preset (thesis, thesis_poisson, philly, philly_parametric, "
+    "philly_bursty), dict of WorkloadConfig fields, or .csv/.json trace path",
+    "num_jobs": "jobs per episode (None: the workload's own count)",
+    "jobs": "fixed list of JobSpec replayed every episode (overrides workload)",
+    "pending_window": "W: waiting jobs addressable by schedule actions, 1..1024",
+    "running_window": "R: running jobs addressable by suspend actions, 1..1024",
+    "reward": "weights by reward component name",
+    "time_scale_s": "T: time unit of the rewards [s]",
+    "invalid_action": "'noop' (no-op with invalid_penalty) or 'raise'",
+    "invalid_penalty": "size of the invalid term, >= 0",
+    "duration_info": "what the agent sees of lengths: 'none', 'sampled', 'oracle'",
+    "sample_iterations": "iterations before a job's step time is measured",
+    "sample_noise": "relative std-dev of that measurement, in [0, 1)",
+    "max_decisions": "truncate after this many decisions (None: 50 per job + 1000)",
+    "max_time_s": "truncate at this simulated time (None: no limit) [s]",
+    "auto_advance": "skip states where advance is the only valid action",
+    "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",
+}
+
+_COLUMNS = {
+    "gpus": GPU_FEATURES,
+    "frag_hist": FRAG_FEATURES,
+    "pending": PENDING_FEATURES,
+    "running": RUNNING_FEATURES,
+    "global": GLOBAL_FEATURES,
+}
+_SHAPES = {
+    "gpus": "G x 6 (flattened)",
+    "frag_hist": "10",
+    "pending": "W x 16 (flattened)",
+    "running": "R x 17 (flattened)",
+    "global": "15",
+}
+
+
+def env_spec_markdown() -> str:
+    """Markdown tables of the action layout, observation columns, rewards and config keys."""
+    nstrat = len(STRATEGIES)
+    out = [
+        "### Actions: `Discrete(4 W + R + 1)`",
+        "",
+        "| index | action |",
+        "|---|---|",
+        f"| `{nstrat} * slot + s`, slot < W | schedule the slot-th waiting job (by arrival, "
+        f"suspended jobs included) with strategy s of `{STRATEGIES}` |",
+        f"| `{nstrat} W + j`, j < R | suspend the j-th running job (in start order) |",
+        f"| `{nstrat} W + R` | advance to the next event |",
+        "",
+        "### Observation: `Dict` of flat `float32` `Box`es in [0, 1]",
+        "",
+        "| key | shape | column | meaning |",
+        "|---|---|---|---|",
+    ]
+    for key, columns in _COLUMNS.items():
+        docs = FEATURE_DOCS["pending" if key == "running" else key]
+        for i, name in enumerate(columns):
+            if key == "running" and name != "speed" and i > 0:
+                continue
+            shape = _SHAPES[key] if i == 0 else ""
+            label = f"`{key}`" if i == 0 else ""
+            meaning = docs[name]
+            if key == "running" and name == "valid":
+                meaning = "the pending columns (wait = total wait so far), then:"
+                name = "..."
+            out.append(f"| {label} | {shape} | `{name}` | {meaning} |")
+    out += ["", "### Rewards", "", "| term | definition |", "|---|---|"]
+    out += [f"| `{name}` | {REWARD_DOCS[name]} |" for name in REWARD_COMPONENTS]
+    out += ["", "### Configuration", "", "| key | default | meaning |", "|---|---|---|"]
+    defaults = EnvConfig()
+    for field in dataclasses.fields(EnvConfig):
+        value = getattr(defaults, field.name)
+        if field.name == "reward":
+            value = {k: v for k, v in value.as_dict().items() if v}
+        out.append(f"| `{field.name}` | `{value!r}` | {CONFIG_DOCS[field.name]} |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,76 @@
+"""Named evaluation set-ups, and the seeds reserved for training and for testing.
+
+``thesis`` reproduces the thesis experiment (100 jobs x seeds 0-2 x {one job a second,
+Poisson arrivals} on the 16-GPU ``thesis`` cluster). ``philly`` is the learned agents'
+benchmark: Philly-style workloads on the 64-GPU ``medium`` cluster, evaluated on the
+**test seeds** :data:`PHILLY_TEST_SEEDS`, which training must never use; training draws
+its episodes from :data:`PHILLY_TRAIN_SEEDS`. The two ranges are disjoint, so an agent is
+always scored on workloads it has not seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "EVALUATION_PRESETS",
+    "PHILLY_TEST_SEEDS",
+    "PHILLY_TRAIN_SEEDS",
+    "EvaluationPreset",
+]
+
+#: Seeds of Philly-style training episodes (``reset(seed=...)``).
+PHILLY_TRAIN_SEEDS: tuple[int, ...] = tuple(range(0, 100))
+
+#: Seeds of Philly-style test episodes: never used for training or model selection.
+PHILLY_TEST_SEEDS: tuple[int, ...] = tuple(range(1000, 1010))
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationPreset:
+    """One named experiment of ``gpushare-evaluate --preset NAME``.
+
+    Attributes:
+        name: The preset's name (also the default output folder ``results/<name>``).
+        workloads: Workload presets (``gpushare_env.workloads.WORKLOAD_PRESETS``), each
+            run on every seed.
+        cluster: Cluster preset name.
+        seeds: Seeds of the evaluated episodes.
+        num_jobs: Jobs per episode.
+        include_zoo: Also evaluate the shipped agents of ``agents/zoo/`` whose
+            observation space fits this set-up.
+        description: One line for reports.
+    """
+
+    name: str
+    workloads: tuple[str, ...]
+    cluster: str
+    seeds: tuple[int, ...]
+    num_jobs: int
+    include_zoo: bool = True
+    description: str = ""
+
+
+EVALUATION_PRESETS: dict[str, EvaluationPreset] = {
+    "thesis": EvaluationPreset(
+        name="thesis",
+        workloads=("thesis", "thesis_poisson"),
+        cluster="thesis",
+        seeds=(0, 1, 2),
+        num_jobs=100,
+        description="the thesis experiment: 100 jobs, seeds 0-2, arrivals 1 s apart and "
+        "Poisson, 16-GPU thesis cluster",
+    ),
+    "philly": EvaluationPreset(
+        name="philly",
+        workloads=("philly", "philly_bursty"),
+        cluster="medium",
+        seeds=PHILLY_TEST_SEEDS,
+        num_jobs=300,
+        description="Philly-style workloads (Poisson and bursty arrivals, load 0.8) of 300 "
+        f"jobs on the 64-GPU medium cluster, test seeds {PHILLY_TEST_SEEDS[0]}-"
+        f"{PHILLY_TEST_SEEDS[-1]} (training uses {PHILLY_TRAIN_SEEDS[0]}-"
+        f"{PHILLY_TRAIN_SEEDS[-1]})",
+    ),
+}
+"""The named presets (names are part of the CLI)."""

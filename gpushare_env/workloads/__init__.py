@@ -1,0 +1,61 @@
+"""Workloads: Philly-style generators, trace readers and the ``WorkloadConfig`` front door.
+
+>>> import numpy as np
+>>> from gpushare_env.workloads import make_workload
+>>> jobs = make_workload("thesis", np.random.default_rng(0))
+>>> len(jobs), jobs[0].job_id, jobs[0].arrival_s
+(100, 0, 0.0)
+
+Every source returns ``list[JobSpec]`` sorted by ``(arrival_s, job_id)``; the Philly JSON
+reader returns a :class:`TraceLoad` that also counts what it skipped. Randomness comes only
+from the generator passed in, split into independent per-purpose streams.
+"""
+
+from gpushare_env.workloads.config import WORKLOAD_PRESETS, WorkloadConfig, make_workload
+from gpushare_env.workloads.csv_trace import (
+    read_csv_trace,
+    read_duration_gpus_csv,
+    write_csv_trace,
+)
+from gpushare_env.workloads.distributions import (
+    EMPIRICAL,
+    PARAMETRIC,
+    PHILLY_BURSTY,
+    BurstyArrivals,
+    LengthDistribution,
+)
+from gpushare_env.workloads.generators import philly_mean_gap_s, philly_workload, thesis_workload
+from gpushare_env.workloads.jobs import (
+    FitResult,
+    TraceError,
+    UnfitJobError,
+    fit_to_cluster,
+    make_job,
+    memory_at_batch,
+)
+from gpushare_env.workloads.philly_trace import TraceLoad, read_philly_job_log
+
+__all__ = [
+    "EMPIRICAL",
+    "PARAMETRIC",
+    "PHILLY_BURSTY",
+    "WORKLOAD_PRESETS",
+    "BurstyArrivals",
+    "FitResult",
+    "LengthDistribution",
+    "TraceError",
+    "TraceLoad",
+    "UnfitJobError",
+    "WorkloadConfig",
+    "fit_to_cluster",
+    "make_job",
+    "make_workload",
+    "memory_at_batch",
+    "philly_mean_gap_s",
+    "philly_workload",
+    "read_csv_trace",
+    "read_duration_gpus_csv",
+    "read_philly_job_log",
+    "thesis_workload",
+    "write_csv_trace",
+]

@@ -1,0 +1,360 @@
+"""``WorkloadConfig``: one validated description of a workload, and ``make_workload``.
+
+A workload is named by a preset (``"thesis"``, ``"thesis_poisson"``, ``"philly"``,
+``"philly_parametric"``, ``"philly_bursty"``), a dict of :class:`WorkloadConfig` fields
+(optionally ``{"preset": name, ...overrides}``), or the path of a trace file (``.csv`` or
+``.json``). :func:`make_workload` turns any of them, with a generator, into jobs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpushare_env.sim.catalog import DEFAULT_MODELS, MODELS
+from gpushare_env.sim.types import JobSpec
+from gpushare_env.workloads.csv_trace import (
+    read_csv_header,
+    read_csv_trace,
+    read_duration_gpus_csv,
+)
+from gpushare_env.workloads.generators import (
+    PHILLY_CLUSTER_GPUS,
+    THESIS_DURATION_SCALE,
+    THESIS_MAX_DURATION_QUANTILE,
+    THESIS_MEAN_GAP_S,
+    philly_workload,
+    thesis_workload,
+)
+from gpushare_env.workloads.philly_trace import parse_time, read_philly_job_log
+
+__all__ = ["WORKLOAD_PRESETS", "WorkloadConfig", "make_workload"]
+
+_log = logging.getLogger(__name__)
+
+_KINDS = ("thesis", "philly", "trace")
+_ARRIVALS = {
+    "thesis": ("interval", "poisson"),
+    "philly": ("poisson", "bursty"),
+    "trace": ("poisson",),  # only (duration_s, num_gpus) CSVs need arrivals drawn
+}
+_DEFAULT_ARRIVAL = {"thesis": "interval", "philly": "poisson", "trace": "poisson"}
+_DEFAULT_NUM_JOBS = 100
+_TRACE_SUFFIXES = (".csv", ".json")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadConfig:
+    """What workload to generate or load. Frozen; every field is checked on creation.
+
+    Fields that do not apply to the ``kind`` are ignored (a trace has its own GPU counts).
+
+    Attributes:
+        kind: ``"thesis"`` (DESIGN 3.7's 100-job generator), ``"philly"`` (Philly-style
+            stream at a target load) or ``"trace"`` (read ``path``).
+        num_jobs: Jobs to generate, >= 1; for a trace, the most to keep (earliest first).
+            ``None``: 100 for generators, the whole trace for traces.
+        arrival: Arrival process, ``None`` for the kind's default. ``thesis``:
+            ``"interval"`` (default) or ``"poisson"``; ``philly``: ``"poisson"`` (default)
+            or ``"bursty"`` (Philly-shaped gaps); ``trace``: ``"poisson"``, used only for
+            CSVs without arrival times.
+        interval_s: Gap of ``"interval"`` arrivals, > 0.  [s]
+        mean_gap_s: Mean gap of Poisson or bursty arrivals, > 0. ``None``: 60 s for
+            ``thesis``; for ``philly`` and arrival-less traces, derived from ``load``.  [s]
+        load: Target offered load, > 0: expected GPU-seconds requested per second over
+            the cluster's GPUs (1.0 fills it exactly without sharing).
+        num_cluster_gpus: GPUs the load refers to, >= 1. ``None``: the ``cluster_gpus``
+            given to :func:`make_workload`, else 2,048 (the ``philly`` cluster).
+        duration_model: ``"empirical"`` (Philly's quantile table) or ``"parametric"``
+            (Gavel's fit).
+        duration_scale: Multiplies every job length, > 0. ``None``: 1/60 for ``thesis``
+            (a Philly hour becomes a minute), 1.0 otherwise.
+        max_duration_quantile: Draw lengths below this quantile only, in (0, 1]. ``None``:
+            0.95 for ``thesis`` (drops the weeks-long tail), 1.0 for ``philly``.
+        models: Models drawn uniformly for each job (and for trace rows naming none);
+            non-empty, each a key of ``MODELS``.
+        max_gpus: Largest GPU count generated, >= 1 (counts are drawn conditioned on it).
+            ``None``: no limit, except ``cluster_gpus`` when given to :func:`make_workload`.
+        path: Trace file (``.csv`` or ``.json``); required for and only for ``"trace"``.
+        window_start: For JSON traces, keep jobs submitted at or after this time, e.g.
+            ``"2017-10-03 00:00:00"``; arrival 0 is this time.
+        window_end: For JSON traces, keep jobs submitted before this time.
+    """
+
+    kind: str = "thesis"
+    num_jobs: int | None = None
+    arrival: str | None = None
+    interval_s: float = 1.0  # [s]
+    mean_gap_s: float | None = None  # [s]
+    load: float = 0.8
+    num_cluster_gpus: int | None = None
+    duration_model: str = "empirical"
+    duration_scale: float | None = None
+    max_duration_quantile: float | None = None
+    models: tuple[str, ...] = DEFAULT_MODELS
+    max_gpus: int | None = None
+    path: str | None = None
+    window_start: str | None = None
+    window_end: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.models, (list, tuple)):
+            object.__setattr__(self, "models", tuple(self.models))
+        if isinstance(self.path, os.PathLike):
+            object.__setattr__(self, "path", os.fspath(self.path))
+        problems = []
+
+        def bad(name: str, allowed: str) -> None:
+            problems.append(f"workload.{name} must be {allowed}, got {getattr(self, name)!r}")
+
+        if self.kind not in _KINDS:
+            bad("kind", f"one of {list(_KINDS)}")
+        if self.num_jobs is not None and not (_is_int(self.num_jobs) and self.num_jobs >= 1):
+            bad("num_jobs", "None or an int >= 1")
+        arrivals = _ARRIVALS.get(self.kind, ())
+        if self.arrival is not None and arrivals and self.arrival not in arrivals:
+            bad("arrival", f"None or one of {list(arrivals)} for kind {self.kind!r}")
+        for name in ("interval_s", "load"):
+            value = getattr(self, name)
+            if not (_is_number(value) and math.isfinite(value) and value > 0):
+                bad(name, "a finite number > 0")
+        for name in ("mean_gap_s", "duration_scale"):
+            value = getattr(self, name)
+            if value is not None and not (_is_number(value) and math.isfinite(value) and value > 0):
+                bad(name, "None or a finite number > 0")
+        if self.max_duration_quantile is not None and not (
+            _is_number(self.max_duration_quantile) and 0 < self.max_duration_quantile <= 1
+        ):
+            bad("max_duration_quantile", "None or a number in (0, 1]")
+        for name in ("num_cluster_gpus", "max_gpus"):
+            value = getattr(self, name)
+            if value is not None and not (_is_int(value) and value >= 1):
+                bad(name, "None or an int >= 1")
+        if self.duration_model not in ("empirical", "parametric"):
+            bad("duration_model", "'empirical' or 'parametric'")
+        if (
+            not isinstance(self.models, tuple)
+            or not self.models
+            or any(m not in MODELS for m in self.models)
+        ):
+            bad("models", f"a non-empty list of {sorted(MODELS)}")
+        if self.kind == "trace":
+            if not isinstance(self.path, str) or Path(self.path).suffix.lower() not in (
+                _TRACE_SUFFIXES
+            ):
+                bad("path", f"a file name ending in one of {list(_TRACE_SUFFIXES)}")
+        elif self.path is not None:
+            bad("path", "None unless kind is 'trace'")
+        for name in ("window_start", "window_end"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            try:
+                if not isinstance(value, str):
+                    raise ValueError
+                parse_time(value)
+            except ValueError:
+                bad(name, "None or a time such as '2017-10-03 04:21:55'")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @classmethod
+    def fields(cls) -> tuple[str, ...]:
+        """The field names, the keys a dict spec may use (besides ``"preset"``)."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_any(
+        cls, spec: str | os.PathLike[str] | Mapping[str, Any] | WorkloadConfig
+    ) -> WorkloadConfig:
+        """Build from a preset name, a trace path, a dict, or return a config unchanged.
+
+        A dict holds field names, and optionally ``"preset"``: the preset to start from,
+        whose fields the others override. A string that is not a preset must name a
+        ``.csv`` or ``.json`` file.
+
+        Raises:
+            ValueError: Unknown preset or key (the allowed ones are listed) or a bad value
+                (the field and its allowed range are named).
+        """
+        if isinstance(spec, WorkloadConfig):
+            return spec
+        if isinstance(spec, (str, os.PathLike)):
+            text = os.fspath(spec)
+            if isinstance(spec, str) and text in WORKLOAD_PRESETS:
+                return WORKLOAD_PRESETS[text]
+            if Path(text).suffix.lower() in _TRACE_SUFFIXES:
+                return cls(kind="trace", path=text)
+            raise ValueError(
+                f"workload: {text!r} is neither a preset ({sorted(WORKLOAD_PRESETS)}) nor a "
+                f"trace file ending in one of {list(_TRACE_SUFFIXES)}"
+            )
+        if not isinstance(spec, Mapping):
+            raise TypeError(
+                f"workload: expected a preset name, a trace path or a dict, "
+                f"got {type(spec).__name__}"
+            )
+        allowed = ("preset", *cls.fields())
+        unknown = sorted(set(spec) - set(allowed))
+        if unknown:
+            raise ValueError(f"workload: unknown keys {unknown}; allowed: {sorted(allowed)}")
+        values = dict(spec)
+        base = cls()
+        if "preset" in values:
+            preset = values.pop("preset")
+            if preset not in WORKLOAD_PRESETS:
+                raise ValueError(
+                    f"workload.preset must be one of {sorted(WORKLOAD_PRESETS)}, got {preset!r}"
+                )
+            base = WORKLOAD_PRESETS[preset]
+        if "path" in values and "kind" not in values:
+            values["kind"] = "trace"
+        return dataclasses.replace(base, **values)
+
+    def generate(
+        self,
+        rng: np.random.Generator | int,
+        num_jobs: int | None = None,
+        cluster_gpus: int | None = None,
+    ) -> list[JobSpec]:
+        """Generate or load the jobs; see :func:`make_workload`."""
+        if num_jobs is not None and not (_is_int(num_jobs) and num_jobs >= 1):
+            raise ValueError(f"num_jobs must be None or an int >= 1, got {num_jobs!r}")
+        if cluster_gpus is not None and not (_is_int(cluster_gpus) and cluster_gpus >= 1):
+            raise ValueError(f"cluster_gpus must be None or an int >= 1, got {cluster_gpus!r}")
+        count = num_jobs if num_jobs is not None else self.num_jobs
+        max_gpus = self.max_gpus
+        if cluster_gpus is not None:
+            max_gpus = cluster_gpus if max_gpus is None else min(max_gpus, cluster_gpus)
+        arrival = self.arrival or _DEFAULT_ARRIVAL[self.kind]
+        num_cluster_gpus = self.num_cluster_gpus or cluster_gpus or PHILLY_CLUSTER_GPUS
+        if self.kind == "thesis":
+            return thesis_workload(
+                count or _DEFAULT_NUM_JOBS,
+                rng=rng,
+                arrival=arrival,  # type: ignore[arg-type]
+                interval_s=self.interval_s,
+                mean_gap_s=self.mean_gap_s or THESIS_MEAN_GAP_S,
+                duration_model=self.duration_model,  # type: ignore[arg-type]
+                duration_scale=(
+                    THESIS_DURATION_SCALE if self.duration_scale is None else self.duration_scale
+                ),
+                max_duration_quantile=(
+                    THESIS_MAX_DURATION_QUANTILE
+                    if self.max_duration_quantile is None
+                    else self.max_duration_quantile
+                ),
+                models=self.models,
+                max_gpus=max_gpus,
+            )
+        if self.kind == "philly":
+            return philly_workload(
+                count or _DEFAULT_NUM_JOBS,
+                rng,
+                duration_model=self.duration_model,  # type: ignore[arg-type]
+                arrival=arrival,  # type: ignore[arg-type]
+                load=self.load,
+                num_cluster_gpus=num_cluster_gpus,
+                mean_gap_s=self.mean_gap_s,
+                duration_scale=1.0 if self.duration_scale is None else self.duration_scale,
+                max_duration_quantile=(
+                    1.0 if self.max_duration_quantile is None else self.max_duration_quantile
+                ),
+                models=self.models,
+                max_gpus=max_gpus,
+            )
+        return self._load_trace(rng, count, num_cluster_gpus)
+
+    def _load_trace(
+        self, rng: np.random.Generator | int, count: int | None, num_cluster_gpus: int
+    ) -> list[JobSpec]:
+        assert self.path is not None  # checked in __post_init__
+        scale = 1.0 if self.duration_scale is None else self.duration_scale
+        if Path(self.path).suffix.lower() == ".json":
+            load = read_philly_job_log(
+                self.path,
+                rng,
+                window=(self.window_start, self.window_end),
+                max_jobs=count,
+                models=self.models,
+                duration_scale=scale,
+            )
+            if load.skipped or load.not_selected:
+                _log.info(
+                    "%s: kept %d jobs; skipped %s; not selected %s",
+                    self.path,
+                    len(load.jobs),
+                    load.skipped,
+                    load.not_selected,
+                )
+            return load.jobs
+        if set(read_csv_header(self.path)) <= {"duration_s", "num_gpus", "model"}:
+            return read_duration_gpus_csv(
+                self.path,
+                rng,
+                load=self.load,
+                num_cluster_gpus=num_cluster_gpus,
+                mean_gap_s=self.mean_gap_s,
+                duration_scale=scale,
+                models=self.models,
+                max_jobs=count,
+            )
+        jobs = read_csv_trace(self.path, rng, models=self.models, duration_scale=scale)
+        return jobs if count is None else jobs[:count]
+
+
+#: The named workloads (names are part of the API).
+WORKLOAD_PRESETS: dict[str, WorkloadConfig] = {
+    "thesis": WorkloadConfig(kind="thesis", arrival="interval"),
+    "thesis_poisson": WorkloadConfig(kind="thesis", arrival="poisson"),
+    "philly": WorkloadConfig(kind="philly", arrival="poisson"),
+    "philly_parametric": WorkloadConfig(
+        kind="philly", arrival="poisson", duration_model="parametric"
+    ),
+    "philly_bursty": WorkloadConfig(kind="philly", arrival="bursty"),
+}
+
+
+def make_workload(
+    spec: str | os.PathLike[str] | Mapping[str, Any] | WorkloadConfig,
+    rng: np.random.Generator | int,
+    num_jobs: int | None = None,
+    cluster_gpus: int | None = None,
+) -> list[JobSpec]:
+    """Generate or load a workload.
+
+    Args:
+        spec: A preset name, a trace path (``.csv``/``.json``), a dict of
+            :class:`WorkloadConfig` fields (optionally with ``"preset"``), or a config.
+        rng: Parent generator or seed; per-purpose streams are spawned from it.
+        num_jobs: Overrides the config's ``num_jobs``.
+        cluster_gpus: GPUs of the cluster the jobs will run on: generated GPU counts are
+            drawn conditioned on fitting it, and it is the default ``num_cluster_gpus`` for
+            load targets. Trace jobs are not filtered here; pass them through
+            :func:`~gpushare_env.workloads.jobs.fit_to_cluster` to reject (and count) the
+            ones that cannot fit.
+
+    Returns:
+        Jobs sorted by ``(arrival_s, job_id)``.
+
+    Raises:
+        ValueError: A bad spec (unknown preset or key, a value out of range).
+        TraceError: A bad trace file, naming file, line or job, and field.
+    """
+    return WorkloadConfig.from_any(spec).generate(rng, num_jobs=num_jobs, cluster_gpus=cluster_gpus)
