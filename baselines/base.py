@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from gpushare_env.sim import Decision, JobView, SimView
+from gpushare_env.sim import Decision, JobStatus, JobView, SimView
 
-__all__ = ["Policy", "can_advance", "placement_speed"]
+__all__ = ["Policy", "can_advance", "committed_load", "placement_speed"]
 
 
 class Policy:
@@ -108,11 +108,26 @@ def can_advance(view: SimView) -> bool:
 def placement_speed(view: SimView, job: JobView, gpus: tuple[int, ...]) -> tuple[float, float]:
     """Predicted speeds if ``job`` joined ``gpus``: (its own, slowest co-located job's).
 
-    ``SimView.speed_if_placed`` plus the job's cross-node penalty when ``gpus`` span nodes
-    (the simulator applies it to the job's own rate).
+    ``SimView.speed_if_placed`` counting restarting tenants as computing, plus the job's
+    cross-node penalty when ``gpus`` span nodes (the simulator applies it to the job's
+    own rate).
     """
-    own, others = view.speed_if_placed(job.job_id, gpus)
+    own, others = view.speed_if_placed(job.job_id, gpus, include_resuming=True)
     nodes = view.gpu_node[list(gpus)]
     if len(gpus) > 1 and bool(np.any(nodes != nodes[0])):
         own *= job.cross_node_factor
     return own, others
+
+
+def committed_load(view: SimView) -> np.ndarray:
+    """Compute load ``U_g`` of each GPU counting restarting jobs as computing.  # (G,)
+
+    ``SimView.load`` counts computing workers only; a job that is resuming holds its GPUs
+    and computes a few seconds later, so packing decisions must count it already.
+    """
+    load = np.array(view.load, dtype=np.float64)
+    for job_id in view.in_transition():
+        job = view.job(job_id)
+        if job.status == JobStatus.RESUMING:
+            load[list(job.gpus)] += job.intensity
+    return load

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.base import Policy
+from baselines.base import Policy, committed_load
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
 from gpushare_env.sim.view import FitChecker
 
@@ -119,11 +119,12 @@ class Gandiva(Policy):
         order = sorted(pending, key=lambda j: self._rank(view, j))
         blocked: JobView | None = None
         memo: dict[tuple[int, float, float], str | None] = {}  # same shape, same answer
+        load = committed_load(view) if order else view.load
         for job_id in order:
             job = view.job(job_id)
             shape = (job.num_gpus, job.memory_gib, job.intensity)
             if shape not in memo:
-                memo[shape] = self._placement(view, job, checker)
+                memo[shape] = self._placement(view, job, checker, load)
             strategy = memo[shape]
             if strategy is not None:
                 self._migrating.discard(job_id)
@@ -153,8 +154,11 @@ class Gandiva(Policy):
             return (1, 0.0, job_id)
         return (2, -view.job(job_id).wait_s, job_id)
 
-    def _placement(self, view: SimView, job: JobView, checker: FitChecker) -> str | None:
-        """``exclusive`` on idle GPUs, else a shared placement keeping ``U_g <= max_load``."""
+    def _placement(
+        self, view: SimView, job: JobView, checker: FitChecker, load: np.ndarray
+    ) -> str | None:
+        """``exclusive`` on idle GPUs, else a shared placement keeping ``U_g <= max_load``
+        (``load``: the compute load of each GPU, restarting jobs included)."""
         if checker.fits_exclusive(job.num_gpus):
             return "exclusive"
         if not checker.fits(job.num_gpus, job.memory_gib):
@@ -163,8 +167,7 @@ class Gandiva(Policy):
             gpus = view.find_placement(job.job_id, strategy)
             if gpus is None:
                 return None  # memory does not fit anywhere: no other strategy fits either
-            load = view.load[list(gpus)]
-            if bool(np.all(load + job.intensity <= self.max_load + _EPS)):
+            if bool(np.all(load[list(gpus)] + job.intensity <= self.max_load + _EPS)):
                 return strategy
         return None
 

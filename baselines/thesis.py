@@ -66,6 +66,7 @@ __all__ = ["ThesisHeuristic"]
 
 _SAMPLE_MODES = ("always", "if_better_waits", "never")
 _ORDERS = ("time", "gpu_time")
+_RESERVE = ("all", "urgent", "none")
 _INF = math.inf
 _VICTIM_TAU_S = 600.0  # [s] victims with more remaining time are (slightly) preferred
 
@@ -105,7 +106,9 @@ class ThesisHeuristic(Policy):
         critical_path_factor: A job is urgent when its predicted remaining time is at
             least this times the estimated drain time of all known work (step 4);
             ``inf`` disables.
-        reserve_for_urgent: While an urgent job waits for its gang, place nothing else.
+        reserve: Which job blocked at the head of the order gets a reservation (EASY
+            backfilling: later jobs start only if they leave its GPUs alone or finish
+            before it starts): ``"all"``, ``"urgent"`` or ``"none"``.
         max_suspends: Most suspensions of one job (livelock guard).
         protect_remaining_factor: Never preempt a job whose predicted remaining time is
             below this times its restart overhead (it is about to finish).
@@ -127,7 +130,7 @@ class ThesisHeuristic(Policy):
         starvation_factor: float = _INF,
         min_starvation_s: float = 600.0,
         critical_path_factor: float = 0.8,
-        reserve_for_urgent: bool = False,
+        reserve: str = "all",
         max_suspends: int = 3,
         protect_remaining_factor: float = 3.0,
     ) -> None:
@@ -156,7 +159,9 @@ class ThesisHeuristic(Policy):
         self.starvation_factor = starvation_factor
         self.min_starvation_s = min_starvation_s
         self.critical_path_factor = critical_path_factor
-        self.reserve_for_urgent = reserve_for_urgent
+        if reserve not in _RESERVE:
+            raise ValueError(f"thesis: reserve must be one of {_RESERVE}, got {reserve!r}")
+        self.reserve = reserve
         self.max_suspends = max_suspends
         self.protect_remaining_factor = protect_remaining_factor
         self._reset_state()
@@ -174,7 +179,7 @@ class ThesisHeuristic(Policy):
             "starvation_factor",
             "min_starvation_s",
             "critical_path_factor",
-            "reserve_for_urgent",
+            "reserve",
             "max_suspends",
             "protect_remaining_factor",
         )
@@ -217,25 +222,77 @@ class ThesisHeuristic(Policy):
             (self._waiting(view, job_id) for job_id in pending), key=lambda w: w.rank
         )
         checker = view.fit_checker()
-        memo: dict[tuple[Any, ...], str | None] = {}
-        for position, candidate in enumerate(waiting):
-            strategy = self._placement(view, candidate, checker, memo)
-            if strategy is not None:
+        memo: dict[tuple[Any, ...], tuple[str, tuple[int, ...]] | None] = {}
+        head: _Waiting | None = None  # the first job in order that cannot start
+        shadow_s, reserved = _INF, frozenset[int]()
+        for candidate in waiting:
+            placed = self._placement(view, candidate, checker, memo)
+            if placed is not None:
+                strategy, gpus = placed
+                if head is not None and not self._may_backfill(
+                    view, candidate, gpus, shadow_s, reserved
+                ):
+                    continue
                 if candidate.urgent:
                     self._protected.add(candidate.job.job_id)
                     self.urgent_starts += 1
                 return Schedule(candidate.job.job_id, strategy)
-            if position > 0:
+            if head is not None:
                 continue
+            head = candidate
             victims = self._find_victims(view, candidate, running)
             if victims:
                 self._opening_for = candidate.job.job_id
                 self._victims = victims[1:]
                 self.preemptions += 1
                 return Suspend(victims[0])
-            if candidate.urgent and self.reserve_for_urgent:
-                break  # an urgent job waits for its gang: nothing else takes idle GPUs
+            if self.reserve == "all" or (self.reserve == "urgent" and candidate.urgent):
+                shadow_s, reserved = self._reservation(view, candidate)
         return self._advance_or_force(view, waiting, checker)
+
+    def _may_backfill(
+        self,
+        view: SimView,
+        candidate: _Waiting,
+        gpus: tuple[int, ...],
+        shadow_s: float,
+        reserved: frozenset[int],
+    ) -> bool:
+        """EASY backfilling: a job may start behind a reserved one if it leaves the
+        reservation's GPUs alone or is predicted to finish before it begins."""
+        if not reserved.intersection(gpus) or candidate.sampling_run:
+            return True  # sampling runs last seconds
+        job = candidate.job
+        end_s = view.now_s + candidate.remaining_s / self.min_speed
+        if job.status == JobStatus.SUSPENDED:
+            end_s += job.resume_overhead_s
+        return end_s <= shadow_s
+
+    def _reservation(self, view: SimView, head: _Waiting) -> tuple[float, frozenset[int]]:
+        """When and where ``head`` gets whole GPUs if running jobs finish as predicted.
+
+        Returns:
+            The shadow time and the GPUs reserved for ``head`` (one node if possible).
+        """
+        now = view.now_s
+        idle_at = np.full(view.num_gpus, now)  # [s] when each GPU is predicted to be idle
+        for job_id in view.running():
+            job = view.job(job_id)
+            end = now + self._remaining(job) / max(job.speed, 0.05)
+            gpus = list(job.gpus)
+            idle_at[gpus] = np.maximum(idle_at[gpus], end)
+        for job_id in view.in_transition():
+            job = view.job(job_id)
+            if job.status == JobStatus.SUSPENDING:
+                end = now + job.suspend_overhead_s
+            else:
+                end = now + job.resume_overhead_s + self._remaining(job)
+            gpus = list(job.gpus)
+            idle_at[gpus] = np.maximum(idle_at[gpus], end)
+        chosen = _cheapest_gang(idle_at, view.gpu_node, head.job.num_gpus, total=False)
+        if chosen is None:
+            return _INF, frozenset()
+        return float(idle_at[chosen].max()), frozenset(chosen)
 
     # ============================================================ step 1
     def _review_sampled(self, view: SimView, running: list[int]) -> Decision | None:
@@ -322,9 +379,10 @@ class ThesisHeuristic(Policy):
         view: SimView,
         candidate: _Waiting,
         checker: FitChecker,
-        memo: dict[tuple[Any, ...], str | None],
-    ) -> str | None:
-        """The strategy to place a waiting job with now, or ``None`` (it waits).
+        memo: dict[tuple[Any, ...], tuple[str, tuple[int, ...]] | None],
+    ) -> tuple[str, tuple[int, ...]] | None:
+        """The strategy (and the GPUs it picks) to place a waiting job with now, or
+        ``None`` (it waits).
 
         ``memo`` caches the answer by job shape for one cluster state (one ``decide``
         call), so a long queue costs O(shapes x G), not O(queue x G).
@@ -337,18 +395,20 @@ class ThesisHeuristic(Policy):
         shape = (job.num_gpus, job.memory_gib, job.intensity, job.cross_node_factor)
         if shape not in memo:
             memo[shape] = self._acceptable(view, job, shared, exclusive)
-        strategy = memo[shape]
-        if strategy is None and shared and candidate.sampling_run:
+        placed = memo[shape]
+        if placed is None and shared and candidate.sampling_run:
             # a sampling run lasts seconds: any fragment will do; it is re-placed after
-            self._sampling_only.add(job.job_id)
-            return "pack"
-        return strategy
+            gpus = view.find_placement(job.job_id, "pack")
+            if gpus is not None:
+                self._sampling_only.add(job.job_id)
+                return "pack", gpus
+        return placed
 
     def _acceptable(
         self, view: SimView, job: JobView, shared: bool, exclusive: bool
-    ) -> str | None:
+    ) -> tuple[str, tuple[int, ...]] | None:
         """A fragment under the interference thresholds, or idle GPUs, or ``None``."""
-        fragment: str | None = None
+        fragment: tuple[str, tuple[int, ...]] | None = None
         if shared:
             best = -1.0
             for strategy in ("pack", "min_frag"):
@@ -357,11 +417,13 @@ class ThesisHeuristic(Policy):
                     continue
                 own, others = placement_speed(view, job, gpus)
                 if own >= self.min_speed and others >= self.min_cotenant_speed and own > best:
-                    best, fragment = own, strategy
+                    best, fragment = own, (strategy, gpus)
         if self.prefer_fragments and fragment is not None:
             return fragment
         if exclusive:
-            return "exclusive"
+            gpus = view.find_placement(job.job_id, "exclusive")
+            if gpus is not None:
+                return "exclusive", gpus
         return fragment
 
     # ============================================================ step 4
@@ -448,18 +510,20 @@ class ThesisHeuristic(Policy):
         return ADVANCE
 
 
-def _cheapest_gang(cost: np.ndarray, gpu_node: np.ndarray, n: int) -> list[int] | None:
-    """``n`` GPUs of least total cost, inside one node when possible (``None``: every
-    choice has an infinite cost)."""
+def _cheapest_gang(
+    cost: np.ndarray, gpu_node: np.ndarray, n: int, total: bool = True
+) -> list[int] | None:
+    """``n`` GPUs of least total cost (``total=False``: least largest cost), inside one
+    node when possible (``None``: every choice has an infinite cost)."""
     best: tuple[float, list[int]] | None = None
     for node in np.unique(gpu_node):
         gpus = np.flatnonzero(gpu_node == node)
         if len(gpus) < n:
             continue
         order = gpus[np.argsort(cost[gpus], kind="stable")[:n]]
-        total = float(cost[order].sum())
-        if math.isfinite(total) and (best is None or total < best[0]):
-            best = (total, [int(x) for x in order])
+        score = float(cost[order].sum() if total else cost[order].max())
+        if math.isfinite(score) and (best is None or score < best[0]):
+            best = (score, [int(x) for x in order])
     if best is not None:
         return best[1]
     order = np.argsort(cost, kind="stable")[:n]

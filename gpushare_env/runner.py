@@ -70,13 +70,18 @@ def run_headless(
     config: SimConfig | None = None,
     interference: InterferenceModel | None = None,
     rng: np.random.Generator | None = None,
-    max_decisions_per_instant: int = 100_000,
+    max_events: int | None = None,
 ) -> RunResult:
     """Simulate ``jobs`` on ``cluster`` until all finish, asking ``policy`` at every instant.
 
+    Within one instant a policy can make only finitely many decisions (a placement uses up
+    a waiting job, a suspension a running one, until time runs), so the loop always
+    reaches the next event; ``max_events`` guards against a policy that never lets jobs
+    finish (for example a suspend / resume ping-pong).
+
     Raises:
-        RuntimeError: the policy keeps deciding without letting time run (livelock), or
-            lets time run while nothing is left to happen and jobs wait (deadlock).
+        RuntimeError: more than ``max_events`` events (livelock), or the policy lets time
+            run while nothing is left to happen and jobs wait (deadlock).
     """
     from gpushare_env.metrics import summarize
 
@@ -84,19 +89,17 @@ def run_headless(
     sim = Simulator(jobs, cluster, config, interference, rng)
     view = SimView(sim)
     policy.reset(view)
-    in_a_row = 0
     while not sim.done:
         decision = policy.decide(view)
-        if isinstance(decision, Advance):
-            sim.advance()
-            in_a_row = 0
+        if not isinstance(decision, Advance):
+            apply_decision(sim, decision)
             continue
-        apply_decision(sim, decision)
-        in_a_row += 1
-        if in_a_row > max_decisions_per_instant:
+        sim.advance()
+        if max_events is not None and sim.events_processed > max_events:
             raise RuntimeError(
-                f"policy {policy.name!r} made {in_a_row} decisions at t={sim.now_s:.3f}s "
-                "without letting time run (livelock)"
+                f"policy {policy.name!r}: {sim.events_processed} events and "
+                f"{sim.num_finished}/{len(sim.jobs)} jobs finished at t={sim.now_s:.1f}s "
+                f"(max_events={max_events}): livelock?"
             )
     records = sim.records()
     timeline = sim.timeline()

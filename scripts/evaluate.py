@@ -625,7 +625,7 @@ def _progress_bar(total: int, enabled: bool) -> Any:
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error (no usage dump) and exit code 2."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         raise UsageError(message)
 
 
@@ -1256,7 +1256,7 @@ def write_plots(
             seed = next(o.row["seed"] for o in mine if o.series is not None)
             written.append(
                 plots.plot_utilisation(
-                    series,  # type: ignore[arg-type]
+                    series,
                     folder / f"utilisation_{_safe(name)}.png",
                     f"{name}, seed {seed}: GPU utilisation over time",
                 )
@@ -1381,7 +1381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     outputs = run_all(plan.runs, plan.workers, progress=not args.quiet)
     summary, _ = write_outputs(plan, outputs, arguments, not args.no_plots, not args.no_jobs_csv)
-    if not args.quiet:
+    if not args.quiet and summary["workloads"]:
         table = render_markdown(
             summary, title=f"{plan.preset.name}: mean ± 95% CI", main_table_only=True
         )
@@ -1392,13 +1392,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
     failed = [o for o in outputs if o.error is not None]
+    by_error: dict[str, list[RunOutput]] = {}
     for output in failed:
-        row = output.row
-        print(
-            f"{PROG}: run failed: {row['policy']} / {row['workload']} / seed {row['seed']}: "
-            f"{output.error}",
-            file=sys.stderr,
-        )
+        by_error.setdefault(str(output.error), []).append(output)
+    for message, runs in by_error.items():
+        names = [f"{o.row['policy']}/{o.row['workload']}/seed {o.row['seed']}" for o in runs]
+        shown = ", ".join(names[:4]) + (f", ... ({len(names) - 4} more)" if len(names) > 4 else "")
+        print(f"{PROG}: {len(runs)} run(s) failed ({shown}): {message}", file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -435,12 +435,14 @@ class GPUShareEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             encoder.touch(gpus)
             if resuming:
                 self._transition_gpus += job.spec.num_gpus
+                encoder.in_transition += 1
             return
         job_id = encoder.running_ids[action - self._num_schedule_actions]
         job = sim.jobs[job_id]
         sim.suspend(job_id)
         encoder.touch(job.gpus)
         self._transition_gpus += job.spec.num_gpus
+        encoder.in_transition += 1
 
     def _advance(self) -> None:
         """Let time run to the next event, integrate the reward terms, note what changed."""
@@ -485,11 +487,13 @@ class GPUShareEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 encoder.sampled(event.job_id)
             elif kind is _SUSPEND_DONE:
                 self._transition_gpus -= job.spec.num_gpus
+                encoder.in_transition -= 1
                 self._queued_since_sum += job.queued_since_s
                 encoder.touch(job.prev_gpus)
                 encoder.enqueued(job)
             elif kind is _RESUME_DONE:
                 self._transition_gpus -= job.spec.num_gpus
+                encoder.in_transition -= 1
                 encoder.touch(job.gpus)
 
     def _settle(self) -> None:

@@ -126,9 +126,11 @@ _EXCLUSIVE = STRATEGIES.index("exclusive")
 _EPS = 1e-9  # [GiB] the simulator's memory tolerance
 _LOG_TIME_DECADES = 7.0  # log_time reaches 1 at 10**7 s (about 116 days)
 
-# hidden per-job columns of running jobs (float64): progress as of t0, rate, t0,
-# iterations, predicted seconds per remaining iteration (0 when unknown)
-_H_P0, _H_RATE, _H_T0, _H_ITERS, _H_STEP = range(5)
+_INV_DECADES = 1.0 / _LOG_TIME_DECADES
+# the four mask bytes of one pending slot (exclusive first, as in STRATEGIES), by
+# (shared strategies fit, exclusive fits)
+assert _EXCLUSIVE == 0 and _NUM_STRATEGIES == 4
+_SLOT_BYTES = (b"\x00\x00\x00\x00", b"\x01\x00\x00\x00", b"\x00\x01\x01\x01", b"\x01\x01\x01\x01")
 
 
 def log_time(seconds: float) -> float:
@@ -136,10 +138,8 @@ def log_time(seconds: float) -> float:
     return min(1.0, math.log10(1.0 + max(seconds, 0.0)) / _LOG_TIME_DECADES)
 
 
-def _log_time_array(seconds: np.ndarray) -> np.ndarray:
-    out = np.log10(1.0 + np.maximum(seconds, 0.0))
-    out *= 1.0 / _LOG_TIME_DECADES
-    return np.minimum(out, 1.0, out=out)
+def _clip01(value: float) -> float:
+    return 0.0 if value < 0.0 else (1.0 if value > 1.0 else value)
 
 
 def observation_space(num_gpus: int, pending_window: int, running_window: int) -> spaces.Dict:
@@ -163,12 +163,15 @@ class StateEncoder:
     """Observation and mask of one episode's simulator, updated incrementally.
 
     The env calls :meth:`touch` with the GPUs every decision or event changed,
-    :meth:`enqueued` / :meth:`dequeued` when a job enters / leaves the queue and
-    :meth:`sampled` when a running job's step time gets measured, then
-    :meth:`update_mask` after every state change and :meth:`observe` once per step.
+    :meth:`enqueued` / :meth:`dequeued` when a job enters / leaves the queue,
+    :meth:`sampled` when a running job's step time gets measured, and keeps
+    :attr:`in_transition`; then :meth:`update_mask` after every state change and
+    :meth:`observe` once per step.
 
-    All outputs live in one preallocated ``float32`` buffer; :meth:`observe` returns
-    slices of a single copy of it.
+    Numpy calls cost about a microsecond each whatever their size, so the per-step work
+    on the (small) windows and the touched GPUs is plain Python over per-job lists, and
+    numpy is used once per block: all outputs live in one preallocated ``float32``
+    buffer and :meth:`observe` returns slices of a single copy of it.
 
     Args:
         sim: The episode's simulator (read only).
@@ -189,16 +192,17 @@ class StateEncoder:
         g = cluster.num_gpus
         self.num_gpus = g
         self.max_jobs = cluster.max_jobs_per_gpu
-        self._total_memory = float(cluster.gpu_memory_gib.sum())
         self._capacity = cluster.gpu_memory_gib
         max_capacity = float(cluster.gpu_memory_gib.max())
         self._inv_max_speed = 1.0 / float(cluster.gpu_speed.max())
         self._heterogeneous = bool(np.any(cluster.gpu_memory_gib != max_capacity))
-        self._free = state.free_memory_gib  # the simulator's arrays (same objects)
+        self._free = state.free_memory_gib  # the simulator's arrays (the same objects)
         self._load = state.load
         self._holders = state.holders
         self._inv_capacity: list[float] = (1.0 / cluster.gpu_memory_gib).tolist()
         self._inv_slots = 1.0 / self.max_jobs
+        self._inv_gpus = 1.0 / g
+        self._inv_total_memory = 1.0 / float(cluster.gpu_memory_gib.sum())
 
         # -- jobs: dense indices (generated workloads number jobs 0..J-1 already)
         specs = [job.spec for job in sim.jobs.values()]
@@ -212,22 +216,27 @@ class StateEncoder:
             self._index = {job_id: i for i, job_id in enumerate(ids)}
             size = len(ids)
         index = self._index
-        mem_values = np.unique(np.asarray([s.memory_gib for s in specs], dtype=np.float64))
-        self._mem_values: list[float] = mem_values.tolist()  # distinct worker sizes [GiB]
-        self.num_gpus_of = np.zeros(size, dtype=np.int64)  # (J,)
-        self._mem_level = np.zeros(size, dtype=np.int64)  # (J,) index into _mem_values
+        self._mem_values: list[float] = sorted({s.memory_gib for s in specs})  # [GiB]
+        # per job (by index): GPUs requested, index of its worker size in _mem_values,
+        # iterations, and for a running job its progress as of t0, rate, t0 and measured
+        # seconds per iteration (0 when unknown)
+        self._need: list[int] = [0] * size
+        self._size_index: list[int] = [0] * size
+        self._iterations: list[float] = [1.0] * size
+        self._p0: list[float] = [0.0] * size  # [iterations]
+        self._rate: list[float] = [0.0] * size  # [iterations / s]
+        self._t0: list[float] = [0.0] * size  # [s]
+        self._step_s: list[float] = [0.0] * size  # [s / iteration]
+        self._since: list[float] = [0.0] * size  # [s] queued_since - 1 (see log_time)
+        self._version: list[int] = [-1] * size
         self._pend_rows = np.zeros((size, _NUM_P), dtype=np.float32)
         self._run_rows = np.zeros((size, _NUM_R), dtype=np.float32)
-        self._hidden = np.zeros((size, 5), dtype=np.float64)
-        self._queued_since = np.zeros(size, dtype=np.float64)  # (J,) [s]
-        self._version: list[int] = [-1] * size
-        self._job_gpus: list[int] = [0] * size
         log_gpus = 1.0 / math.log2(1.0 + g)
         for s in specs:
             i = s.job_id if index is None else index[s.job_id]
-            self.num_gpus_of[i] = s.num_gpus
-            self._job_gpus[i] = s.num_gpus
-            self._mem_level[i] = int(np.searchsorted(mem_values, s.memory_gib))
+            self._need[i] = s.num_gpus
+            self._size_index[i] = self._mem_values.index(s.memory_gib)
+            self._iterations[i] = float(s.iterations)
             row = self._pend_rows[i]
             row[_VALID] = 1.0
             row[_NGPU] = math.log2(1.0 + s.num_gpus) * log_gpus
@@ -236,13 +245,13 @@ class StateEncoder:
             if s.model in _MODEL_NAMES:
                 row[_MODEL0 + _MODEL_NAMES.index(s.model)] = 1.0
             self._run_rows[i, :_NUM_P] = row
-            self._hidden[i, _H_ITERS] = s.iterations
 
         # -- one float32 buffer holding every observation key, and views into it
         sizes = (g * _NUM_GPU_F, _NUM_FRAG, pending_window * _NUM_P, running_window * _NUM_R)
-        sizes += (_NUM_GLOBAL,)
-        self._bounds = np.cumsum((0, *sizes)).tolist()
+        self._bounds: list[int] = np.cumsum((0, *sizes, _NUM_GLOBAL)).tolist()
         self._buffer = np.zeros(self._bounds[-1], dtype=np.float32)
+        n_actions = pending_window * _NUM_STRATEGIES + running_window + 1
+        self.mask = np.zeros(n_actions, dtype=bool)
         self._bind_views()
         num_nodes = max(cluster.num_nodes - 1, 1)
         self.gpu_rows[:, 3] = cluster.gpu_node / num_nodes
@@ -253,40 +262,42 @@ class StateEncoder:
         self._category: list[int] = [0] * g
         self._category_counts: list[int] = [0] * _NUM_FRAG
         self._category_counts[0] = g
-        self._level: list[int] = [0] * g
-        # GPUs on which a worker of size index k fits (the simulator's test: an open
-        # worker slot and free + 1e-9 >= size): the GPUs whose level exceeds k
-        self._fit_counts = np.zeros(len(self._mem_values), dtype=np.int64)
-        self.idle_gpus = g
-        self._refresh_gpus(range(g))
         self.frag_out[0] = 1.0
+        self._level: list[int] = [0] * g
+        # GPUs on which a worker of size index k fits (the simulator's test: a free
+        # worker slot and free + 1e-9 >= size) = the GPUs whose level exceeds k
+        self._fit_counts: list[int] = [0] * len(self._mem_values)
+        self.idle_gpus = g
+        self._fit_epoch = 0  # bumped whenever a fit count or the idle count changes
+        self._touched: set[int] = set()
+        self._refresh_gpus(range(g))
 
-        n_actions = pending_window * _NUM_STRATEGIES + running_window + 1
-        self.mask = np.zeros(n_actions, dtype=bool)
-        self._bind_views()  # again, now that the mask exists
         self.pending_ids: list[int] = []
         self.running_ids: list[int] = []
-        self._pending_idx = np.zeros(0, dtype=np.intp)
-        self._touched: set[int] = set()
         self.waiting_gpus = 0  # GPUs requested by waiting jobs
+        self.in_transition = 0  # jobs suspending or resuming (kept by the env)
         self.has_choice = False
         self.can_advance = False
-        # what the pending / running blocks were last computed for
-        self._pending_key: tuple[float, list[int]] | None = None
-        self._running_key: tuple[float, list[int]] | None = None
-        self._running_refreshed = False
+        # what the mask and the pending / running blocks were last computed for
+        self._mask_key: tuple[int, list[int]] | None = None
+        self._schedule_choice = False
+        self._pending_rows_for: list[int] | None = None
+        self._pending_filled = 0
+        self._pending_now = math.nan
+        self._running_rows_for: list[int] | None = None
+        self._running_filled = 0
+        self._running_now = math.nan
 
     def _bind_views(self) -> None:
         b = self._bounds
         buffer = self._buffer
-        self.gpu_rows = buffer[b[0] : b[1]].reshape(self.num_gpus, _NUM_GPU_F)
+        self._gpu_flat = buffer[b[0] : b[1]]
+        self.gpu_rows = self._gpu_flat.reshape(self.num_gpus, _NUM_GPU_F)
         self.frag_out = buffer[b[1] : b[2]]
         self.pending_out = buffer[b[2] : b[3]].reshape(self.pending_window, _NUM_P)
         self.running_out = buffer[b[3] : b[4]].reshape(self.running_window, _NUM_R)
         self.global_out = buffer[b[4] : b[5]]
-        width = self.pending_window * _NUM_STRATEGIES
-        if hasattr(self, "mask"):
-            self._grid = self.mask[:width].reshape(self.pending_window, _NUM_STRATEGIES)
+        self._mask_bytes = self.mask.view(np.uint8)
 
     # ------------------------------------------------------------ notifications
     def touch(self, gpus: tuple[int, ...]) -> None:
@@ -297,29 +308,27 @@ class StateEncoder:
         """A job (re)entered the queue: write its pending row once for the whole wait."""
         spec = job.spec
         i = spec.job_id if self._index is None else self._index[spec.job_id]
-        self._queued_since[i] = job.queued_since_s
+        self._since[i] = job.queued_since_s - 1.0
         self._version[i] = -1
         self.waiting_gpus += spec.num_gpus
         predicted = self.sim.predicted_remaining_s(spec.job_id)
         self._pend_rows[i, _WAIT:] = (
-            0.0,
+            0.0,  # the wait: computed at each observation
             1.0 if job.sampled else 0.0,
             0.0 if predicted is None else 1.0,
             0.0 if predicted is None else log_time(predicted),
             1.0 if job.status == JobStatus.SUSPENDED else 0.0,
             job.progress / spec.iterations,
         )
-        self._pending_key = None
+        self._pending_rows_for = None  # rebuild the pending block
 
     def dequeued(self, job_id: int) -> None:
         """A waiting job was placed."""
-        i = job_id if self._index is None else self._index[job_id]
-        self.waiting_gpus -= self._job_gpus[i]
+        self.waiting_gpus -= self._need[job_id if self._index is None else self._index[job_id]]
 
     def sampled(self, job_id: int) -> None:
         """A running job's step time was measured: rewrite its row at the next step."""
-        i = job_id if self._index is None else self._index[job_id]
-        self._version[i] = -1
+        self._version[job_id if self._index is None else self._index[job_id]] = -1
 
     # ------------------------------------------------------------------ GPUs
     def _refresh_gpus(self, gpus: Iterable[int]) -> None:
@@ -327,7 +336,7 @@ class StateEncoder:
         free_of = self._free
         holders_of = self._holders
         load_of = self._load
-        rows = self.gpu_rows
+        flat = self._gpu_flat
         inv_capacity = self._inv_capacity
         inv_slots = self._inv_slots
         max_jobs = self.max_jobs
@@ -338,14 +347,18 @@ class StateEncoder:
         level = self._level
         fit_counts = self._fit_counts
         frag = self.frag_out
-        inv_gpus = 1.0 / self.num_gpus
+        inv_gpus = self._inv_gpus
         no_slot = _NUM_FRAG - 1
+        changed = self._heterogeneous  # exclusive's choice may change with any GPU
         for g in gpus:
-            free = float(free_of[g])
-            holders = int(holders_of[g])
-            rows[g, 0] = free * inv_capacity[g]
-            rows[g, 1] = float(load_of[g]) * inv_slots
-            rows[g, 2] = holders * inv_slots
+            free = free_of.item(g)
+            holders = holders_of.item(g)
+            row = g * _NUM_GPU_F
+            # the simulator's sums may leave float dust below zero
+            flat[row] = free * inv_capacity[g] if free > 0.0 else 0.0
+            load = load_of.item(g)
+            flat[row + 1] = load * inv_slots if load > 0.0 else 0.0
+            flat[row + 2] = holders * inv_slots
             if holders == 0:
                 new = 0
             elif holders >= max_jobs:
@@ -359,15 +372,22 @@ class StateEncoder:
                 counts[new] += 1
                 frag[old] = counts[old] * inv_gpus
                 frag[new] = counts[new] * inv_gpus
-                self.idle_gpus += (new == 0) - (old == 0)
+                if new == 0 or old == 0:
+                    self.idle_gpus += 1 if new == 0 else -1
+                    changed = True
             new = bisect.bisect_right(sizes, free + _EPS) if holders < max_jobs else 0
             old = level[g]
             if new != old:
                 level[g] = new
+                changed = True
                 if new > old:
-                    fit_counts[old:new] += 1
+                    for k in range(old, new):
+                        fit_counts[k] += 1
                 else:
-                    fit_counts[new:old] -= 1
+                    for k in range(new, old):
+                        fit_counts[k] -= 1
+        if changed:
+            self._fit_epoch += 1
 
     # ------------------------------------------------------------------ mask
     def update_mask(self) -> np.ndarray:
@@ -377,71 +397,63 @@ class StateEncoder:
             self._refresh_gpus(touched)
             touched.clear()
         sim = self.sim
-        mask = self.mask
-        grid = self._grid
-        previous = len(self.pending_ids)
         pending = sim.pending(self.pending_window)
-        self.pending_ids = pending
-        k = len(pending)
-        choice = False
-        if k:
-            index = self._index
-            idx = np.array(pending if index is None else [index[j] for j in pending])
-            self._pending_idx = idx
-            need = self.num_gpus_of[idx]
-            grid[:k] = (need <= self._fit_counts[self._mem_level[idx]])[:, None]
-            exclusive = need <= self.idle_gpus
-            if self._heterogeneous:
-                exclusive &= self._exclusive_memory_ok(pending, exclusive)
-            grid[:k, _EXCLUSIVE] = exclusive
-            choice = bool(grid[:k].any())
-        if previous > k:
-            grid[k:previous] = False
+        key = (self._fit_epoch, pending)
+        if key != self._mask_key:
+            # the schedule part depends only on the window and on the fit counts
+            self._mask_key = key
+            previous = len(self.pending_ids)
+            self.pending_ids = pending
+            self._schedule_choice = self._schedule_mask(pending, previous)
         width = self.pending_window * _NUM_STRATEGIES
         previous = len(self.running_ids)
         running = sim.running(self.running_window)
         self.running_ids = running
         k = len(running)
+        mask = self.mask
         if k != previous:
             mask[width : width + self.running_window] = False
             mask[width : width + k] = True
         self.can_advance = sim.next_event_time() is not None
         mask[-1] = self.can_advance
-        self.has_choice = choice or k > 0
-        return mask
+        self.has_choice = self._schedule_choice or k > 0
+        return self.mask
 
-    def _exclusive_memory_ok(self, pending: list[int], candidates: np.ndarray) -> np.ndarray:
+    def _schedule_mask(self, pending: list[int], previous: int) -> bool:
+        """Write the schedule part of the mask; True if some schedule is valid."""
+        need = self._need
+        size_index = self._size_index
+        fit_counts = self._fit_counts
+        idle = self.idle_gpus
+        index = self._index
+        codes = []
+        for job_id in pending:
+            i = job_id if index is None else index[job_id]
+            n = need[i]
+            exclusive = n <= idle
+            if exclusive and self._heterogeneous:
+                exclusive = self._exclusive_memory_ok(job_id)
+            codes.append(_SLOT_BYTES[2 * (n <= fit_counts[size_index[i]]) + exclusive])
+        k = 4 * len(pending)
+        if k:
+            self._mask_bytes[:k] = np.frombuffer(b"".join(codes), dtype=np.uint8)
+        if previous * 4 > k:
+            self._mask_bytes[k : previous * 4] = 0
+        return any(code != _SLOT_BYTES[0] for code in codes)
+
+    def _exclusive_memory_ok(self, job_id: int) -> bool:
         """On mixed GPU memories ``exclusive`` may pick an idle GPU too small: check it."""
-        ok = np.ones(len(pending), dtype=bool)
-        smallest = float(self._capacity.min())
-        for i, job_id in enumerate(pending):
-            if not candidates[i]:
-                continue
-            memory = self.sim.jobs[job_id].spec.memory_gib
-            if memory <= smallest + _EPS:
-                continue
-            gpus = self.sim.find_placement(job_id, "exclusive")
-            ok[i] = gpus is not None and all(self._free[g] + _EPS >= memory for g in gpus)
-        return ok
+        memory = self.sim.jobs[job_id].spec.memory_gib
+        if memory <= float(self._capacity.min()) + _EPS:
+            return True
+        gpus = self.sim.find_placement(job_id, "exclusive")
+        return gpus is not None and all(self._free.item(g) + _EPS >= memory for g in gpus)
 
     # ----------------------------------------------------------- observation
     def observe(self) -> dict[str, np.ndarray]:
         """The observation of the current state (fresh arrays the caller may keep)."""
-        sim = self.sim
-        now = sim.now_s
-        # pending window (ids and indices from update_mask); a waiting job's row only
-        # moves with its wait, so nothing changes while time and the window stand still
-        pending = self.pending_ids
-        key = (now, pending)
-        if key != self._pending_key:
-            k = len(pending)
-            out = self.pending_out
-            if k:
-                idx = self._pending_idx
-                out[:k] = self._pend_rows[idx]
-                out[:k, _WAIT] = _log_time_array(now - self._queued_since[idx])
-            out[k:] = 0.0
-            self._pending_key = key
+        now = self.sim.now_s
+        self._observe_pending(now)
         self._observe_running(now)
         self._observe_global(now)
         b = self._bounds
@@ -454,73 +466,121 @@ class StateEncoder:
             "global": flat[b[4] : b[5]],
         }
 
+    def _observe_pending(self, now: float) -> None:
+        # a waiting job's row is fixed for its whole wait but for the wait itself
+        pending = self.pending_ids
+        out = self.pending_out
+        k = len(pending)
+        index = self._index
+        if pending is not self._pending_rows_for:
+            self._pending_rows_for = pending
+            if k:
+                idx = pending if index is None else [index[j] for j in pending]
+                out[:k] = self._pend_rows[idx]
+            if self._pending_filled > k:
+                out[k : self._pending_filled] = 0.0
+            self._pending_filled = k
+            self._pending_now = math.nan
+        if k and now != self._pending_now:
+            self._pending_now = now
+            since = self._since
+            log10 = math.log10
+            out[:k, _WAIT] = [
+                min(1.0, log10(now - since[j if index is None else index[j]]) * _INV_DECADES)
+                for j in pending
+            ]
+
     def _observe_running(self, now: float) -> None:
         running = self.running_ids
         jobs = self.sim.jobs
         version = self._version
         index = self._index
-        refreshed = False
-        for job_id in running:
+        refreshed = []
+        for slot, job_id in enumerate(running):
             job = jobs[job_id]
             i = job_id if index is None else index[job_id]
             if job.version != version[i]:
                 self._refresh_running(i, job)
-                refreshed = True
-        key = (now, running)
-        if not refreshed and key == self._running_key:
-            return
-        self._running_key = key
+                refreshed.append((slot, i))
         k = len(running)
         out = self.running_out
-        if k:
-            idx = np.array(running if index is None else [index[j] for j in running])
-            out[:k] = self._run_rows[idx]
-            hidden = self._hidden[idx]
-            iters = hidden[:, _H_ITERS]
-            done = hidden[:, _H_RATE] * (now - hidden[:, _H_T0])
-            done += hidden[:, _H_P0]
-            np.minimum(done, iters, out=done)
-            out[:k, _PROG] = done / iters
-            remaining = iters - done
-            remaining *= hidden[:, _H_STEP]
-            out[:k, _PRED] = _log_time_array(remaining)
-        out[k:] = 0.0
+        if running != self._running_rows_for:
+            self._running_rows_for = running
+            if k:
+                out[:k] = self._run_rows[running if index is None else [index[j] for j in running]]
+            if self._running_filled > k:
+                out[k : self._running_filled] = 0.0
+            self._running_filled = k
+        elif now == self._running_now:
+            # same jobs, same instant: progress stands still, only refreshed rows change
+            for slot, i in refreshed:
+                out[slot, _WAIT:_PRED] = self._run_rows[i, _WAIT:_PRED]
+                out[slot, _SPEED] = self._run_rows[i, _SPEED]
+            return
+        else:
+            for slot, i in refreshed:
+                out[slot] = self._run_rows[i]
+        self._running_now = now
+        if not k:
+            return
+        p0 = self._p0
+        rate = self._rate
+        t0 = self._t0
+        step_s = self._step_s
+        iterations = self._iterations
+        log10 = math.log10
+        progress = []
+        predicted = []
+        for job_id in running:
+            i = job_id if index is None else index[job_id]
+            total = iterations[i]
+            done = p0[i] + rate[i] * (now - t0[i])
+            if done > total:
+                done = total
+            progress.append(done / total)
+            predicted.append(min(1.0, log10(1.0 + (total - done) * step_s[i]) * _INV_DECADES))
+        out[:k, _PROG] = progress
+        out[:k, _PRED] = predicted
 
     def _refresh_running(self, i: int, job: JobState) -> None:
         self._version[i] = job.version
         step = self.sim.measured_step_time_s(job.spec.job_id)
-        hidden = self._hidden[i]
-        hidden[_H_P0] = job.progress
-        hidden[_H_RATE] = job.rate
-        hidden[_H_T0] = job.last_update_s
-        hidden[_H_STEP] = 0.0 if step is None else step
-        row = self._run_rows[i]
-        row[_WAIT] = log_time(job.queued_s)
-        row[_SAMPLED] = 1.0 if job.sampled else 0.0
-        row[_KNOWN] = 0.0 if step is None else 1.0
-        row[_SUSP] = 0.0
-        row[_SPEED] = min(1.0, job.speed * self._inv_max_speed)
+        self._p0[i] = job.progress
+        self._rate[i] = job.rate
+        self._t0[i] = job.last_update_s
+        self._step_s[i] = 0.0 if step is None else step
+        self._run_rows[i, _WAIT:] = (
+            log_time(job.queued_s),
+            1.0 if job.sampled else 0.0,
+            0.0 if step is None else 1.0,
+            0.0,  # predicted remaining: extrapolated at each observation
+            0.0,  # a running job is not suspended
+            0.0,  # progress: extrapolated at each observation
+            min(1.0, job.speed * self._inv_max_speed),
+        )
 
     def _observe_global(self, now: float) -> None:
         sim = self.sim
         util, allocated, free, fragmented, expected = self.view.cluster_totals()
         inv_jobs = self._inv_jobs
-        inv_gpus = 1.0 / self.num_gpus
+        inv_gpus = self._inv_gpus
         waiting = sim.num_waiting
         inv_free = 1.0 / free if free > _EPS else 0.0
+        backlog = waiting - self.pending_window
         self.global_out[:] = (
             log_time(now),
             waiting * inv_jobs,
-            max(0, waiting - self.pending_window) * inv_jobs,
+            backlog * inv_jobs if backlog > 0 else 0.0,
             sim.num_running * inv_jobs,
-            len(sim.in_transition()) * inv_jobs,
+            self.in_transition * inv_jobs,
             sim.jobs_in_system * inv_jobs,
             sim.num_finished * inv_jobs,
-            min(1.0, util * inv_gpus),
+            # the simulator's running sums drift by float dust: clip into [0, 1]
+            _clip01(util * inv_gpus),
             allocated * inv_gpus,
-            min(1.0, free / self._total_memory),
-            min(1.0, fragmented * inv_free),
-            min(1.0, expected * inv_free),
+            _clip01(free * self._inv_total_memory),
+            _clip01(fragmented * inv_free),
+            _clip01(expected * inv_free),
             min(1.0, self.waiting_gpus * inv_gpus),
             self.idle_gpus * inv_gpus,
             1.0 if self.can_advance else 0.0,
@@ -529,11 +589,12 @@ class StateEncoder:
     # ---------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, object]:
         state = self.__dict__.copy()
-        # numpy views (the SimView's read-only arrays, our slices of the buffer and the
+        # numpy views (the SimView's read-only arrays, the slices of the buffer and of the
         # mask) would unpickle as detached copies: drop them and bind them again
         for name in ("view", "gpu_rows", "frag_out", "pending_out", "running_out"):
             del state[name]
-        del state["global_out"], state["_grid"]
+        for name in ("global_out", "_gpu_flat", "_mask_bytes"):
+            del state[name]
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:

@@ -295,20 +295,37 @@ class SimView:
             state.free_memory_gib[open_slot], int(np.count_nonzero(state.holders == 0))
         )
 
-    def speed_if_placed(self, job_id: int, gpus: tuple[int, ...]) -> tuple[float, float]:
+    def speed_if_placed(
+        self, job_id: int, gpus: tuple[int, ...], include_resuming: bool = False
+    ) -> tuple[float, float]:
         """Predicted speeds if ``job_id`` joined ``gpus``: (its own, slowest co-located).
 
         Both are fractions of solo speed under the simulator's interference model; the
-        second is 1.0 when no other job computes there.
+        second is 1.0 when no other job computes there. With ``include_resuming``, jobs
+        that are restarting on those GPUs (they hold memory and will compute in seconds)
+        count as computing too, so a burst of placements at one instant does not stack
+        jobs on a GPU whose restarting tenants look idle.
         """
         sim = self._sim
         spec = sim.jobs[job_id].spec
         state = sim.gpus
+        extra_load: dict[int, float] = {}
+        extra_count: dict[int, int] = {}
+        if include_resuming:
+            wanted = set(gpus)
+            for other_id in sim.in_transition():
+                other = sim.jobs[other_id]
+                if other.status != JobStatus.RESUMING:
+                    continue
+                for g in wanted.intersection(other.gpus):
+                    extra_load[g] = extra_load.get(g, 0.0) + other.spec.intensity
+                    extra_count[g] = extra_count.get(g, 0) + 1
         own = 1.0
         others = 1.0
         for g in gpus:
-            k = int(state.computing[g]) + 1
-            factor = sim.interference.factor(float(state.load[g]) + spec.intensity, k, ())
+            k = int(state.computing[g]) + extra_count.get(g, 0) + 1
+            load = float(state.load[g]) + extra_load.get(g, 0.0) + spec.intensity
+            factor = sim.interference.factor(load, k, ())
             own = min(own, factor * float(sim.cluster.gpu_speed[g]))
             if k > 1:
                 others = min(others, factor)

@@ -1,0 +1,313 @@
+"""``gpushare-evaluate`` end to end on tiny workloads: reproducibility, traces, bad arguments."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpushare_env.workloads import make_workload, write_csv_trace
+from scripts import evaluate
+
+REPO = Path(__file__).resolve().parents[2]
+# Heuristics with and without sharing plus the seeded random one: 3 x 2 x 2 = 12 runs.
+TINY = ["--policies", "fifo", "fifo_pack", "random", "--num-jobs", "12", "--seeds", "0", "1"]
+TINY += ["--workload", "thesis", "--workload", "thesis_poisson", "--cluster", "tiny"]
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _without_wall(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    return [{k: v for k, v in row.items() if k != "wall_s"} for row in rows]
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny command once, on one worker, with plots."""
+    out = tmp_path_factory.mktemp("first")
+    assert evaluate.main([*TINY, "--workers", "1", "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_runs_csv_has_the_documented_columns_and_one_row_per_run(first_run: Path) -> None:
+    rows = _rows(first_run / "runs.csv")
+    assert list(rows[0])[: len(evaluate.RUN_COLUMNS)] == list(evaluate.RUN_COLUMNS)
+    keys = [(r["policy"], r["workload"], r["seed"]) for r in rows]
+    assert keys == [
+        (p, w, s)
+        for p in ("fifo", "fifo_pack", "random")
+        for w in ("thesis", "thesis_poisson")
+        for s in ("0", "1")
+    ]
+    assert all(r["num_jobs"] == "12" and r["truncated"] == "0" for r in rows)
+    assert all(float(r["wall_s"]) > 0 for r in rows)
+
+
+def test_same_command_twice_gives_identical_results(first_run: Path, tmp_path: Path) -> None:
+    assert evaluate.main([*TINY, "--workers", "1", "--out", str(tmp_path), "--quiet"]) == 0
+    first, again = _rows(first_run / "runs.csv"), _rows(tmp_path / "runs.csv")
+    assert _without_wall(first) == _without_wall(again)
+    assert [r["wall_s"] for r in first] != [r["wall_s"] for r in again]  # timing is real
+    assert (first_run / "jobs.csv").read_text() == (tmp_path / "jobs.csv").read_text()
+    assert json.loads((first_run / "summary.json").read_text()) == json.loads(
+        (tmp_path / "summary.json").read_text()
+    )
+
+
+def test_two_workers_give_the_same_numbers_as_one(first_run: Path, tmp_path: Path) -> None:
+    code = evaluate.main([*TINY, "--workers", "2", "--out", str(tmp_path), "--quiet"])
+    assert code == 0
+    assert _without_wall(_rows(first_run / "runs.csv")) == _without_wall(
+        _rows(tmp_path / "runs.csv")
+    )
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["workers"] == 2
+
+
+def test_outputs_summary_config_and_plots(first_run: Path) -> None:
+    summary = json.loads((first_run / "summary.json").read_text())
+    cell = summary["workloads"]["thesis"]["policies"]["fifo_pack"]["metrics"]["mean_jct_s"]
+    jcts = [
+        float(r["mean_jct_s"])
+        for r in _rows(first_run / "runs.csv")
+        if (r["policy"], r["workload"]) == ("fifo_pack", "thesis")
+    ]
+    assert cell["mean"] == pytest.approx(np.mean(jcts))
+    assert cell["ratio_to_baseline"] is not None
+    markdown = (first_run / "summary.md").read_text()
+    assert "## Workload `thesis`" in markdown and "**" in markdown
+    plots = {p.name for p in (first_run / "plots").glob("*.png")}
+    for workload in ("thesis", "thesis_poisson"):
+        for kind in ("metrics", "jct_cdf", "utilisation"):
+            assert f"{kind}_{workload}.png" in plots
+        assert f"gantt_{workload}_fifo.png" in plots  # the baseline (no thesis here)
+    assert all((first_run / "plots" / p).stat().st_size > 10_000 for p in plots)
+    config = json.loads((first_run / "config.json").read_text())
+    assert len(config["runs"]) == 12
+    run = config["runs"][0]
+    assert run["seed"] == 0 and run["reset"] == {"seed": 0}
+    assert run["env_config"]["cluster"] == "tiny" and run["env_config"]["num_jobs"] == 12
+    assert run["workload_resolved"]["kind"] == "thesis"
+    assert run["policy_spec"]["params"] == {"seed": 0}
+
+
+def test_one_run_reproduces_from_its_config_entry(first_run: Path, tmp_path: Path) -> None:
+    config = json.loads((first_run / "config.json").read_text())
+    entry = next(r for r in config["runs"] if r["policy"] == "random" and r["seed"] == 1)
+    argv = shlex.split(entry["reproduce"])[1:]
+    argv += ["--out", str(tmp_path), "--quiet", "--no-plots"]
+    assert evaluate.main(argv) == 0
+    (again,) = _without_wall(_rows(tmp_path / "runs.csv"))
+    original = next(
+        r
+        for r in _without_wall(_rows(first_run / "runs.csv"))
+        if (r["policy"], r["workload"], r["seed"]) == ("random", entry["workload"], "1")
+    )
+    assert again == original
+
+
+def _write_trace(path: Path) -> list[int]:
+    """A CSV trace of 9 jobs with scattered ids; returns the ids."""
+    jobs = make_workload("thesis", np.random.default_rng(7), num_jobs=9, cluster_gpus=4)
+    ids = [3, 5, 8, 13, 21, 34, 55, 89, 144]
+    from dataclasses import replace
+
+    write_csv_trace([replace(job, job_id=i) for job, i in zip(jobs, ids, strict=True)], path)
+    return ids
+
+
+def test_a_trace_gives_every_policy_exactly_its_jobs(tmp_path: Path) -> None:
+    trace = tmp_path / "mine.csv"
+    ids = _write_trace(trace)
+    out = tmp_path / "out"
+    argv = ["--trace", str(trace), "--cluster", "tiny", "--policies", "fifo", "fifo_pack"]
+    argv += ["thesis", "--seeds", "0", "1", "--workers", "1", "--out", str(out), "--quiet"]
+    argv += ["--no-plots"]
+    assert evaluate.main(argv) == 0
+    rows = _rows(out / "runs.csv")
+    assert len(rows) == 6 and {r["workload"] for r in rows} == {"mine.csv"}
+    assert all(r["num_jobs"] == "9" for r in rows)
+    jobs = _rows(out / "jobs.csv")
+    for policy in ("fifo", "fifo_pack", "thesis"):
+        for seed in ("0", "1"):
+            mine = [int(j["job_id"]) for j in jobs if (j["policy"], j["seed"]) == (policy, seed)]
+            assert mine == ids, (policy, seed)
+    config = json.loads((out / "config.json").read_text())
+    assert config["runs"][0]["trace_sha256"] == evaluate._sha256(trace)
+
+
+def test_a_philly_json_trace_runs(tmp_path: Path) -> None:
+    trace = tmp_path / "log.json"
+    jobs = []
+    for k in range(6):
+        start = f"2017-10-03 0{k}:10:00"
+        jobs.append(
+            {
+                "jobid": f"application_{k}",
+                "status": "Pass",
+                "submitted_time": f"2017-10-03 0{k}:00:00",
+                "attempts": [
+                    {
+                        "start_time": start,
+                        "end_time": f"2017-10-03 0{k}:40:00",
+                        "detail": [{"ip": "m1", "gpus": ["gpu0"] * (1 + k % 2)}],
+                    }
+                ]
+                if k != 4
+                else [],  # no attempt: skipped by the reader
+            }
+        )
+    trace.write_text(json.dumps(jobs))
+    out = tmp_path / "out"
+    argv = ["--trace", str(trace), "--cluster", "tiny", "--policies", "fifo", "fifo_pack"]
+    argv += ["--seeds", "0", "--workers", "1", "--out", str(out), "--quiet", "--no-plots"]
+    assert evaluate.main(argv) == 0
+    rows = _rows(out / "runs.csv")
+    assert [r["num_jobs"] for r in rows] == ["5", "5"]
+
+
+def test_headless_runs_the_same_workload_as_the_env() -> None:
+    import gymnasium as gym
+
+    from gpushare_env.sim import Simulator
+
+    for workload in ("thesis_poisson", "philly"):
+        config = {"cluster": "tiny", "workload": workload, "num_jobs": 15}
+        spec = evaluate.RunSpec(
+            index=0,
+            policy=evaluate.PolicySpec(label="fifo", name="fifo"),
+            workload=evaluate.WorkloadSpec(workload, workload, 15),
+            seed=3,
+            env_config=config,
+            headless=True,
+        )
+        jobs, cluster, sim_config, noise_rng, _ = evaluate._headless_setup(spec)
+        headless = Simulator(jobs, cluster, sim_config, rng=noise_rng)
+        env = gym.make("GPUShare-v0", config=config)
+        env.reset(seed=3)
+        in_env = env.unwrapped.simulator
+        assert [j.spec for j in in_env.jobs.values()] == [j.spec for j in headless.jobs.values()]
+        assert [j.noise for j in in_env.jobs.values()] == [j.noise for j in headless.jobs.values()]
+        assert in_env.config == headless.config
+
+
+def test_headless_mode_writes_the_same_columns(tmp_path: Path) -> None:
+    argv = ["--headless", "--policies", "fifo_pack", "--num-jobs", "10", "--seeds", "0"]
+    argv += ["--workload", "thesis", "--cluster", "tiny", "--workers", "1"]
+    argv += ["--out", str(tmp_path), "--quiet", "--gantt", "fifo_pack"]
+    assert evaluate.main(argv) == 0
+    (row,) = _rows(tmp_path / "runs.csv")
+    assert row["mode"] == "headless" and row["num_jobs"] == "10"
+    assert (tmp_path / "plots" / "gantt_thesis_fifo_pack.png").is_file()
+
+
+BAD_ARGUMENTS = {
+    "unknown policy": ["--policies", "fifo", "nosuchpolicy"],
+    "missing trace": ["--trace", "/no/such/trace.csv"],
+    "negative seed": ["--seeds", "-1"],
+    "bad seed": ["--seeds", "one"],
+    "zero jobs": ["--num-jobs", "0"],
+    "unknown cluster": ["--cluster", "huge"],
+    "unknown workload": ["--workload", "nosuchworkload"],
+    "missing model": ["--policies", "/no/such/model.zip"],
+    "unknown option": ["--frobnicate"],
+}
+
+
+@pytest.mark.parametrize("argv", list(BAD_ARGUMENTS.values()), ids=list(BAD_ARGUMENTS))
+def test_bad_arguments_exit_2_with_one_line(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert evaluate.main([*argv, "--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpushare-evaluate: error: "), lines
+    assert captured.out == ""
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_malformed_trace_names_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "bad.csv"
+    trace.write_text("job_id,arrival_s,num_gpus,duration_s\n0,0,1,60\n1,5,two,60\n")
+    assert evaluate.main(["--trace", str(trace), "--out", str(tmp_path / "out")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "bad.csv" in line and "line 3" in line and "num_gpus" in line
+
+
+def test_the_installed_command_fails_cleanly_in_a_fresh_process(tmp_path: Path) -> None:
+    trace = tmp_path / "bad.csv"
+    trace.write_text("job_id,arrival_s,num_gpus\n0,0,1\n")  # no duration_s column
+    for argv in (["--seeds", "3", "-2"], ["--trace", str(trace)]):
+        result = subprocess.run(
+            [sys.executable, "-m", "scripts.evaluate", *argv],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 2
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_a_crashing_policy_is_reported_and_the_others_still_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import baselines
+
+    original = baselines.make
+
+    def make(name: str, env: object = None, **params: object) -> object:
+        policy = original(name, env, **params)
+        if name == "fifo":
+
+            def broken(view: object) -> object:
+                raise RuntimeError("boom")
+
+            policy.decide = broken  # type: ignore[method-assign]
+        return policy
+
+    monkeypatch.setattr(baselines, "make", make)
+    argv = ["--policies", "fifo", "fifo_pack", "--num-jobs", "8", "--seeds", "0"]
+    argv += ["--workload", "thesis", "--cluster", "tiny", "--workers", "1"]
+    argv += ["--out", str(tmp_path), "--quiet", "--no-plots"]
+    assert evaluate.main(argv) == 1
+    assert [r["policy"] for r in _rows(tmp_path / "runs.csv")] == ["fifo_pack"]
+    err = capsys.readouterr().err
+    assert "1 run(s) failed (fifo/thesis/seed 0): RuntimeError: boom" in err
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["failed_runs"][0]["error"] == "RuntimeError: boom"
+
+
+def test_the_default_plan_is_the_thesis_experiment() -> None:
+    plan = evaluate.make_plan(evaluate.build_parser().parse_args([]))
+    assert [w.label for w in plan.workloads] == ["thesis", "thesis_poisson"]
+    assert plan.seeds == [0, 1, 2] and plan.cluster == "thesis"
+    assert all(w.num_jobs == 100 for w in plan.workloads)
+    baselines = [p.label for p in plan.policies if not p.is_agent]
+    import baselines as registry
+
+    assert baselines == registry.available()
+    assert len(plan.runs) == len(plan.policies) * 2 * 3
+    assert plan.out == Path("results") / "thesis"
+    philly = evaluate.make_plan(evaluate.build_parser().parse_args(["--preset", "philly"]))
+    assert philly.seeds == list(range(1000, 1010)) and philly.cluster == "medium"
+
+
+def test_seed_syntax() -> None:
+    assert evaluate.parse_seeds(["0-3", "7,9", "2"]) == [0, 1, 2, 3, 7, 9]
+    with pytest.raises(evaluate.UsageError, match=">= 0"):
+        evaluate.parse_seeds(["-4"])
+    with pytest.raises(evaluate.UsageError, match="empty range"):
+        evaluate.parse_seeds(["5-2"])
