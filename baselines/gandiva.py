@@ -134,8 +134,8 @@ class Gandiva(Policy):
             if blocked is None and job_id not in self._slice_for:
                 blocked = job
         # a reservation whose victim has finished suspending had its chance just now
-        for waiting_id, victim in list(self._slice_for.items()):
-            if view.job(victim).status != JobStatus.SUSPENDING:
+        for waiting_id, suspended_id in list(self._slice_for.items()):
+            if view.job(suspended_id).status != JobStatus.SUSPENDING:
                 del self._slice_for[waiting_id]
         if blocked is not None and blocked.wait_s >= self.time_slice_s:
             victim = self._slice_victim(view, blocked, running)
@@ -162,6 +162,14 @@ class Gandiva(Policy):
         if checker.fits_exclusive(job.num_gpus):
             return "exclusive"
         if not checker.fits(job.num_gpus, job.memory_gib):
+            return None
+        # O(G) pre-check: enough GPUs with the memory, a slot and the compute to spare?
+        spare = (
+            (view.free_memory_gib + _EPS >= job.memory_gib)
+            & (view.holders < view.max_jobs_per_gpu)
+            & (load + job.intensity <= self.max_load + _EPS)
+        )
+        if int(np.count_nonzero(spare)) < job.num_gpus:
             return None
         for strategy in ("pack", "spread"):
             gpus = view.find_placement(job.job_id, strategy)

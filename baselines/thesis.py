@@ -79,6 +79,7 @@ class _Waiting:
     remaining_s: float  # [s] predicted remaining solo time (a prior when unknown)
     key: float  # SRPT key, smaller first
     urgent: bool  # starving wide job or on the critical path
+    starving: bool  # wide and waited too long: once started, never preempted
     sampling_run: bool  # never ran and has no prediction yet: its next run samples it
     rank: tuple[float, ...]
 
@@ -95,6 +96,9 @@ class ThesisHeuristic(Policy):
         min_cotenant_speed: Least speed a co-located job may drop to when a job joins its
             GPU (step 3).
         prefer_fragments: Try acceptable fragments before idle GPUs (step 3).
+        idle_min_speed: Work conservation: while some GPU is idle, a waiting job that
+            fits nowhere under the thresholds may still share if it and its co-located
+            jobs keep at least this speed (``1`` disables) (step 3).
         order_by: SRPT key, ``"time"`` (predicted remaining seconds) or ``"gpu_time"``
             (times the GPU count) (step 2).
         preempt_ratio: A running job is preempted for a waiting one only if its key is
@@ -124,13 +128,14 @@ class ThesisHeuristic(Policy):
         min_speed: float = 0.7,
         min_cotenant_speed: float = 0.7,
         prefer_fragments: bool = True,
+        idle_min_speed: float = 0.5,
         order_by: str = "time",
         preempt_ratio: float = 2.0,
         large_gpus: int = 2,
-        starvation_factor: float = _INF,
-        min_starvation_s: float = 600.0,
-        critical_path_factor: float = 0.8,
-        reserve: str = "all",
+        starvation_factor: float = 10.0,
+        min_starvation_s: float = 1800.0,
+        critical_path_factor: float = 0.9,
+        reserve: str = "urgent",
         max_suspends: int = 3,
         protect_remaining_factor: float = 3.0,
     ) -> None:
@@ -153,6 +158,7 @@ class ThesisHeuristic(Policy):
         self.min_speed = min_speed
         self.min_cotenant_speed = min_cotenant_speed
         self.prefer_fragments = prefer_fragments
+        self.idle_min_speed = idle_min_speed
         self.order_by = order_by
         self.preempt_ratio = preempt_ratio
         self.large_gpus = large_gpus
@@ -173,6 +179,7 @@ class ThesisHeuristic(Policy):
             "min_speed",
             "min_cotenant_speed",
             "prefer_fragments",
+            "idle_min_speed",
             "order_by",
             "preempt_ratio",
             "large_gpus",
@@ -190,10 +197,13 @@ class ThesisHeuristic(Policy):
         self._sampling_only: set[int] = set()  # placed below the thresholds, to sample
         self._protected: set[int] = set()  # started as urgent: never preempted
         self._opening_for: int | None = None  # waiting job a gang is being opened for
+        self._opening_starving = False
         self._victims: list[int] = []  # jobs still to suspend for it
         self._durations: list[float] = []  # predicted solo durations seen (for the prior)
         self._prior_s: float | None = None
         self._drain_cache: tuple[float, float] = (-1.0, 0.0)
+        # job id -> (status, predicted remaining) while it waits
+        self._waiting_cache: dict[int, tuple[JobStatus, float | None]] = {}
         self.urgent_starts = 0
         self.preemptions = 0
 
@@ -218,9 +228,7 @@ class ThesisHeuristic(Policy):
         pending = self.visible_pending(view)
         if not pending:
             return ADVANCE
-        waiting = sorted(
-            (self._waiting(view, job_id) for job_id in pending), key=lambda w: w.rank
-        )
+        waiting = sorted((self._waiting(view, job_id) for job_id in pending), key=lambda w: w.rank)
         checker = view.fit_checker()
         memo: dict[tuple[Any, ...], tuple[str, tuple[int, ...]] | None] = {}
         head: _Waiting | None = None  # the first job in order that cannot start
@@ -234,8 +242,9 @@ class ThesisHeuristic(Policy):
                 ):
                     continue
                 if candidate.urgent:
-                    self._protected.add(candidate.job.job_id)
                     self.urgent_starts += 1
+                if candidate.starving:
+                    self._protected.add(candidate.job.job_id)
                 return Schedule(candidate.job.job_id, strategy)
             if head is not None:
                 continue
@@ -243,6 +252,7 @@ class ThesisHeuristic(Policy):
             victims = self._find_victims(view, candidate, running)
             if victims:
                 self._opening_for = candidate.job.job_id
+                self._opening_starving = candidate.starving
                 self._victims = victims[1:]
                 self.preemptions += 1
                 return Suspend(victims[0])
@@ -339,17 +349,35 @@ class ThesisHeuristic(Policy):
         if self._drain_cache[0] == view.now_s:
             return self._drain_cache[1]
         work = 0.0
-        for job_id in view.pending() + view.running() + view.in_transition():
+        prior = self._prior()
+        for job_id in view.pending():
+            job = view.job(job_id)
+            predicted = self._predicted_while_waiting(job)
+            remaining = prior * (1.0 - job.progress) if predicted is None else predicted
+            work += remaining * job.num_gpus
+        for job_id in view.running() + view.in_transition():
             job = view.job(job_id)
             work += self._remaining(job) * job.num_gpus
         drain = work / view.num_gpus
         self._drain_cache = (view.now_s, drain)
         return drain
 
+    def _predicted_while_waiting(self, job: JobView) -> float | None:
+        """``predicted_remaining_s`` of a waiting job, cached: it cannot change while the
+        job waits (no progress, no new sample), and reading it costs a simulator call."""
+        job_id = job.job_id
+        status = job.status
+        cached = self._waiting_cache.get(job_id)
+        if cached is not None and cached[0] == status:
+            return cached[1]
+        predicted = job.predicted_remaining_s
+        self._waiting_cache[job_id] = (status, predicted)
+        return predicted
+
     def _waiting(self, view: SimView, job_id: int) -> _Waiting:
         """The facts and the service rank of one waiting job."""
         job = view.job(job_id)
-        predicted = job.predicted_remaining_s
+        predicted = self._predicted_while_waiting(job)
         remaining = self._prior() * (1.0 - job.progress) if predicted is None else predicted
         key = self._key(job, remaining)
         sampling_run = (
@@ -357,21 +385,21 @@ class ThesisHeuristic(Policy):
             and view.duration_info == "sampled"
             and job.status == JobStatus.PENDING
         )
-        urgent = False
+        starving = critical = False
         if predicted is not None:
-            if job.num_gpus >= self.large_gpus and job.total_wait_s >= max(
+            starving = job.num_gpus >= self.large_gpus and job.total_wait_s >= max(
                 self.min_starvation_s, self.starvation_factor * predicted
-            ):
-                urgent = True
-            elif math.isfinite(self.critical_path_factor):
-                urgent = predicted >= self.critical_path_factor * self._drain_s(view)
+            )
+            if not starving and math.isfinite(self.critical_path_factor):
+                critical = predicted >= self.critical_path_factor * self._drain_s(view)
+        urgent = starving or critical
         if urgent:
             rank: tuple[float, ...] = (0.0, -remaining, job.arrival_s, job_id)
         elif sampling_run:
             rank = (1.0, job.arrival_s, 0.0, job_id)
         else:
             rank = (2.0, key, job.arrival_s, job_id)
-        return _Waiting(job, remaining, key, urgent, sampling_run, rank)
+        return _Waiting(job, remaining, key, urgent, starving, sampling_run, rank)
 
     # ============================================================ step 3
     def _placement(
@@ -396,6 +424,12 @@ class ThesisHeuristic(Policy):
         if shape not in memo:
             memo[shape] = self._acceptable(view, job, shared, exclusive)
         placed = memo[shape]
+        if placed is None and shared and checker.idle_gpus > 0 and self.idle_min_speed < 1.0:
+            # GPUs idle while this job waits: accept more interference (work conservation)
+            relaxed_shape = (*shape, "relaxed")
+            if relaxed_shape not in memo:
+                memo[relaxed_shape] = self._acceptable(view, job, shared, False, relaxed=True)
+            placed = memo[relaxed_shape]
         if placed is None and shared and candidate.sampling_run:
             # a sampling run lasts seconds: any fragment will do; it is re-placed after
             gpus = view.find_placement(job.job_id, "pack")
@@ -405,18 +439,28 @@ class ThesisHeuristic(Policy):
         return placed
 
     def _acceptable(
-        self, view: SimView, job: JobView, shared: bool, exclusive: bool
+        self, view: SimView, job: JobView, shared: bool, exclusive: bool, relaxed: bool = False
     ) -> tuple[str, tuple[int, ...]] | None:
-        """A fragment under the interference thresholds, or idle GPUs, or ``None``."""
+        """A fragment under the interference thresholds, or idle GPUs, or ``None``.
+
+        ``relaxed``: the work-conserving thresholds (``idle_min_speed``), also trying the
+        ``spread`` placement (idle GPUs first, then the least loaded).
+        """
         fragment: tuple[str, tuple[int, ...]] | None = None
+        if relaxed:
+            min_own, min_others = self.idle_min_speed, self.idle_min_speed
+            strategies: tuple[str, ...] = ("pack", "min_frag", "spread")
+        else:
+            min_own, min_others = self.min_speed, self.min_cotenant_speed
+            strategies = ("pack", "min_frag")
         if shared:
             best = -1.0
-            for strategy in ("pack", "min_frag"):
+            for strategy in strategies:
                 gpus = view.find_placement(job.job_id, strategy)
                 if gpus is None:
                     continue
                 own, others = placement_speed(view, job, gpus)
-                if own >= self.min_speed and others >= self.min_cotenant_speed and own > best:
+                if own >= min_own and others >= min_others and own > best:
                     best, fragment = own, (strategy, gpus)
         if self.prefer_fragments and fragment is not None:
             return fragment
@@ -480,15 +524,19 @@ class ThesisHeuristic(Policy):
         if target is None:
             return None
         job = view.job(target)
-        if job.status not in (JobStatus.PENDING, JobStatus.SUSPENDED):
+        if target not in self.visible_pending(view):
+            # placed meanwhile, or pushed out of the window by older waiting jobs
             self._opening_for, self._victims = None, []
             return None
+        running = set(self.visible_running(view))
         while self._victims:
-            victim = view.job(self._victims.pop(0))
-            if victim.status == JobStatus.RUNNING:
-                return Suspend(victim.job_id)
+            victim = self._victims.pop(0)
+            if victim in running:
+                return Suspend(victim)
         if view.fit_checker().fits_exclusive(job.num_gpus):
             self._opening_for = None
+            if self._opening_starving:
+                self._protected.add(target)
             return Schedule(target, "exclusive")
         if any(view.job(j).status == JobStatus.SUSPENDING for j in view.in_transition()):
             return ADVANCE  # the gang opens when the checkpoints complete

@@ -79,6 +79,7 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "decisions",
     "truncated",
     "rejected_jobs",
+    "invalid_actions",
     *(m for m in METRIC_DOCS if m not in RUN_COLUMNS),
 )
 
@@ -112,7 +113,9 @@ AGENT_ENV_KEYS: tuple[str, ...] = ("pending_window", "running_window", "time_sca
 #: Gantt views are drawn only for runs of at most this many jobs (unreadable beyond).
 GANTT_MAX_JOBS = 2000
 
-#: Decision cap per job: ample for any sensible policy, finite so a livelock ends.
+#: Default decision cap per job (``--max-decisions`` overrides): the heuristics need 4 to
+#: 15 per job, so this never truncates a sensible policy, but a livelocked one (an
+#: untrained agent suspending and resuming forever) still ends; its run is flagged.
 DECISIONS_PER_JOB = 1000
 
 
@@ -232,13 +235,8 @@ def _make_env(env_config: Mapping[str, Any]) -> Any:
 
 
 def _simulator_of(env: Any) -> Any:
-    """The simulator inside an (unwrapped) env."""
-    base = env.unwrapped
-    for name in ("simulator", "sim", "_sim"):
-        sim = getattr(base, name, None)
-        if sim is not None:
-            return sim
-    return base.view._sim  # last resort: the view always holds it
+    """The simulator of the env's current episode (``GPUShareEnv.simulator``)."""
+    return env.unwrapped.simulator
 
 
 @functools.lru_cache(maxsize=8)
@@ -248,6 +246,9 @@ def _load_agent(path: str) -> Any:
     The algorithm is read from the file: MaskablePPO unless its policy class says PPO or
     DQN. ``agents.load_model`` is used when the agents package provides one.
     """
+    import torch
+
+    torch.set_num_threads(1)  # one run per process: no oversubscription
     try:
         import agents
 
@@ -256,9 +257,6 @@ def _load_agent(path: str) -> Any:
         loader = None
     if loader is not None:
         return loader(path)
-    import torch
-
-    torch.set_num_threads(1)  # one run per process: no oversubscription
     algorithm = _agent_algorithm(path)
     if algorithm == "MaskablePPO":
         from sb3_contrib import MaskablePPO
@@ -291,10 +289,14 @@ def _agent_algorithm(path: str) -> str:
 
 
 def _masked_predict(model: Any, obs: Any, masks: np.ndarray) -> Any:
-    """``model.predict`` with the action mask when the algorithm takes one."""
-    try:
+    """``model.predict``, with the action mask for the algorithms that take one.
+
+    PPO and DQN have no mask: their invalid actions are no-ops in the env, counted in the
+    ``invalid_actions`` column.
+    """
+    if "maskable" in type(model).__name__.lower():
         action, _ = model.predict(obs, deterministic=True, action_masks=masks)
-    except TypeError:  # PPO / DQN: invalid actions are no-ops in the env
+    else:
         action, _ = model.predict(obs, deterministic=True)
     return action
 
@@ -311,6 +313,7 @@ class _Episode:
     rejected: int
     cluster: Any
     recorder: PlacementRecorder | None
+    invalid: int = 0
 
 
 def _run_in_env(spec: RunSpec) -> _Episode:
@@ -320,6 +323,7 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     env = _make_env(spec.env_config)
     base = env.unwrapped
     obs, info = env.reset(seed=spec.seed)
+    rejected = int(info.get("rejected_jobs", 0))  # jobs that can never fit, dropped
     if spec.policy.is_agent:
         model = _load_agent(str(spec.policy.path))
         policy = None
@@ -330,7 +334,7 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     if recorder is not None:
         _hook_events(_simulator_of(env), recorder)
         recorder.observe(base.view)
-    decisions = 0
+    decisions = invalid = 0
     terminated = truncated = False
     while not (terminated or truncated):
         if model is not None:
@@ -340,6 +344,7 @@ def _run_in_env(spec: RunSpec) -> _Episode:
             action, _ = policy.predict(obs, deterministic=True)
         obs, _, terminated, truncated, info = env.step(action)
         decisions += 1
+        invalid += bool(info.get("invalid", False))
         if recorder is not None:
             recorder.observe(base.view)
     sim = _simulator_of(env)
@@ -350,22 +355,11 @@ def _run_in_env(spec: RunSpec) -> _Episode:
         from gpushare_env.metrics import summarize
 
         metrics = summarize(records, timeline)
-    rejected = _count(info.get("rejected_jobs", 0))
     env.close()
     return _Episode(
         records, timeline, dict(metrics), decisions, bool(truncated), rejected, sim.cluster,
-        recorder,
+        recorder, invalid,
     )  # fmt: skip
-
-
-def _count(value: Any) -> int:
-    """A count from an int or a sized collection."""
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    try:
-        return len(value)
-    except TypeError:
-        return 0
 
 
 def _hook_events(sim: Any, recorder: PlacementRecorder) -> None:
@@ -475,7 +469,8 @@ def execute_run(spec: RunSpec) -> RunOutput:
     row["decisions"] = episode.decisions
     row["truncated"] = int(episode.truncated)
     row["rejected_jobs"] = episode.rejected
-    for metric in EXTRA_COLUMNS[5:]:
+    row["invalid_actions"] = episode.invalid
+    for metric in EXTRA_COLUMNS[6:]:
         row[metric] = float(metrics.get(metric, math.nan))
     jct_s = np.array([r.finish_s - r.arrival_s for r in records], dtype=float)
     jobs = [_job_row(spec, r) for r in records] if spec.keep_jobs else []
@@ -679,6 +674,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=str,
         metavar="N",
         help=f"parallel processes (default: all cores, {os.cpu_count()} here)",
+    )
+    parser.add_argument(
+        "--max-decisions",
+        metavar="N",
+        help=f"truncate an episode after N decisions (default {DECISIONS_PER_JOB} per job "
+        "+ 10,000); truncated runs are flagged",
     )
     parser.add_argument("--out", metavar="DIR", help="output folder (default results/<preset>)")
     parser.add_argument(
@@ -1013,6 +1014,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     notes: list[str] = []
     seeds = parse_seeds(args.seeds) if args.seeds is not None else list(preset.seeds)
     num_jobs = _positive_int(args.num_jobs, "--num-jobs")
+    max_decisions = _positive_int(args.max_decisions, "--max-decisions")
     workers = _positive_int(args.workers, "--workers") or (os.cpu_count() or 1)
     cluster_spec = _json_arg(args.cluster, "--cluster") if args.cluster else preset.cluster
     cluster = _check_cluster(cluster_spec)
@@ -1035,8 +1037,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
     for workload in workloads:
         config = {**env_base, "workload": workload.spec, "num_jobs": workload.num_jobs}
         if not args.headless:
-            cap_jobs = workload.num_jobs or 100_000
-            config["max_decisions"] = DECISIONS_PER_JOB * cap_jobs + 10_000
+            cap_jobs = workload.size or workload.num_jobs or 100_000
+            config["max_decisions"] = max_decisions or DECISIONS_PER_JOB * cap_jobs + 10_000
         env_configs[workload.label] = config
     if any(p.is_agent for p in policies):
         policies = _check_agents(

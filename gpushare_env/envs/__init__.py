@@ -8,7 +8,12 @@
 ['frag_hist', 'global', 'gpus', 'pending', 'running']
 """
 
-from gpushare_env.envs.config import INVALID_ACTION_MODES, REWARD_COMPONENTS, EnvConfig, RewardConfig
+from gpushare_env.envs.config import (
+    INVALID_ACTION_MODES,
+    REWARD_COMPONENTS,
+    EnvConfig,
+    RewardConfig,
+)
 from gpushare_env.envs.gpushare_env import GPUShareEnv, InvalidActionError
 from gpushare_env.envs.observation import (
     FRAG_FEATURES,

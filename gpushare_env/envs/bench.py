@@ -82,6 +82,6 @@ def env_benchmark(
         "episodes_terminated": finished,
         "events": events,
         "reset_s": round(reset_s, 3),
-        "wall_s": round(wall_s, 3),
+        "wall_s": round(wall_s, 6),
         "steps_per_s": round(steps / wall_s, 1),
     }

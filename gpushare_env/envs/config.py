@@ -181,9 +181,7 @@ class EnvConfig:
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> ValueError:
-            return ValueError(
-                f"EnvConfig.{name} must be {allowed}, got {getattr(self, name)!r}"
-            )
+            return ValueError(f"EnvConfig.{name} must be {allowed}, got {getattr(self, name)!r}")
 
         # normalise the composite fields first (frozen: via object.__setattr__)
         object.__setattr__(self, "reward", RewardConfig.from_any(self.reward))
@@ -247,7 +245,9 @@ class EnvConfig:
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
-    def from_any(cls, spec: EnvConfig | Mapping[str, Any] | None = None, **overrides: Any) -> EnvConfig:
+    def from_any(
+        cls, spec: EnvConfig | Mapping[str, Any] | None = None, **overrides: Any
+    ) -> EnvConfig:
         """Build from ``None`` (defaults), a dict, or an ``EnvConfig``, then apply ``overrides``.
 
         Raises:
@@ -262,9 +262,7 @@ class EnvConfig:
         elif isinstance(spec, Mapping):
             values = dict(spec)
         else:
-            raise TypeError(
-                f"config must be a dict or an EnvConfig, got {type(spec).__name__}"
-            )
+            raise TypeError(f"config must be a dict or an EnvConfig, got {type(spec).__name__}")
         values.update(overrides)
         allowed = cls.keys()
         unknown = [k for k in values if k not in allowed]

@@ -37,7 +37,7 @@ class InvalidActionError(ValueError):
     """An invalid action with ``invalid_action="raise"`` (names the action and why)."""
 
 
-class GPUShareEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     """Schedule deep-learning training jobs on a GPU cluster whose GPUs can be shared.
 
     ## Description
@@ -57,11 +57,12 @@ class GPUShareEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     ``Discrete(4 W + R + 1)`` with ``W = pending_window``, ``R = running_window``:
 
-    | index | action |
-    |---|---|
-    | ``4 * slot + s`` (``slot < W``) | schedule the ``slot``-th waiting job (by arrival; suspended jobs included, scheduling one resumes it) with strategy ``s`` of ``("exclusive", "pack", "spread", "min_frag")`` |
-    | ``4 W + j`` (``j < R``) | suspend the ``j``-th running job (in the order jobs (re)started) |
-    | ``4 W + R`` | advance: let time run to the next event |
+    * ``4 * slot + s`` (``slot < W``): schedule the ``slot``-th waiting job (by arrival;
+      suspended jobs included, scheduling one resumes it) with strategy ``s`` of
+      ``("exclusive", "pack", "spread", "min_frag")``;
+    * ``4 W + j`` (``j < R``): suspend the ``j``-th running job (in the order jobs
+      (re)started);
+    * ``4 W + R``: advance, let time run to the next event.
 
     ``action_masks()`` and ``info["action_mask"]`` give the exact valid set: a schedule
     is valid iff the slot holds a job and the strategy finds GPUs for it now, a suspend
@@ -161,7 +162,7 @@ class GPUShareEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     * v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 (gymnasium's own pattern)
 
     def __init__(
         self,
@@ -291,7 +292,7 @@ class GPUShareEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     # -------------------------------------------------------------- episode
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start an episode on a new workload (see *Starting State*).
 
         Args:
@@ -330,7 +331,7 @@ class GPUShareEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def step(
         self, action: int | np.integer
-    ) -> tuple[dict[str, np.ndarray], SupportsFloat, bool, bool, dict[str, Any]]:
+    ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         """Carry out one action, then run to the next decision point."""
         if self._over:
             raise RuntimeError("GPUShare-v0: the episode is over (or not started): call reset()")
@@ -366,7 +367,7 @@ class GPUShareEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             info["deadlock"] = self._deadlock
         return encoder.observe(), reward, terminated, truncated, info
 
-    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+    def render(self) -> str | np.ndarray | None:
         """A text view (``"ansi"``) or an RGB picture (``"rgb_array"``) of the cluster."""
         if self.render_mode is None:
             gym.logger.warn(
@@ -452,7 +453,7 @@ class GPUShareEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         t0 = sim.now_s
         in_system = sim.jobs_in_system
         waiting = sim.num_waiting
-        compute_in_use = encoder.view.cluster_totals()[0]
+        compute_in_use = float(encoder.view.cluster_totals()[0])
         events = sim.advance()
         now = sim.now_s
         dt = now - t0

@@ -115,7 +115,12 @@ _P = {name: i for i, name in enumerate(RUNNING_FEATURES)}
 _VALID, _NGPU, _MEM, _INT = _P["valid"], _P["num_gpus"], _P["memory"], _P["intensity"]
 _MODEL0 = _P[f"model_{_MODEL_NAMES[0]}"]
 _WAIT, _SAMPLED, _KNOWN = _P["wait"], _P["sampled"], _P["duration_known"]
-_PRED, _SUSP, _PROG, _SPEED = _P["predicted_remaining"], _P["suspended"], _P["progress"], _P["speed"]
+_PRED, _SUSP, _PROG, _SPEED = (
+    _P["predicted_remaining"],
+    _P["suspended"],
+    _P["progress"],
+    _P["speed"],
+)
 _NUM_P = len(PENDING_FEATURES)
 _NUM_R = len(RUNNING_FEATURES)
 _NUM_GPU_F = len(GPU_FEATURES)
@@ -414,7 +419,14 @@ class StateEncoder:
         if k != previous:
             mask[width : width + self.running_window] = False
             mask[width : width + k] = True
-        self.can_advance = sim.next_event_time() is not None
+        # an event is still to come iff a job computes (its completion), checkpoints or
+        # restarts (their end), or a job has not arrived yet: the same answer as
+        # sim.next_event_time() is not None (tested), without touching the event heap
+        self.can_advance = (
+            k > 0
+            or self.in_transition > 0
+            or sim.jobs_in_system + sim.num_finished < self.num_jobs
+        )
         mask[-1] = self.can_advance
         self.has_choice = self._schedule_choice or k > 0
         return self.mask
@@ -492,37 +504,24 @@ class StateEncoder:
 
     def _observe_running(self, now: float) -> None:
         running = self.running_ids
+        k = len(running)
+        out = self.running_out
         jobs = self.sim.jobs
         version = self._version
         index = self._index
-        refreshed = []
-        for slot, job_id in enumerate(running):
-            job = jobs[job_id]
-            i = job_id if index is None else index[job_id]
-            if job.version != version[i]:
-                self._refresh_running(i, job)
-                refreshed.append((slot, i))
-        k = len(running)
-        out = self.running_out
-        if running != self._running_rows_for:
-            self._running_rows_for = running
-            if k:
-                out[:k] = self._run_rows[running if index is None else [index[j] for j in running]]
-            if self._running_filled > k:
-                out[k : self._running_filled] = 0.0
-            self._running_filled = k
-        elif now == self._running_now:
-            # same jobs, same instant: progress stands still, only refreshed rows change
-            for slot, i in refreshed:
-                out[slot, _WAIT:_PRED] = self._run_rows[i, _WAIT:_PRED]
-                out[slot, _SPEED] = self._run_rows[i, _SPEED]
+        rows = self._run_rows
+        same_jobs = running == self._running_rows_for
+        if same_jobs and now == self._running_now:
+            # same jobs, same instant: progress stands still; rewrite changed rows only
+            for slot, job_id in enumerate(running):
+                job = jobs[job_id]
+                i = job_id if index is None else index[job_id]
+                if job.version != version[i]:
+                    self._refresh_running(i, job)
+                    out[slot, _WAIT:_PRED] = rows[i, _WAIT:_PRED]
+                    out[slot, _SPEED] = rows[i, _SPEED]
             return
-        else:
-            for slot, i in refreshed:
-                out[slot] = self._run_rows[i]
         self._running_now = now
-        if not k:
-            return
         p0 = self._p0
         rate = self._rate
         t0 = self._t0
@@ -531,16 +530,30 @@ class StateEncoder:
         log10 = math.log10
         progress = []
         predicted = []
-        for job_id in running:
+        for slot, job_id in enumerate(running):
+            job = jobs[job_id]
             i = job_id if index is None else index[job_id]
+            if job.version != version[i]:
+                self._refresh_running(i, job)
+                if same_jobs:
+                    out[slot] = rows[i]
             total = iterations[i]
             done = p0[i] + rate[i] * (now - t0[i])
             if done > total:
                 done = total
             progress.append(done / total)
-            predicted.append(min(1.0, log10(1.0 + (total - done) * step_s[i]) * _INV_DECADES))
-        out[:k, _PROG] = progress
-        out[:k, _PRED] = predicted
+            left = log10(1.0 + (total - done) * step_s[i]) * _INV_DECADES
+            predicted.append(left if left < 1.0 else 1.0)
+        if not same_jobs:
+            self._running_rows_for = running
+            if k:
+                out[:k] = rows[running if index is None else [index[j] for j in running]]
+            if self._running_filled > k:
+                out[k : self._running_filled] = 0.0
+            self._running_filled = k
+        if k:
+            out[:k, _PROG] = progress
+            out[:k, _PRED] = predicted
 
     def _refresh_running(self, i: int, job: JobState) -> None:
         self._version[i] = job.version

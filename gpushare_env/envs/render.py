@@ -21,7 +21,7 @@ _MAX_ANSI_JOBS = 8
 
 def _gpu_glyph(free: float, capacity: float, workers: int, max_workers: int) -> str:
     used = 1.0 - free / capacity
-    filled = int(round(used * 4))
+    filled = round(used * 4)
     return "[" + "#" * filled + "." * (4 - filled) + f"]{workers}"
 
 
@@ -104,9 +104,9 @@ def render_rgb(encoder: StateEncoder) -> np.ndarray:
     used = 1.0 - free / cluster.gpu_memory_gib  # (G,)
     filled = np.rint(used * _CELL).astype(np.int64)
     heat = np.minimum(load, 1.0)
-    colour = np.stack(
-        [60 + 195 * heat, 200 - 150 * heat, np.full_like(heat, 60.0)], axis=1
-    ).astype(np.uint8)  # (G, 3)
+    colour = np.stack([60 + 195 * heat, 200 - 150 * heat, np.full_like(heat, 60.0)], axis=1).astype(
+        np.uint8
+    )  # (G, 3)
     tick = max(1, _CELL // (2 * cluster.max_jobs_per_gpu))
     for node in range(num_nodes):
         for col in range(width):

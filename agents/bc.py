@@ -1,0 +1,196 @@
+"""Behaviour cloning of a heuristic as a warm start for the learned policies.
+
+The heuristics act through the env's own action space (``predict`` returns action
+indices), so imitation is plain supervised learning: record (observation, mask, action,
+return) along heuristic episodes of the training seeds, then minimise the cross-entropy
+of the heuristic's action under the policy's *masked* logits (invalid actions get
+``-inf``), plus, for actor-critic policies, the squared error of the value head against
+the heuristic's discounted (scaled) returns, so PPO's fine-tuning starts from a critic
+that already knows the scale of the rewards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from agents.envs import make_env
+
+__all__ = ["Demonstrations", "clone", "collect_demonstrations", "masked_logits_and_values"]
+
+_NEG = -1e9
+
+
+@dataclass(slots=True)
+class Demonstrations:
+    """Decisions of a heuristic along whole episodes.
+
+    Attributes:
+        observations: Observation arrays by key.  # each (N, d)
+        masks: Valid-action masks.  # (N, A) bool
+        actions: The heuristic's actions.  # (N,)
+        returns: Discounted returns of the scaled reward from each decision.  # (N,)
+        episodes: Number of episodes.
+        mean_jct_s: The heuristic's mean JCT per episode.  # [s]
+    """
+
+    observations: dict[str, np.ndarray]
+    masks: np.ndarray
+    actions: np.ndarray
+    returns: np.ndarray
+    episodes: int
+    mean_jct_s: list[float]
+
+    def __len__(self) -> int:
+        return int(self.actions.shape[0])
+
+
+def collect_demonstrations(
+    env_configs: Sequence[Mapping[str, Any]],
+    seeds: Sequence[int],
+    heuristic: str = "thesis",
+    gamma: float = 0.99,
+    reward_scale: float = 1.0,
+) -> Demonstrations:
+    """Play ``heuristic`` on every (config, seed) and record its decisions.
+
+    Args:
+        env_configs: Env configs (alternated over the seeds: seed ``i`` uses config
+            ``i % len``).
+        seeds: Training episode seeds.
+        heuristic: A name of ``baselines.available()``.
+        gamma: Discount of the recorded returns (the RL algorithm's).
+        reward_scale: Factor on the rewards (the training envs').
+    """
+    import baselines
+
+    observations: dict[str, list[np.ndarray]] = {}
+    masks: list[np.ndarray] = []
+    actions: list[int] = []
+    returns: list[np.ndarray] = []
+    jcts: list[float] = []
+    for i, seed in enumerate(seeds):
+        env = make_env(env_configs[i % len(env_configs)])
+        obs, _ = env.reset(seed=int(seed))
+        policy = baselines.make(heuristic, env)
+        rewards: list[float] = []
+        done = False
+        info: dict[str, Any] = {}
+        while not done:
+            for key, value in obs.items():
+                observations.setdefault(key, []).append(np.asarray(value, dtype=np.float32))
+            masks.append(env.unwrapped.action_masks())  # type: ignore[attr-defined]
+            action, _ = policy.predict(obs, deterministic=True)
+            actions.append(int(action))
+            obs, reward, terminated, truncated, info = env.step(action)
+            rewards.append(float(reward) * reward_scale)
+            done = terminated or truncated
+        discounted = np.zeros(len(rewards), dtype=np.float32)
+        running = 0.0
+        for t in range(len(rewards) - 1, -1, -1):
+            running = rewards[t] + gamma * running
+            discounted[t] = running
+        returns.append(discounted)
+        jcts.append(float(info.get("metrics", {}).get("mean_jct_s", np.nan)))
+        env.close()
+    return Demonstrations(
+        observations={k: np.stack(v) for k, v in observations.items()},
+        masks=np.stack(masks).astype(bool),
+        actions=np.asarray(actions, dtype=np.int64),
+        returns=np.concatenate(returns),
+        episodes=len(seeds),
+        mean_jct_s=jcts,
+    )
+
+
+def masked_logits_and_values(
+    model: Any, obs: dict[str, torch.Tensor], masks: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The policy's action logits with invalid actions at ``-1e9``, and its values.
+
+    Works for ``PPO`` / ``MaskablePPO`` (actor-critic: logits of ``action_net``, values of
+    ``value_net``) and ``DQN`` (Q-values as logits, no values).
+    """
+    policy = model.policy
+    if hasattr(policy, "q_net"):
+        logits = policy.q_net(obs)
+        values = None
+    else:
+        features = policy.extract_features(obs)
+        if isinstance(features, tuple):
+            latent_pi = policy.mlp_extractor.forward_actor(features[0])
+            latent_vf = policy.mlp_extractor.forward_critic(features[1])
+        else:
+            latent_pi, latent_vf = policy.mlp_extractor(features)
+        logits = policy.action_net(latent_pi)
+        values = policy.value_net(latent_vf).squeeze(-1)
+    return logits.masked_fill(~masks, _NEG), values
+
+
+def clone(
+    model: Any,
+    demos: Demonstrations,
+    epochs: int = 10,
+    batch_size: int = 256,
+    learning_rate: float = 1e-3,
+    value_coef: float = 0.5,
+    seed: int = 0,
+    log: Any = None,
+) -> list[dict[str, float]]:
+    """Fit ``model``'s policy to the demonstrations (in place); per-epoch loss and accuracy.
+
+    Args:
+        model: A ``MaskablePPO``, ``PPO`` or ``DQN`` model.
+        demos: Recorded heuristic decisions.
+        epochs: Passes over the data.
+        batch_size: Minibatch size.
+        learning_rate: Adam step size (its own optimiser; the model's is left alone).
+        value_coef: Weight of the value loss (actor-critic only).
+        seed: Seed of the minibatch order.
+        log: Optional callable ``log(epoch_summary)``.
+    """
+    policy = model.policy
+    policy.set_training_mode(True)
+    device = policy.device
+    optimiser = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    rng = np.random.default_rng(seed)
+    obs_all = {k: torch.as_tensor(v, device=device) for k, v in demos.observations.items()}
+    masks_all = torch.as_tensor(demos.masks, device=device)
+    actions_all = torch.as_tensor(demos.actions, device=device)
+    returns_all = torch.as_tensor(demos.returns, device=device)
+    history: list[dict[str, float]] = []
+    for epoch in range(epochs):
+        order = torch.as_tensor(rng.permutation(len(demos)), device=device)
+        totals = {"policy_loss": 0.0, "value_loss": 0.0, "accuracy": 0.0}
+        for start in range(0, len(demos), batch_size):
+            idx = order[start : start + batch_size]
+            obs = {k: v[idx] for k, v in obs_all.items()}
+            logits, values = masked_logits_and_values(model, obs, masks_all[idx])
+            policy_loss = F.cross_entropy(logits, actions_all[idx])
+            loss = policy_loss
+            value_loss = torch.zeros(())
+            if values is not None and value_coef > 0:
+                value_loss = F.mse_loss(values, returns_all[idx])
+                loss = loss + value_coef * value_loss
+            optimiser.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            optimiser.step()
+            n = int(idx.shape[0])
+            totals["policy_loss"] += policy_loss.item() * n
+            totals["value_loss"] += value_loss.item() * n
+            totals["accuracy"] += (logits.argmax(-1) == actions_all[idx]).float().sum().item()
+        summary = {k: v / len(demos) for k, v in totals.items()}
+        summary["epoch"] = float(epoch)
+        history.append(summary)
+        if log is not None:
+            log(summary)
+    if hasattr(policy, "q_net_target"):
+        policy.q_net_target.load_state_dict(policy.q_net.state_dict())
+    policy.set_training_mode(False)
+    return history

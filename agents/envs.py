@@ -1,0 +1,132 @@
+"""Training environments: seeded episode streams, reward scaling and vectorisation.
+
+Training must draw its episodes from the training seeds only (the evaluation preset
+``philly`` reserves :data:`~gpushare_env.evaluation.presets.PHILLY_TEST_SEEDS` for the
+test), so every training env resets with an explicit seed taken from a shuffled cycle of
+the training seeds. The wrapper also forwards ``action_masks()`` (MaskablePPO reads it
+through ``env_method`` under ``SubprocVecEnv``) and can scale the reward, which keeps
+PPO's value targets near unit size (the ``jct`` term is in job-hours per decision).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+
+__all__ = ["SeededEpisodes", "make_env", "make_env_fn", "make_vec_env"]
+
+
+class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):
+    """Reset every episode with the next seed of a shuffled cycle; scale the reward.
+
+    Args:
+        env: A ``GPUShare-v0`` env.
+        seeds: Episode seeds to draw from (each full cycle is reshuffled).
+        stream_seed: Seed of the generator that shuffles the cycle (one per worker).
+        reward_scale: Factor applied to every reward (``info["reward_terms"]`` untouched).
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[Any, Any],
+        seeds: Sequence[int],
+        stream_seed: int = 0,
+        reward_scale: float = 1.0,
+    ) -> None:
+        super().__init__(env)
+        if not seeds:
+            raise ValueError("SeededEpisodes: no training seed given")
+        self.seeds = [int(s) for s in seeds]
+        self.reward_scale = float(reward_scale)
+        self._rng = np.random.default_rng(stream_seed)
+        self._order: list[int] = []
+
+    def _next_seed(self) -> int:
+        if not self._order:
+            self._order = [int(s) for s in self._rng.permutation(self.seeds)]
+        return self._order.pop()
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset with ``seed`` if given (re-seeding the cycle), else the next training seed."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+            self._order = []
+        episode_seed = self._next_seed()
+        obs, info = self.env.reset(seed=episode_seed, options=options)
+        info["episode_seed"] = episode_seed
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the env and scale its reward."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, float(reward) * self.reward_scale, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The wrapped env's valid-action mask.  # (A,) bool"""
+        return self.env.unwrapped.action_masks()  # type: ignore[attr-defined]
+
+
+def make_env(env_config: Mapping[str, Any]) -> gym.Env[Any, Any]:
+    """A bare ``GPUShare-v0`` env (no checker: the env has its own tests)."""
+    import gpushare_env  # noqa: F401  (registers GPUShare-v0)
+
+    return gym.make("GPUShare-v0", config=dict(env_config), disable_env_checker=True)
+
+
+def make_env_fn(
+    env_config: Mapping[str, Any],
+    seeds: Sequence[int],
+    stream_seed: int,
+    reward_scale: float = 1.0,
+) -> Callable[[], gym.Env[Any, Any]]:
+    """A picklable constructor of one training env (for ``SubprocVecEnv``)."""
+    config = dict(env_config)
+    seed_list = [int(s) for s in seeds]
+
+    def _init() -> gym.Env[Any, Any]:
+        import torch
+
+        torch.set_num_threads(1)  # a worker process must not grab every core
+        return SeededEpisodes(make_env(config), seed_list, stream_seed, reward_scale)
+
+    return _init
+
+
+def make_vec_env(
+    env_configs: Sequence[Mapping[str, Any]],
+    seeds: Sequence[int],
+    n_envs: int,
+    seed: int,
+    reward_scale: float = 1.0,
+    subprocess: bool | None = None,
+) -> VecEnv:
+    """``n_envs`` training envs, env ``i`` on ``env_configs[i % len(env_configs)]``.
+
+    Worker ``i`` shuffles the training seeds with its own stream (``seed * 1000 + i``), so
+    the workers do not replay the same episodes in lock step.
+
+    Args:
+        env_configs: One or more env configs (several workloads alternate across workers).
+        seeds: Training episode seeds.
+        n_envs: Number of envs, >= 1.
+        seed: The run's seed.
+        reward_scale: Factor on every reward.
+        subprocess: ``SubprocVecEnv`` (``True``) or ``DummyVecEnv`` (``False``); ``None``
+            picks subprocesses when ``n_envs > 1``.
+    """
+    if n_envs < 1:
+        raise ValueError(f"n_envs must be >= 1, got {n_envs}")
+    fns = [
+        make_env_fn(env_configs[i % len(env_configs)], seeds, seed * 1000 + i, reward_scale)
+        for i in range(n_envs)
+    ]
+    use_subprocess = n_envs > 1 if subprocess is None else subprocess
+    vec: VecEnv = SubprocVecEnv(fns, start_method="fork") if use_subprocess else DummyVecEnv(fns)
+    vec.seed(seed)
+    return VecMonitor(vec)

@@ -1,0 +1,386 @@
+"""Train MaskablePPO (default), PPO or DQN on ``GPUShare-v0``; save the model and how to remake it.
+
+``train(TrainConfig(...))`` builds the vectorised training envs (episodes from the
+training seeds only), optionally clones a heuristic first (``bc_episodes``), learns with
+TensorBoard logging of scheduling metrics and a periodic evaluation against ``thesis`` on
+held-out validation seeds, and writes into ``out``:
+
+* ``model.zip`` (the last model) and ``best_model.zip`` (best validation score);
+* ``config.json``: the full ``TrainConfig``, the env configs, the command line, library
+  versions, wall-clock times and the warm-start / evaluation summaries;
+* ``tb/``: TensorBoard logs (``sched/*`` training episodes, ``eval/*`` validation).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.callbacks import HeuristicEvalCallback, ProgressBarCallback, SchedulingMetricsCallback
+from agents.envs import make_vec_env
+from agents.extractors import EXTRACTORS, PermutationExtractor
+from gpushare_env.evaluation.presets import EVALUATION_PRESETS, PHILLY_TRAIN_SEEDS
+
+__all__ = [
+    "ALGORITHMS",
+    "VALIDATION_SEEDS",
+    "TrainConfig",
+    "algorithm_class",
+    "build_model",
+    "env_configs",
+    "load_model",
+    "train",
+]
+
+#: Algorithms ``train`` accepts.
+ALGORITHMS: tuple[str, ...] = ("maskable_ppo", "ppo", "dqn")
+
+#: Held-out seeds of the periodic evaluation (model selection): disjoint from the training
+#: seeds (``PHILLY_TRAIN_SEEDS``, 0-99) and from the test seeds (1000-1009).
+VALIDATION_SEEDS: tuple[int, ...] = (500, 501)
+
+
+@dataclass(frozen=True, slots=True)
+class TrainConfig:
+    """Everything that defines a training run.
+
+    Attributes:
+        algo: One of ``ALGORITHMS``.
+        cluster: Cluster preset (or dict) of the env.
+        workloads: Workload presets; training envs alternate over them.
+        num_jobs: Jobs per episode.
+        pending_window: Env ``pending_window``.
+        running_window: Env ``running_window``.
+        env_overrides: Further ``GPUShare-v0`` config keys (e.g. ``reward`` weights).
+        timesteps: Environment steps of RL training (summed over envs).
+        n_envs: Parallel envs (``SubprocVecEnv`` when > 1).
+        seed: Seed of the model, the envs' seed streams and the warm start.
+        out: Output folder.
+        resume: A saved model to continue training from (``None``: a new model).
+        extractor: ``flat`` (SB3 ``CombinedExtractor``) or ``perm`` (``PermutationExtractor``).
+        net_arch: Hidden layers of the policy and value MLPs.
+        train_seeds: Training episode seeds.
+        eval_seeds: Held-out seeds of the periodic evaluation (empty: no evaluation).
+        eval_every: Steps between evaluations.
+        reward_scale: Factor on the rewards seen by the learner.
+        bc_episodes: Heuristic episodes recorded for the behaviour-cloning warm start (0: none).
+        bc_epochs: Passes of behaviour cloning.
+        bc_heuristic: Heuristic cloned.
+        learning_rate: Step size of the RL optimiser.
+        n_steps: PPO rollout length per env.
+        batch_size: Minibatch size.
+        n_epochs: PPO epochs per rollout.
+        gamma: Discount per decision.
+        gae_lambda: PPO GAE lambda.
+        clip_range: PPO clip range.
+        ent_coef: PPO entropy bonus.
+        target_kl: PPO early stop on KL (``None``: off).
+        buffer_size: DQN replay size.
+        learning_starts: DQN steps before learning.
+        exploration_fraction: DQN share of training with decaying epsilon.
+        exploration_final_eps: DQN final epsilon.
+        deterministic_torch: ``torch.use_deterministic_algorithms(True)``.
+        progress_bar: Show a progress bar.
+        verbose: SB3 verbosity.
+    """
+
+    algo: str = "maskable_ppo"
+    cluster: str | Mapping[str, Any] = "medium"
+    workloads: tuple[str, ...] = ("philly", "philly_bursty")
+    num_jobs: int = 300
+    pending_window: int = 16
+    running_window: int = 16
+    env_overrides: Mapping[str, Any] = field(default_factory=dict)
+    timesteps: int = 200_000
+    n_envs: int = 2
+    seed: int = 0
+    out: str = "runs/agent"
+    resume: str | None = None
+    extractor: str = "flat"
+    net_arch: tuple[int, ...] = (256, 256)
+    train_seeds: tuple[int, ...] = PHILLY_TRAIN_SEEDS
+    eval_seeds: tuple[int, ...] = VALIDATION_SEEDS
+    eval_every: int = 20_000
+    reward_scale: float = 0.01
+    bc_episodes: int = 0
+    bc_epochs: int = 10
+    bc_heuristic: str = "thesis"
+    learning_rate: float = 1e-4
+    n_steps: int = 512
+    batch_size: int = 256
+    n_epochs: int = 5
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_range: float = 0.1
+    ent_coef: float = 0.0
+    target_kl: float | None = 0.02
+    buffer_size: int = 50_000
+    learning_starts: int = 1_000
+    exploration_fraction: float = 0.2
+    exploration_final_eps: float = 0.02
+    deterministic_torch: bool = True
+    progress_bar: bool = True
+    verbose: int = 0
+
+    def __post_init__(self) -> None:
+        if self.algo not in ALGORITHMS:
+            raise ValueError(f"algo must be one of {list(ALGORITHMS)}, got {self.algo!r}")
+        if self.extractor not in EXTRACTORS:
+            raise ValueError(f"extractor must be one of {list(EXTRACTORS)}, got {self.extractor!r}")
+        if not self.workloads:
+            raise ValueError("workloads: give at least one workload")
+        for name in ("timesteps", "bc_episodes", "bc_epochs"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.n_envs < 1:
+            raise ValueError(f"n_envs must be >= 1, got {self.n_envs}")
+        if set(self.eval_seeds) & set(self.train_seeds):
+            raise ValueError("eval_seeds must be disjoint from train_seeds")
+        object.__setattr__(self, "workloads", tuple(self.workloads))
+        object.__setattr__(self, "net_arch", tuple(int(n) for n in self.net_arch))
+        object.__setattr__(self, "train_seeds", tuple(int(s) for s in self.train_seeds))
+        object.__setattr__(self, "eval_seeds", tuple(int(s) for s in self.eval_seeds))
+
+    @classmethod
+    def from_preset(cls, preset: str, **overrides: Any) -> TrainConfig:
+        """Cluster, workloads and episode size of an evaluation preset, then ``overrides``."""
+        if preset not in EVALUATION_PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; available: {sorted(EVALUATION_PRESETS)}")
+        spec = EVALUATION_PRESETS[preset]
+        values: dict[str, Any] = {
+            "cluster": spec.cluster,
+            "workloads": spec.workloads,
+            "num_jobs": spec.num_jobs,
+        }
+        values.update(overrides)
+        return cls(**values)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        data = dataclasses.asdict(self)
+        data["env_overrides"] = dict(self.env_overrides)
+        return data
+
+
+def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
+    """The ``GPUShare-v0`` configs of a run, one per workload."""
+    base: dict[str, Any] = {
+        "cluster": config.cluster,
+        "num_jobs": config.num_jobs,
+        "pending_window": config.pending_window,
+        "running_window": config.running_window,
+        **dict(config.env_overrides),
+    }
+    return [{**base, "workload": workload} for workload in config.workloads]
+
+
+def algorithm_class(algo: str) -> Any:
+    """The SB3 class of an ``ALGORITHMS`` name."""
+    if algo == "maskable_ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    if algo == "ppo":
+        from stable_baselines3 import PPO
+
+        return PPO
+    if algo == "dqn":
+        from stable_baselines3 import DQN
+
+        return DQN
+    raise ValueError(f"algo must be one of {list(ALGORITHMS)}, got {algo!r}")
+
+
+def _algo_of_file(path: str | Path) -> str:
+    """The algorithm of a saved model: from the ``config.json`` / ``<stem>.json`` beside it,
+    else from the policy class recorded in the zip."""
+    path = Path(path)
+    for candidate in (path.with_suffix(".json"), path.parent / "config.json"):
+        if candidate.is_file():
+            try:
+                data = json.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            algo = data.get("algo") or data.get("train", {}).get("algo")
+            if algo in ALGORITHMS:
+                return str(algo)
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        text = archive.read("data").decode("utf-8").lower()
+    if "maskable" in text:
+        return "maskable_ppo"
+    return "dqn" if "dqnpolicy" in text or "qnetwork" in text else "ppo"
+
+
+def load_model(path: str | Path, env: Any = None) -> Any:
+    """Load a saved agent on the CPU (the algorithm is read from beside it or from the zip)."""
+    torch.set_num_threads(1)
+    cls = algorithm_class(_algo_of_file(path))
+    return cls.load(str(path), env=env, device="cpu")
+
+
+def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
+    """A new SB3 model for ``config`` on ``env``."""
+    policy_kwargs: dict[str, Any] = {}
+    if config.extractor == "perm":
+        policy_kwargs["features_extractor_class"] = PermutationExtractor
+        policy_kwargs["features_extractor_kwargs"] = {"row_dim": 64, "slot_dim": 4}
+    common: dict[str, Any] = {
+        "learning_rate": config.learning_rate,
+        "gamma": config.gamma,
+        "seed": config.seed,
+        "device": "cpu",
+        "verbose": config.verbose,
+        "tensorboard_log": tensorboard_log,
+    }
+    if config.algo == "dqn":
+        policy_kwargs["net_arch"] = list(config.net_arch)
+        return algorithm_class("dqn")(
+            "MultiInputPolicy",
+            env,
+            buffer_size=config.buffer_size,
+            learning_starts=config.learning_starts,
+            batch_size=config.batch_size,
+            exploration_fraction=config.exploration_fraction,
+            exploration_final_eps=config.exploration_final_eps,
+            policy_kwargs=policy_kwargs,
+            **common,
+        )
+    policy_kwargs["net_arch"] = {"pi": list(config.net_arch), "vf": list(config.net_arch)}
+    return algorithm_class(config.algo)(
+        "MultiInputPolicy",
+        env,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range,
+        ent_coef=config.ent_coef,
+        target_kl=config.target_kl,
+        policy_kwargs=policy_kwargs,
+        **common,
+    )
+
+
+def _versions() -> dict[str, str]:
+    import gymnasium
+    import sb3_contrib
+    import stable_baselines3
+
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "gymnasium": gymnasium.__version__,
+        "stable_baselines3": stable_baselines3.__version__,
+        "sb3_contrib": sb3_contrib.__version__,
+    }
+
+
+def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
+    """Run ``config``; the path of the saved ``model.zip`` (see the module docstring)."""
+    from stable_baselines3.common.callbacks import CallbackList
+    from stable_baselines3.common.utils import set_random_seed
+
+    started = time.perf_counter()
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(1)
+    set_random_seed(config.seed)
+    if config.deterministic_torch:
+        torch.use_deterministic_algorithms(True)
+    configs = env_configs(config)
+    vec = make_vec_env(
+        configs, config.train_seeds, config.n_envs, config.seed, reward_scale=config.reward_scale
+    )
+    record: dict[str, Any] = {
+        "algo": config.algo,
+        "env_config": configs[0],
+        "env_configs": configs,
+        "train": config.to_json(),
+        "command": list(command) if command is not None else None,
+        "versions": _versions(),
+    }
+    tb_dir = str(out / "tb")
+    if config.resume:
+        model = algorithm_class(config.algo).load(
+            config.resume, env=vec, device="cpu", tensorboard_log=tb_dir
+        )
+        record["resumed_from"] = str(config.resume)
+    else:
+        model = build_model(config, vec, tensorboard_log=tb_dir)
+    if config.bc_episodes > 0 and not config.resume:
+        from agents.bc import clone, collect_demonstrations
+
+        bc_started = time.perf_counter()
+        rng = np.random.default_rng(config.seed)
+        bc_seeds = [int(s) for s in rng.permutation(config.train_seeds)[: config.bc_episodes]]
+        demos = collect_demonstrations(
+            configs, bc_seeds, config.bc_heuristic, config.gamma, config.reward_scale
+        )
+
+        def _log(summary: dict[str, float]) -> None:
+            if config.verbose or config.progress_bar:
+                print(
+                    f"[bc epoch {int(summary['epoch'])}] loss={summary['policy_loss']:.4f} "
+                    f"acc={summary['accuracy']:.4f} value_loss={summary['value_loss']:.4f}",
+                    flush=True,
+                )
+
+        history = clone(
+            model, demos, epochs=config.bc_epochs, batch_size=config.batch_size,
+            seed=config.seed, log=_log,
+        )  # fmt: skip
+        record["bc"] = {
+            "heuristic": config.bc_heuristic,
+            "seeds": bc_seeds,
+            "decisions": len(demos),
+            "history": history,
+            "seconds": time.perf_counter() - bc_started,
+        }
+        model.save(out / "bc_model.zip")
+    callbacks: list[Any] = [SchedulingMetricsCallback()]
+    evaluator = None
+    if config.eval_seeds and config.timesteps > 0:
+        evaluator = HeuristicEvalCallback(
+            configs, config.eval_seeds, config.eval_every, out, verbose=int(config.progress_bar)
+        )
+        callbacks.append(evaluator)
+    if config.progress_bar:
+        callbacks.append(ProgressBarCallback(config.timesteps))
+    (out / "config.json").write_text(json.dumps(record, indent=2, default=str))
+    rl_started = time.perf_counter()
+    if config.timesteps > 0:
+        model.learn(
+            total_timesteps=config.timesteps,
+            callback=CallbackList(callbacks),
+            tb_log_name=config.algo,
+            reset_num_timesteps=not config.resume,
+        )
+    vec.close()
+    path = out / "model.zip"
+    model.save(path)
+    record["seconds"] = {
+        "total": time.perf_counter() - started,
+        "rl": time.perf_counter() - rl_started,
+    }
+    record["timesteps_done"] = int(model.num_timesteps)
+    if evaluator is not None:
+        record["evaluations"] = evaluator.history
+    (out / "config.json").write_text(json.dumps(record, indent=2, default=str))
+    return path
+
+
+def _command_line() -> list[str]:
+    return [Path(sys.argv[0]).name, *sys.argv[1:]]

@@ -1,0 +1,153 @@
+"""``gpushare-train``: train a learned scheduler on ``GPUShare-v0`` and save it with its recipe.
+
+Examples::
+
+    # the shipped agent's recipe: thesis warm start + MaskablePPO on Philly-style medium
+    gpushare-train --preset philly --bc-warmstart 30 --timesteps 200000 --n-envs 2 \\
+        --seed 0 --out runs/mppo
+    gpushare-train --algo dqn --cluster tiny --workload thesis --num-jobs 10 \\
+        --timesteps 2000 --out runs/dqn-tiny
+    gpushare-train --resume runs/mppo/model.zip --timesteps 100000 --out runs/mppo2
+
+The output folder holds ``model.zip``, ``best_model.zip`` (best validation score
+against ``thesis``), ``config.json`` (everything needed to reproduce the run) and
+``tb/`` (TensorBoard: ``tensorboard --logdir runs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PROG = "gpushare-train"
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    """Parse ``0-99``, ``1,2,5`` or a mix."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            low, high = (int(x) for x in part.split("-", 1))
+            seeds.extend(range(low, high + 1))
+        else:
+            seeds.append(int(part))
+    return tuple(seeds)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command's argument parser."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Train MaskablePPO (default), PPO or DQN on GPUShare-v0.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--algo", default="maskable_ppo", choices=["maskable_ppo", "ppo", "dqn"])
+    parser.add_argument(
+        "--preset",
+        default="philly",
+        help="evaluation preset giving cluster, workloads and jobs per episode",
+    )
+    parser.add_argument("--cluster", help="cluster preset (overrides the preset's)")
+    parser.add_argument(
+        "--workload", action="append", help="workload preset; repeat to alternate over envs"
+    )
+    parser.add_argument("--num-jobs", type=int, help="jobs per episode")
+    parser.add_argument("--pending-window", type=int, default=16)
+    parser.add_argument("--running-window", type=int, default=16)
+    parser.add_argument("--timesteps", type=int, default=200_000, help="RL environment steps")
+    parser.add_argument("--n-envs", type=int, default=2, help="parallel envs (SubprocVecEnv)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="runs/agent", help="output folder")
+    parser.add_argument("--resume", help="continue training a saved model.zip")
+    parser.add_argument("--extractor", default="flat", choices=["flat", "perm"])
+    parser.add_argument(
+        "--bc-warmstart",
+        type=int,
+        default=0,
+        metavar="N",
+        help="clone the thesis heuristic on N training episodes first",
+    )
+    parser.add_argument("--bc-epochs", type=int, default=10)
+    parser.add_argument("--train-seeds", type=_seeds, help="training seeds, e.g. 0-99")
+    parser.add_argument("--eval-seeds", type=_seeds, help="held-out validation seeds")
+    parser.add_argument("--eval-every", type=int, default=20_000)
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--n-steps", type=int, default=512)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--gamma", type=float, default=0.99)
+    parser.add_argument("--ent-coef", type=float, default=0.0)
+    parser.add_argument("--reward-scale", type=float, default=0.01)
+    parser.add_argument(
+        "--reward",
+        type=json.loads,
+        help='reward weights as JSON, e.g. \'{"jct": 1, "makespan": 0.1}\'',
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """The ``TrainConfig`` of parsed arguments."""
+    from agents.training import TrainConfig
+
+    overrides: dict[str, Any] = {
+        "algo": args.algo,
+        "pending_window": args.pending_window,
+        "running_window": args.running_window,
+        "timesteps": args.timesteps,
+        "n_envs": args.n_envs,
+        "seed": args.seed,
+        "out": args.out,
+        "resume": args.resume,
+        "extractor": args.extractor,
+        "bc_episodes": args.bc_warmstart,
+        "bc_epochs": args.bc_epochs,
+        "eval_every": args.eval_every,
+        "learning_rate": args.learning_rate,
+        "n_steps": args.n_steps,
+        "batch_size": args.batch_size,
+        "gamma": args.gamma,
+        "ent_coef": args.ent_coef,
+        "reward_scale": args.reward_scale,
+        "progress_bar": not args.no_progress,
+    }
+    if args.cluster:
+        overrides["cluster"] = args.cluster
+    if args.workload:
+        overrides["workloads"] = tuple(args.workload)
+    if args.num_jobs is not None:
+        overrides["num_jobs"] = args.num_jobs
+    if args.train_seeds is not None:
+        overrides["train_seeds"] = args.train_seeds
+    if args.eval_seeds is not None:
+        overrides["eval_seeds"] = args.eval_seeds
+    if args.reward is not None:
+        overrides["env_overrides"] = {"reward": args.reward}
+    return TrainConfig.from_preset(args.preset, **overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``gpushare-train``; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = config_from_args(args)
+    except (TypeError, ValueError) as error:
+        parser.error(str(error))
+    from agents.training import train
+
+    command = [PROG, *(sys.argv[1:] if argv is None else list(argv))]
+    path = train(config, command=command)
+    print(f"saved {path} (recipe in {Path(path).parent / 'config.json'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""The permutation-aware extractor: invariant to the order and padding of table rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from agents.extractors import PermutationExtractor, masked_mean_max
+from gpushare_env.envs.observation import PENDING_FEATURES, RUNNING_FEATURES, observation_space
+
+_G, _W, _R = 8, 6, 5
+_P, _Q = len(PENDING_FEATURES), len(RUNNING_FEATURES)
+
+
+def _batch(valid_pending: int = 4, valid_running: int = 3, seed: int = 0) -> dict[str, torch.Tensor]:
+    """A random observation batch with the first slots valid and the rest zero-padded."""
+    rng = np.random.default_rng(seed)
+    space = observation_space(_G, _W, _R)
+    obs = {k: rng.random((2, v.shape[0])).astype(np.float32) for k, v in space.spaces.items()}
+    pending = obs["pending"].reshape(2, _W, _P)
+    pending[:, :valid_pending, 0] = 1.0
+    pending[:, valid_pending:] = 0.0
+    running = obs["running"].reshape(2, _R, _Q)
+    running[:, :valid_running, 0] = 1.0
+    running[:, valid_running:] = 0.0
+    return {k: torch.as_tensor(v) for k, v in obs.items()}
+
+
+def _extractor(slot_dim: int) -> PermutationExtractor:
+    torch.manual_seed(0)
+    return PermutationExtractor(observation_space(_G, _W, _R), row_dim=16, slot_dim=slot_dim)
+
+
+def _permute_pending(obs: dict[str, torch.Tensor], order: list[int]) -> dict[str, torch.Tensor]:
+    out = dict(obs)
+    rows = obs["pending"].reshape(2, _W, _P)[:, order]
+    out["pending"] = rows.reshape(2, _W * _P)
+    return out
+
+
+def test_output_invariant_to_permuting_valid_pending_slots() -> None:
+    extractor = _extractor(slot_dim=0)
+    obs = _batch()
+    permuted = _permute_pending(obs, [2, 0, 3, 1, 4, 5])
+    assert not torch.equal(obs["pending"], permuted["pending"])
+    torch.testing.assert_close(extractor(obs), extractor(permuted))
+    assert extractor(obs).shape == (2, extractor.features_dim)
+
+
+def test_output_depends_on_valid_rows() -> None:
+    """The invariance is not vacuous: changing a valid row changes the output."""
+    extractor = _extractor(slot_dim=0)
+    obs = _batch()
+    changed = dict(obs)
+    pending = obs["pending"].clone().reshape(2, _W, _P)
+    pending[:, 1, 2] += 0.5
+    changed["pending"] = pending.reshape(2, -1)
+    assert not torch.allclose(extractor(obs), extractor(changed))
+
+
+def test_padding_rows_are_ignored() -> None:
+    """Rows with valid = 0 do not reach the output, whatever they hold (padding is masked)."""
+    extractor = _extractor(slot_dim=4)
+    obs = _batch(valid_pending=2, valid_running=1)
+    noisy = dict(obs)
+    pending = obs["pending"].clone().reshape(2, _W, _P)
+    pending[:, 2:, 1:] = 0.7  # garbage in padded slots, valid flag still 0
+    noisy["pending"] = pending.reshape(2, -1)
+    running = obs["running"].clone().reshape(2, _R, _Q)
+    running[:, 1:, 1:] = 0.3
+    noisy["running"] = running.reshape(2, -1)
+    torch.testing.assert_close(extractor(obs), extractor(noisy))
+
+
+def test_slot_codes_are_permutation_equivariant() -> None:
+    """With per-slot codes the pooled part is invariant and the codes move with their rows."""
+    extractor = _extractor(slot_dim=4)
+    obs = _batch()
+    order = [1, 3, 0, 2, 4, 5]
+    base, perm = extractor(obs), extractor(_permute_pending(obs, order))
+    pooled = 6 * 16 + 10 + 15
+    torch.testing.assert_close(base[:, :pooled], perm[:, :pooled])
+    codes = base[:, pooled : pooled + _W * 4].reshape(2, _W, 4)
+    perm_codes = perm[:, pooled : pooled + _W * 4].reshape(2, _W, 4)
+    torch.testing.assert_close(codes[:, order], perm_codes)
+    assert torch.count_nonzero(codes[:, 4:]) == 0  # empty slots carry no code
+
+
+def test_masked_mean_max_of_empty_table_is_zero() -> None:
+    rows = torch.randn(3, 5, 7)
+    mask = torch.zeros(3, 5)
+    mask[0, :2] = 1.0
+    pooled = masked_mean_max(rows, mask)
+    assert torch.count_nonzero(pooled[1:]) == 0
+    torch.testing.assert_close(pooled[0, :7], rows[0, :2].mean(0))
+    torch.testing.assert_close(pooled[0, 7:], rows[0, :2].max(0).values)
+
+
+@pytest.mark.parametrize("slot_dim", [0, 4])
+def test_features_dim_matches_output(slot_dim: int) -> None:
+    extractor = _extractor(slot_dim)
+    assert extractor(_batch()).shape[1] == extractor.features_dim

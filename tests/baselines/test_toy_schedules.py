@@ -1,0 +1,307 @@
+"""Each baseline on a toy workload whose schedule is worked out by hand in the comments.
+
+Conventions that make the arithmetic exact: a job's ``iter_time_s`` is set to its
+scaling efficiency ``eff(n)`` (1.0 for one GPU, 0.95 for four), so one synchronous step
+takes exactly 1 s alone and ``iterations`` is the job's solo length in seconds; the
+interference model is ``NoInterference`` unless sharing speeds matter; suspend and resume
+overheads are fixed by ``SimConfig`` (2 s and 5 s); sampling noise is 0. V100 GPUs have
+16 GiB.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import baselines
+from gpushare_env.runner import run_headless
+from gpushare_env.sim import (
+    ADVANCE,
+    JobSpec,
+    NoInterference,
+    Schedule,
+    SimConfig,
+    Simulator,
+    SimView,
+    Suspend,
+    apply_decision,
+    make_cluster,
+)
+from gpushare_env.sim.catalog import scaling_efficiency
+
+CONFIG = SimConfig(suspend_overhead_s=2.0, resume_overhead_s=5.0, sample_noise=0.0)
+ORACLE = SimConfig(
+    suspend_overhead_s=2.0, resume_overhead_s=5.0, sample_noise=0.0, duration_info="oracle"
+)
+ONE_GPU = {"nodes": 1, "gpus_per_node": 1, "gpu_type": "v100"}
+TWO_GPUS = {"nodes": 1, "gpus_per_node": 2, "gpu_type": "v100"}
+FOUR_GPUS = "tiny"  # 1 node x 4 V100
+
+
+def job(
+    job_id: int,
+    arrival_s: float,
+    seconds: int,
+    gpus: int = 1,
+    memory_gib: float = 8.0,
+    intensity: float = 1.0,
+) -> JobSpec:
+    """A ResNet-50-like job of ``seconds`` solo length (1 s per step, see module doc)."""
+    return JobSpec(
+        job_id=job_id,
+        arrival_s=arrival_s,
+        model="resnet50",
+        batch_size=64,
+        num_gpus=gpus,
+        iterations=seconds,
+        memory_gib=memory_gib,
+        intensity=intensity,
+        iter_time_s=scaling_efficiency(gpus),
+    )
+
+
+def run(
+    name: str, jobs: list[JobSpec], cluster: object, config: SimConfig = CONFIG, **params: object
+):
+    """Run ``jobs`` headless with the named policy; records by job id."""
+    result = run_headless(
+        jobs, make_cluster(cluster), baselines.make(name, **params), config, NoInterference()
+    )
+    return {r.job_id: r for r in result.records}
+
+
+# ------------------------------------------------------------------------ fifo
+def test_fifo_blocks_behind_a_large_head_job() -> None:
+    # 4 GPUs. J0 (1 GPU, 100 s) starts at 0. J1 (4 GPUs) arrives at 1 and needs all four:
+    # it heads the queue until J0 ends at 100, then runs 100-200. J2 (1 GPU, 10 s) arrives
+    # at 2; three GPUs are idle but it may not pass J1: it starts at 200, ends at 210.
+    jobs = [job(0, 0, 100), job(1, 1, 100, gpus=4), job(2, 2, 10)]
+    records = run("fifo", jobs, FOUR_GPUS)
+    assert [records[i].first_start_s for i in range(3)] == [0.0, 100.0, 200.0]
+    assert records[2].finish_s == pytest.approx(210.0)
+    # the same workload under fifo_pack: J2 backfills at once (ends at 12)
+    packed = run("fifo_pack", jobs, FOUR_GPUS)
+    assert packed[2].first_start_s == 2.0
+    assert packed[2].finish_s == pytest.approx(12.0)
+
+
+# ------------------------------------------------------------------- fifo_pack
+def test_fifo_pack_backfills_onto_fragments() -> None:
+    # 4 GPUs of 16 GiB. J0 (4 GPUs x 8 GiB, 100 s) leaves 8 GiB free on every GPU.
+    # J1 (1 x 8 GiB) at t=1 fits a fragment: pack puts it on a GPU J0 uses, it starts at 1.
+    # J2 (4 x 8 GiB) at t=2 now fits only on three GPUs: it waits until J0 ends at 100.
+    # J3 (1 x 4 GiB, 10 s) at t=3 passes J2 onto a fragment (backfill): starts at 3.
+    # Without interference J1 ends at 101 and J2 runs 100-200 on J0's GPUs.
+    jobs = [
+        job(0, 0, 100, gpus=4),
+        job(1, 1, 100),
+        job(2, 2, 100, gpus=4),
+        job(3, 3, 10, memory_gib=4.0),
+    ]
+    records = run("fifo_pack", jobs, FOUR_GPUS)
+    assert records[1].first_start_s == 1.0
+    assert records[3].first_start_s == 3.0
+    assert records[3].finish_s == pytest.approx(13.0)
+    assert records[2].first_start_s == 100.0
+    assert records[2].finish_s == pytest.approx(200.0)
+    # fifo on the same workload: J1 waits for J0 (runs 100-200), J2 needs four idle GPUs
+    # so it waits for J1 (200-300), and J3 may not pass it (300-310)
+    fifo = run("fifo", jobs, FOUR_GPUS)
+    assert [fifo[i].first_start_s for i in range(4)] == [0.0, 100.0, 200.0, 300.0]
+
+
+# -------------------------------------------------------------------- sjf_pack
+def test_sjf_pack_orders_by_predicted_time_with_oracle_lengths() -> None:
+    # One 16 GiB GPU and 16 GiB jobs: one job at a time. J0 (50 s) starts at 0; J1 (300 s),
+    # J2 (100 s), J3 (200 s) arrive at 1, 2, 3. Shortest first: J2 50-150, J3 150-350,
+    # J1 350-650. fifo_pack serves them by arrival instead: J1 50-350, J2, J3.
+    jobs = [
+        job(0, 0, 50, memory_gib=16.0),
+        job(1, 1, 300, memory_gib=16.0),
+        job(2, 2, 100, memory_gib=16.0),
+        job(3, 3, 200, memory_gib=16.0),
+    ]
+    records = run("sjf_pack", jobs, ONE_GPU, ORACLE)
+    assert [records[i].finish_s for i in range(4)] == pytest.approx([50, 650, 150, 350])
+    fifo = run("fifo_pack", jobs, ONE_GPU, ORACLE)
+    assert [fifo[i].finish_s for i in range(4)] == pytest.approx([50, 350, 450, 650])
+
+
+def test_sjf_pack_sample_mode_samples_every_job_then_orders_by_prediction() -> None:
+    # sample_iterations = 10 (10 s per sampling run), suspend 2 s, resume 5 s, no noise.
+    # J0 (50 s) starts at 0, is sampled at 10 and suspended (waits from 12, 40 s left).
+    # J1, J2, J3 (300, 100, 200 s) arrived at 1-3 and each gets a sampling run in arrival
+    # order: J1 12-22 (+2 s suspend), J2 24-34, J3 36-46, all suspended by 48.
+    # Then shortest predicted first, each resume paying 5 s: J0 48 + 5 + 40 = 93;
+    # J2 93 + 5 + 90 = 188; J3 188 + 5 + 190 = 383; J1 383 + 5 + 290 = 678.
+    config = SimConfig(
+        suspend_overhead_s=2.0, resume_overhead_s=5.0, sample_noise=0.0, sample_iterations=10
+    )
+    jobs = [
+        job(0, 0, 50, memory_gib=16.0),
+        job(1, 1, 300, memory_gib=16.0),
+        job(2, 2, 100, memory_gib=16.0),
+        job(3, 3, 200, memory_gib=16.0),
+    ]
+    records = run("sjf_pack", jobs, ONE_GPU, config, unsampled="sample")
+    assert [records[i].first_start_s for i in range(4)] == [0.0, 12.0, 24.0, 36.0]
+    assert [records[i].finish_s for i in range(4)] == pytest.approx([93, 678, 188, 383])
+    assert all(records[i].suspends == 1 for i in range(4))
+
+
+# -------------------------------------------------------------------- tiresias
+def test_tiresias_demotes_a_long_job_and_promotes_a_starved_one() -> None:
+    # One GPU, one threshold of 100 GPU-s (queue 0 below it, queue 1 above), promotion when
+    # a job has waited since its last promotion as long as it ran (knob 1).
+    # J0 (1000 s) runs from 0. J1 (300 s) arrives at 150: J0 has attained 150 GPU-s and is
+    # in queue 1, J1 is new in queue 0, so J0 is suspended (150-152, its GPU-time 152) and
+    # J1 starts at 152 (first start: no restart cost).
+    # J2 (50 s) arrives at 400: J1 has attained 248 -> queue 1 (demoted, behind J0, which
+    # entered queue 1 earlier); J0 waited 400 - 152 = 248 >= 152 -> promoted to queue 0.
+    # Queue 0 holds J0 and J2 (J0 promoted first): J1 is suspended (400-402, its
+    # GPU-time 250), J0 resumes at 402, restarts until 407 and needs 850 s: ends at 1257.
+    # J2 then starts at 1257 and ends at 1307; J1 (queue 1, 52 s done... 248 s done,
+    # 52 left) resumes at 1307, restarts 5 s, ends at 1364.
+    jobs = [job(0, 0, 1000), job(1, 150, 300), job(2, 400, 50)]
+    records = run("tiresias", jobs, ONE_GPU, queue_thresholds_gpu_s=(100.0,), promote_knob=1.0)
+    assert records[0].suspends == 1 and records[1].suspends == 1
+    assert records[1].first_start_s == 152.0
+    assert records[0].finish_s == pytest.approx(1257.0)
+    assert records[2].first_start_s == pytest.approx(1257.0)
+    assert records[2].finish_s == pytest.approx(1307.0)
+    assert records[1].finish_s == pytest.approx(1364.0)
+    # without promotion J0 stays in queue 1 and the new J2 (queue 0) takes the GPU from
+    # J1 at 400: J2 runs 402-452, then queue 1 in order of entry: J0 (entered at 150)
+    # resumes at 452 and ends at 457 + 850 = 1307, J1 ends at 1307 + 5 + 52 = 1364.
+    plain = run("tiresias", jobs, ONE_GPU, queue_thresholds_gpu_s=(100.0,), promote_knob=0.0)
+    assert plain[2].first_start_s == pytest.approx(402.0)
+    assert plain[0].finish_s == pytest.approx(1307.0)
+    assert plain[1].finish_s == pytest.approx(1364.0)
+
+
+# ---------------------------------------------------------------------- thesis
+def test_thesis_opens_a_gang_for_a_starved_large_job_and_resumes_the_small_ones() -> None:
+    # 4 GPUs of 16 GiB, 16 GiB workers (no sharing), oracle lengths (no sampling).
+    # Four 1-GPU jobs S0-S3 (1000 s) start at 0-3 and fill the cluster. L (4 GPUs, 600 s)
+    # arrives at 4. SRPT alone would not preempt (S's ~1000 s < 2 x 600 s), but L is wide
+    # and starving once it has waited 1 x its 600 s. The next event is X's arrival at 650
+    # (1 GPU, 10 s): L has waited 646 s, so S0-S3 are suspended (650-652) and L starts at
+    # 652 on the opened gang, ending at 1252. Then X (10 s) and the S jobs resume, shortest
+    # first: X 1252-1262 (first start), S jobs (about 350 s left, + 5 s restart) on the
+    # remaining three GPUs at 1252 and the fourth at 1262.
+    jobs = [job(i, float(i), 1000, memory_gib=16.0) for i in range(4)]
+    jobs += [job(4, 4, 600, gpus=4, memory_gib=16.0), job(5, 650, 10, memory_gib=16.0)]
+    records = run(
+        "thesis",
+        jobs,
+        FOUR_GPUS,
+        ORACLE,
+        starvation_factor=1.0,
+        min_starvation_s=0.0,
+        critical_path_factor=math.inf,
+    )
+    assert [records[i].suspends for i in range(4)] == [1, 1, 1, 1]
+    assert records[4].first_start_s == pytest.approx(652.0)
+    assert records[4].finish_s == pytest.approx(1252.0)
+    assert records[5].first_start_s == pytest.approx(1252.0)
+    # small jobs resume after L: 3 at 1252, the last when X ends at 1262
+    resumed = sorted(records[i].finish_s - (1000 - (650 - i)) - 5 for i in range(4))
+    assert resumed == pytest.approx([1252.0, 1252.0, 1252.0, 1262.0])
+    # without the starvation rule L waits for the small jobs. X (10 s) still preempts by
+    # SRPT the small job with most time left, S3 (353 s left at 650): S3 checkpoints
+    # 650-652, X runs 652-662, S3 resumes 662 + 5 s and ends at 1020, and only then are
+    # four GPUs idle for L: 1020-1620.
+    plain = run(
+        "thesis",
+        jobs,
+        FOUR_GPUS,
+        ORACLE,
+        starvation_factor=math.inf,
+        critical_path_factor=math.inf,
+    )
+    assert [plain[i].suspends for i in range(4)] == [0, 0, 0, 1]
+    assert plain[5].first_start_s == pytest.approx(652.0)
+    assert plain[3].finish_s == pytest.approx(1020.0)
+    assert plain[4].first_start_s == pytest.approx(1020.0)
+
+
+# ------------------------------------------------------------------------- fgd
+def test_fgd_picks_the_placement_that_leaves_least_fragmentation() -> None:
+    # Two 16 GiB GPUs. J0, J1 (4 GiB) sit on GPU 0 (8 GiB free), J2 (4 GiB) on GPU 1
+    # (12 GiB free). J3 (6 GiB) must go to one of them. The workload's worker memories
+    # (the FGD reference) are 4, 4, 4, 6 and four of 1 GiB (J4-J7, arriving later).
+    # GPU 0 after J3: 2 GiB free, unusable by the 4 jobs of 4-6 GiB: fragment 2 x 4/8 = 1.
+    # GPU 1 after J3: 6 GiB free, usable by every worker: fragment 0. Both are 0 before.
+    # FGD (min_frag) picks GPU 1; best fit (pack) picks GPU 0 (2 GiB left < 6 GiB).
+    jobs = [job(i, 0, 100, memory_gib=4.0) for i in range(3)]
+    jobs.append(job(3, 0, 100, memory_gib=6.0))
+    jobs += [job(4 + i, 1000, 10, memory_gib=1.0) for i in range(4)]
+    chosen = {}
+    for name in ("fgd", "fifo_pack"):
+        sim = Simulator(jobs, make_cluster(TWO_GPUS), CONFIG, NoInterference())
+        view = SimView(sim)
+        sim.advance()  # the arrivals at t=0
+        sim.place(0, [0])
+        sim.place(1, [0])
+        sim.place(2, [1])
+        policy = baselines.make(name)
+        policy.reset(view)
+        decision = policy.decide(view)
+        assert isinstance(decision, Schedule) and decision.job_id == 3
+        apply_decision(sim, decision)
+        chosen[name] = view.job(3).gpus
+        assert policy.decide(view) == ADVANCE
+    assert chosen == {"fgd": (1,), "fifo_pack": (0,)}
+
+
+# ---------------------------------------------------------------------- random
+def test_random_draws_only_valid_decisions_and_is_reproducible() -> None:
+    # Two 16 GiB GPUs, one 16 GiB job running on GPU 0, two waiting: the only valid
+    # schedule decisions put a waiting job on GPU 1 (any strategy would), plus advance.
+    jobs = [job(0, 0, 100, memory_gib=16.0), job(1, 0, 50), job(2, 0, 50, gpus=2)]
+    draws = []
+    for _ in range(2):
+        sim = Simulator(jobs, make_cluster(TWO_GPUS), CONFIG, NoInterference())
+        view = SimView(sim)
+        sim.advance()
+        sim.place(0, [0])
+        policy = baselines.make("random", seed=3, suspend_prob=0.3)
+        policy.reset(view)
+        seen = []
+        for _ in range(30):
+            decision = policy.decide(view)
+            if isinstance(decision, Schedule):
+                assert decision.job_id == 1  # job 2 needs two GPUs: never valid here
+            elif isinstance(decision, Suspend):
+                assert decision.job_id == 0
+            seen.append(decision)
+        draws.append(seen)
+    assert draws[0] == draws[1]
+    assert {type(d).__name__ for d in draws[0]} == {"Schedule", "Suspend", "Advance"}
+
+
+# --------------------------------------------------------------------- gandiva
+def test_gandiva_packs_by_intensity_and_time_slices_same_size_jobs() -> None:
+    # Packing, one 16 GiB GPU: J0 (u 0.6) runs from 0; J1 (u 0.4) at 1 joins it (load
+    # 1.0 <= 1); J2 (u 0.4) at 2 would make the load 1.4: it waits until J1 ends at 101,
+    # then joins J0 (load 1.0).
+    jobs = [
+        job(0, 0, 300, memory_gib=2.0, intensity=0.6),
+        job(1, 1, 100, memory_gib=2.0, intensity=0.4),
+        job(2, 2, 100, memory_gib=2.0, intensity=0.4),
+    ]
+    records = run("gandiva", jobs, ONE_GPU)
+    assert [records[i].first_start_s for i in range(3)] == [0.0, 1.0, 101.0]
+    # Time-slicing (slice 600 s), one GPU, 16 GiB workers: J0 (2000 s) runs from 0, J1
+    # (100 s) waits from 1. At J2's arrival (700) J1 has waited 699 >= 600 and J0 has run
+    # 700 >= 600: J0 is suspended (700-702) and J1 takes the GPU: 702-802. At 802 the
+    # longest waiting job goes first: J2 (since 700) before J0 (since 702): 802-852. J0
+    # resumes at 852, restarts for 5 s and ends at 857 + 1300 = 2157.
+    jobs = [job(0, 0, 2000, memory_gib=16.0), job(1, 1, 100, memory_gib=16.0)]
+    jobs.append(job(2, 700, 50, memory_gib=16.0))
+    records = run("gandiva", jobs, ONE_GPU, time_slice_s=600.0)
+    assert records[0].suspends == 1
+    assert records[1].first_start_s == pytest.approx(702.0)
+    assert records[2].first_start_s == pytest.approx(802.0)
+    assert records[0].finish_s == pytest.approx(2157.0)

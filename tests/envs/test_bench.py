@@ -1,0 +1,27 @@
+"""The env benchmark (``gpushare-bench --env``) runs and prints one parseable JSON line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpushare_env.envs.bench import env_benchmark
+from scripts.benchmark import main
+
+
+def test_env_benchmark_figures() -> None:
+    record = env_benchmark("tiny", 6, 300, 0, workload="thesis")
+    assert record["steps"] == 300 and record["episodes"] >= 1
+    assert record["wall_s"] > 0
+    assert record["steps_per_s"] == pytest.approx(300 / record["wall_s"], rel=0.01)
+
+
+def test_cli_prints_one_json_line(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--env", "--cluster", "tiny", "--jobs", "8", "--steps", "200", "--seed", "1"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1
+    record = json.loads(lines[0])
+    assert {"steps", "episodes", "wall_s", "steps_per_s"} <= set(record)
+    assert record["steps"] == 200 and record["cluster"] == "tiny" and record["jobs"] == 8

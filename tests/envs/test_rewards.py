@@ -1,0 +1,230 @@
+"""Rewards on hand-computed episodes, and the episode sums of every reward term.
+
+The scripted episodes run on ``tiny`` (one node of four 16 GiB V100s) with jobs whose
+step time is 1 s (so a job of ``n`` iterations lasts ``n`` s alone), ``T = 10 s``, every
+reward weight 1 and ``sample_iterations = 0`` (no sampling events). Co-location follows
+DESIGN 3.3: two workers of intensity 1 on one GPU each run at
+``min(1, 1/2) * 0.95 = 0.475`` of solo speed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gpushare_env.envs import REWARD_COMPONENTS, GPUShareEnv, InvalidActionError
+from gpushare_env.sim import Schedule, Suspend
+from tests.envs.helpers import job, random_valid_action
+
+ALL_ONE = dict.fromkeys(REWARD_COMPONENTS, 1.0)
+W = 4  # pending window of the scripted episodes
+R = 4  # running window
+SUSPEND_0 = 4 * W  # suspend running slot 0
+ADVANCE_ACTION = 4 * W + R
+
+
+def scripted_env(jobs: list, **overrides: object) -> GPUShareEnv:
+    config = {
+        "cluster": "tiny",
+        "jobs": jobs,
+        "pending_window": W,
+        "running_window": R,
+        "time_scale_s": 10.0,
+        "reward": ALL_ONE,
+        "sample_iterations": 0,
+        "invalid_penalty": 0.5,
+    }
+    config.update(overrides)
+    return GPUShareEnv(config)
+
+
+def check_step(result: tuple, expected: dict[str, float]) -> None:
+    """The step's terms equal ``expected`` (others 0) and the reward is their sum."""
+    _, reward, *_, info = result
+    terms = info["reward_terms"]
+    for name in REWARD_COMPONENTS:
+        assert terms[name] == pytest.approx(expected.get(name, 0.0), abs=1e-9), name
+    assert reward == pytest.approx(sum(expected.values()), abs=1e-9)
+
+
+def test_sharing_episode_by_hand() -> None:
+    # A: 100 it from t=0; B: 50 it from t=10; B joins A's GPU with "pack".
+    env = scripted_env([job(0, 0.0, 100), job(1, 10.0, 50)])
+    _, info = env.reset(seed=0)
+    assert info["time_s"] == 0.0  # auto-advanced to A's arrival
+    # 1) schedule A exclusive: no time passes
+    check_step(env.step(env.encode_decision(Schedule(0, "exclusive"))), {})
+    # 2) advance to B's arrival at t=10: A alone on 1 of 4 GPUs
+    #    jct -1*10/10, makespan -10/10, util (1/4)*10/10, slowdown -10/100
+    check_step(
+        env.step(ADVANCE_ACTION),
+        {"jct": -1.0, "makespan": -1.0, "utilisation": 0.25, "slowdown": -0.1},
+    )
+    # 3) pack B onto A's GPU (8 + 8 GiB fits 16 exactly): both at 0.475 it/s
+    result = env.step(env.encode_decision(Schedule(1, "pack")))
+    check_step(result, {})
+    assert env.view.job(1).gpus == env.view.job(0).gpus == (0,)
+    assert env.view.job(1).speed == pytest.approx(0.475)
+    # 4) advance: B's 50 it take 50 / 0.475 = 105.263 s -> B done at 115.263; meanwhile
+    #    A did 50 more of its 100 it (10 alone before). Over those 105.263 s:
+    #    jct -2*dt/10, makespan -dt/10, util (min(1, U=2)/4)*dt/10 (one GPU busy),
+    #    slowdown -(1/100 + 1/50)*dt
+    dt = 50 / 0.475
+    check_step(
+        env.step(ADVANCE_ACTION),
+        {
+            "jct": -2 * dt / 10,
+            "makespan": -dt / 10,
+            "utilisation": 0.25 * dt / 10,
+            "slowdown": -(1 / 100 + 1 / 50) * dt,
+        },
+    )
+    assert env.view.now_s == pytest.approx(10 + dt)
+    # 5) A alone again at speed 1: its last 40 it take 40 s -> done at 155.263
+    result = env.step(ADVANCE_ACTION)
+    check_step(
+        result,
+        {"jct": -4.0, "makespan": -4.0, "utilisation": 0.25 * 4.0, "slowdown": -0.4},
+    )
+    _, _, terminated, truncated, info = result
+    assert terminated and not truncated
+    end = 10 + dt + 40
+    # total JCT = 155.263 + 105.263: the jct terms summed to -(that) / T = -26.05
+    assert info["metrics"]["mean_jct_s"] == pytest.approx((end + dt) / 2)
+    assert info["metrics"]["makespan_s"] == pytest.approx(end)
+
+
+def test_suspend_resume_invalid_episode_by_hand() -> None:
+    # A: 100 it from t=0 (resnet50: suspend 3 s, resume 20 s); B: 10 it from t=50.
+    env = scripted_env([job(0, 0.0, 100), job(1, 50.0, 10)])
+    env.reset(seed=0)
+    # 1) schedule A exclusive at t=0
+    check_step(env.step(0), {})
+    # 2) suspend A: it checkpoints for 3 s holding its GPU; nothing else can happen, so
+    #    the env auto-advances to t=3 (A waits again). Over 3 s: jct -0.3, makespan -0.3,
+    #    no compute, slowdown -3/100, overhead -(1 GPU)*3/10
+    result = env.step(env.encode_decision(Suspend(0)))
+    check_step(result, {"jct": -0.3, "makespan": -0.3, "slowdown": -0.03, "overhead": -0.3})
+    assert result[-1]["time_s"] == 3.0 and env.view.job(0).suspended
+    # 3) an invalid action (no job runs in slot 0): a no-op costing invalid_penalty
+    result = env.step(SUSPEND_0)
+    check_step(result, {"invalid": -0.5})
+    assert result[-1]["invalid"] and result[-1]["time_s"] == 3.0
+    # 4) advance to B's arrival at t=50 while A waits: starvation is the integral of A's
+    #    wait, (47^2 / 2) / 10^2 = 11.045; jct -4.7, makespan -4.7, slowdown -0.47
+    check_step(
+        env.step(ADVANCE_ACTION),
+        {"jct": -4.7, "makespan": -4.7, "slowdown": -0.47, "starvation": -(47**2 / 2) / 100},
+    )
+    # 5) B (slot 1, it arrived after A) exclusive; 6) resume A exclusive: 20 s restart
+    check_step(env.step(env.encode_decision(Schedule(1, "exclusive"))), {})
+    check_step(env.step(env.encode_decision(Schedule(0, "exclusive"))), {})
+    # 7) advance: B finishes at 60; then only A's restart is left, auto-advanced to 70.
+    #    [50, 60]: jct -2, makespan -1, util 0.25, slowdown -(1/100 + 1/10)*10, overhead -1
+    #    [60, 70]: jct -1, makespan -1, slowdown -0.1, overhead -1
+    check_step(
+        env.step(ADVANCE_ACTION),
+        {
+            "jct": -3.0,
+            "makespan": -2.0,
+            "utilisation": 0.25,
+            "slowdown": -1.2,
+            "overhead": -2.0,
+        },
+    )
+    # 8) advance: A's 100 it from t=70 to 170
+    result = env.step(ADVANCE_ACTION)
+    check_step(
+        result,
+        {"jct": -10.0, "makespan": -10.0, "utilisation": 2.5, "slowdown": -1.0},
+    )
+    assert result[2]  # terminated
+    records = {r.job_id: r for r in env.simulator.records()}
+    assert records[0].finish_s == 170.0 and records[0].overhead_gpu_seconds == 23.0
+
+
+def test_invalid_action_raise_mode() -> None:
+    env = scripted_env([job(0, 0.0, 100)], invalid_action="raise")
+    env.reset(seed=0)
+    with pytest.raises(InvalidActionError, match="suspends running slot 0"):
+        env.step(SUSPEND_0)
+    with pytest.raises(InvalidActionError, match="outside Discrete"):
+        env.step(10_000)
+    with pytest.raises(InvalidActionError, match="only 1 job"):
+        env.step(4 * 3 + 1)  # pack the job of pending slot 3: the slot is empty
+    env.step(0)  # the valid action still works after the errors
+
+
+def _episode_sums(env: GPUShareEnv, seed: int, allow_suspend: bool) -> tuple[dict, GPUShareEnv]:
+    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
+    sums = dict.fromkeys(REWARD_COMPONENTS, 0.0)
+    total = 0.0
+    while True:
+        mask = info["action_mask"].copy()
+        if not allow_suspend or rng.random() < 0.9:  # suspend rarely, or episodes never end
+            mask[4 * env.pending_window : -1] = False
+        valid = np.flatnonzero(mask)
+        _, reward, terminated, truncated, info = env.step(int(valid[rng.integers(len(valid))]))
+        for name, value in info["reward_terms"].items():
+            sums[name] += value
+        total += reward
+        if terminated or truncated:
+            assert terminated
+            sums["reward"] = total
+            return sums, env
+
+
+@pytest.mark.parametrize("seed", [0, 1])  # both episodes suspend jobs (overhead > 0)
+def test_episode_sums_match_the_metrics(seed: int) -> None:
+    scale = 600.0
+    env = GPUShareEnv(
+        {
+            "cluster": "tiny",
+            "workload": "thesis_poisson",
+            "num_jobs": 12,
+            "time_scale_s": scale,
+            "reward": ALL_ONE,
+            "invalid_penalty": 0.0,
+        }
+    )
+    sums, env = _episode_sums(env, seed, allow_suspend=True)
+    records = env.simulator.records()
+    assert len(records) == 12
+    # jct: minus the total job completion time, scaled
+    assert sums["jct"] == pytest.approx(-sum(r.jct_s for r in records) / scale, rel=1e-9)
+    first = min(r.arrival_s for r in records)
+    last = max(r.finish_s for r in records)
+    assert sums["makespan"] == pytest.approx(-(last - first) / scale, rel=1e-9)
+    assert sums["slowdown"] == pytest.approx(-sum(r.slowdown for r in records), rel=1e-9)
+    lost = sum(r.overhead_gpu_seconds for r in records)
+    assert lost > 0
+    assert sums["overhead"] == pytest.approx(-lost / scale, rel=1e-9, abs=1e-12)
+    util = env.simulator.timeline()
+    busy = float(np.sum(util.compute_in_use * util.durations_s)) / util.num_gpus
+    assert sums["utilisation"] == pytest.approx(busy / scale, rel=1e-9)
+    assert sums["reward"] == pytest.approx(sum(sums[name] for name in REWARD_COMPONENTS))
+
+
+def test_starvation_sum_without_suspensions() -> None:
+    # one waiting stint per job: the starvation terms sum to -sum (wait / T)^2 / 2
+    scale = 600.0
+    env = GPUShareEnv({"cluster": "tiny", "num_jobs": 15, "time_scale_s": scale, "reward": ALL_ONE})
+    sums, env = _episode_sums(env, 3, allow_suspend=False)
+    expected = -sum((r.queued_s / scale) ** 2 / 2 for r in env.simulator.records())
+    assert expected < 0  # someone waited
+    assert sums["starvation"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_default_reward_is_jct_only() -> None:
+    env = GPUShareEnv({"cluster": "tiny", "num_jobs": 6})
+    _, info = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    while True:
+        _, reward, terminated, truncated, info = env.step(random_valid_action(info, rng))
+        assert reward == info["reward_terms"]["jct"] + info["reward_terms"]["invalid"]
+        if terminated or truncated:
+            break
+    assert not math.isnan(info["metrics"]["mean_jct_s"])

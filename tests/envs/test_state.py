@@ -1,0 +1,226 @@
+"""Masks are exact, the incremental observation equals one built from scratch, and the
+simulator's invariants hold after every step of random masked episodes."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+from gpushare_env.envs import FRAG_FEATURES, GPUShareEnv
+from gpushare_env.envs.observation import FRAG_BIN_EDGES_GIB, log_time
+from gpushare_env.sim import ADVANCE, MODELS, Advance, InvalidDecision, Schedule, Suspend
+from gpushare_env.sim.placement import expected_fragment
+from tests.envs.helpers import job, random_valid_action
+
+
+def is_valid(env: GPUShareEnv, action: int) -> bool:
+    """Try ``action`` on a copy of the simulator: valid iff the simulator accepts it."""
+    try:
+        decision = env.decode_action(action)
+    except ValueError:  # an empty window slot
+        return False
+    sim = copy.deepcopy(env.simulator)
+    try:
+        if isinstance(decision, Schedule):
+            sim.schedule(decision.job_id, decision.strategy)
+        elif isinstance(decision, Suspend):
+            sim.suspend(decision.job_id)
+        else:
+            assert isinstance(decision, Advance)
+            sim.advance()
+    except (InvalidDecision, RuntimeError):
+        return False
+    return True
+
+
+#: A small heterogeneous cluster: two 16 GiB V100s (GPUs 0-1), four 40 GiB A100s (2-5).
+MIXED = {
+    "groups": [
+        {"nodes": 1, "gpus_per_node": 2, "gpu_type": "v100"},
+        {"nodes": 1, "gpus_per_node": 4, "gpu_type": "a100"},
+    ]
+}
+
+
+def mixed_memory_jobs(count: int, seed: int) -> list:
+    """Jobs of 20 GiB workers fit only the A100s of ``MIXED``, so the ``exclusive``
+    strategy (best fit: the node with the fewest idle GPUs) can pick an idle V100 that is
+    too small."""
+    rng = np.random.default_rng(seed)
+    return [
+        job(
+            i,
+            float(10 * i),
+            int(rng.integers(50, 400)),
+            num_gpus=int(rng.choice([1, 1, 2])),
+            memory_gib=float(rng.choice([6.0, 12.0, 20.0])),
+        )
+        for i in range(count)
+    ]
+
+
+CASES = {
+    "tiny": ({"cluster": "tiny", "num_jobs": 14}, None),
+    "thesis": ({"cluster": "thesis", "num_jobs": 20, "workload": "thesis_poisson"}, None),
+    "medium-philly": ({"cluster": "medium", "num_jobs": 30, "workload": "philly"}, None),
+    "mixed-memory": ({"cluster": MIXED, "num_jobs": 1}, mixed_memory_jobs(16, 0)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_masks_are_exact(case: str) -> None:
+    config, jobs = CASES[case]
+    env = GPUShareEnv({**config, "pending_window": 4, "running_window": 3})
+    rng = np.random.default_rng(0)
+    options = None if jobs is None else {"jobs": jobs}
+    _, info = env.reset(seed=0, options=options)
+    checked = {True: 0, False: 0}
+    for _ in range(45):
+        mask = info["action_mask"]
+        for action in range(env.action_space.n):
+            valid = is_valid(env, action)
+            assert valid == bool(mask[action]), (case, action, env.decode_action(action))
+            checked[valid] += 1
+        _, _, terminated, truncated, info = env.step(random_valid_action(info, rng))
+        if terminated or truncated:
+            _, info = env.reset(options=options)
+    assert checked[True] > 100 and checked[False] > 100
+
+
+def test_exclusive_mask_checks_memory_on_mixed_clusters() -> None:
+    env = GPUShareEnv({"cluster": MIXED, "pending_window": 2, "running_window": 2})
+    jobs = [job(0, 0.0, 100, memory_gib=6.0), job(1, 1.0, 100, memory_gib=20.0)]
+    env.reset(seed=0, options={"jobs": jobs})
+    env.step(0)  # job 0 exclusive: best fit puts it on the V100 node
+    _, _, _, _, info = env.step(env.encode_decision(ADVANCE))  # job 1 arrives
+    assert env.view.pending() == [1] and env.view.job(0).gpus[0] < 2
+    mask = info["action_mask"]
+    # exclusive would pick the V100 node's idle GPUs (16 GiB): invalid; sharing ones fit
+    assert not mask[0] and mask[1:4].all()
+    assert [is_valid(env, a) for a in range(4)] == [False, True, True, True]
+
+
+def reference_observation(env: GPUShareEnv) -> dict[str, np.ndarray]:
+    """The observation rebuilt from scratch through the read-only view (slow, obvious)."""
+    view = env.view
+    sim = env.simulator
+    cluster = env.cluster
+    g = cluster.num_gpus
+    slots = view.max_jobs_per_gpu
+    capacity = np.asarray(view.gpu_memory_gib)
+    free = np.asarray(view.free_memory_gib)
+    holders = np.asarray(view.holders)
+    gpus = np.stack(
+        [
+            np.maximum(free, 0) / capacity,
+            np.maximum(view.load, 0) / slots,
+            holders / slots,
+            view.gpu_node / max(cluster.num_nodes - 1, 1),
+            view.gpu_speed / view.gpu_speed.max(),
+            capacity / capacity.max(),
+        ],
+        axis=1,
+    )
+    category = np.searchsorted(np.asarray(FRAG_BIN_EDGES_GIB), free, side="right") + 1
+    category[holders == 0] = 0
+    category[holders >= slots] = len(FRAG_FEATURES) - 1
+    frag = np.bincount(category, minlength=len(FRAG_FEATURES)) / g
+    specs = [j.spec for j in sim.jobs.values()]
+    jobs_total = len(specs)
+
+    def rows(ids: list[int], width: int, running: bool) -> np.ndarray:
+        out = np.zeros((width, 17 if running else 16))
+        for slot, job_id in enumerate(ids):
+            j = view.job(job_id)
+            predicted = j.predicted_remaining_s
+            row = [1.0, math.log2(1 + j.num_gpus) / math.log2(1 + g)]
+            row += [j.memory_gib / capacity.max(), j.intensity]
+            row += [1.0 if j.model == name else 0.0 for name in MODELS]
+            row += [log_time(j.total_wait_s if running else j.wait_s), float(j.sampled)]
+            row += [float(predicted is not None), 0.0 if predicted is None else log_time(predicted)]
+            row += [float(j.suspended), j.progress]
+            if running:
+                row.append(min(1.0, j.speed / view.gpu_speed.max()))
+            out[slot] = row
+        return out.reshape(-1)
+
+    waiting = view.pending()
+    median = float(np.median([s.memory_gib for s in specs]))
+    shared = holders > 0
+    fragmented = free[shared & ((free + 1e-9 < median) | (holders >= slots))].sum()
+    reference = np.sort([s.memory_gib for s in specs])
+    fgd = expected_fragment(free, holders >= slots, reference).sum()
+    total_free = free.sum()
+    can_advance = view.next_event_time() is not None
+    global_ = [
+        log_time(view.now_s),
+        len(waiting) / jobs_total,
+        max(0, len(waiting) - env.pending_window) / jobs_total,
+        view.num_running / jobs_total,
+        len(view.in_transition()) / jobs_total,
+        view.jobs_in_system / jobs_total,
+        sim.num_finished / jobs_total,
+        np.minimum(view.load, 1.0).sum() / g,
+        np.count_nonzero(holders) / g,
+        total_free / capacity.sum(),
+        fragmented / total_free if total_free > 1e-9 else 0.0,
+        fgd / total_free if total_free > 1e-9 else 0.0,
+        min(1.0, sum(view.job(j).num_gpus for j in waiting) / g),
+        np.count_nonzero(holders == 0) / g,
+        float(can_advance),
+    ]
+    return {
+        "gpus": gpus.reshape(-1),
+        "frag_hist": frag,
+        "pending": rows(view.pending(env.pending_window), env.pending_window, False),
+        "running": rows(view.running(env.running_window), env.running_window, True),
+        "global": np.clip(np.asarray(global_), 0.0, 1.0),
+    }
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_incremental_observation_equals_reference(case: str) -> None:
+    config, jobs = CASES[case]
+    env = GPUShareEnv({**config, "pending_window": 6, "running_window": 5})
+    options = None if jobs is None else {"jobs": jobs}
+    rng = np.random.default_rng(1)
+    obs, info = env.reset(seed=3, options=options)
+    for _ in range(250):
+        expected = reference_observation(env)
+        for key, value in obs.items():
+            np.testing.assert_allclose(value, expected[key], atol=2e-6, err_msg=key)
+        # the mask's advance bit is the simulator's own answer
+        assert info["action_mask"][-1] == (env.view.next_event_time() is not None)
+        obs, _, terminated, truncated, info = env.step(random_valid_action(info, rng))
+        if terminated or truncated:
+            obs, info = env.reset(options=options)
+
+
+def test_random_masked_policy_medium_philly_invariants() -> None:
+    # 50 short episodes on the 64-GPU cluster with Philly-style jobs; the simulator's
+    # invariants after every step, the observation in its space, a choice at every step
+    env = GPUShareEnv(
+        {"cluster": "medium", "workload": "philly", "num_jobs": 40, "max_decisions": 120}
+    )
+    rng = np.random.default_rng(0)
+    steps = 0
+    ended = {"terminated": 0, "truncated": 0}
+    for episode in range(50):
+        obs, info = env.reset(seed=episode)
+        while True:
+            env.simulator.check_invariants()
+            assert env.observation_space.contains(obs)
+            mask = info["action_mask"]
+            assert mask[:-1].any(), "asked although advance was the only choice"
+            obs, reward, terminated, truncated, info = env.step(random_valid_action(info, rng))
+            assert np.isfinite(reward)
+            steps += 1
+            if terminated or truncated:
+                env.simulator.check_invariants()
+                ended["terminated" if terminated else "truncated"] += 1
+                assert info["metrics"]["num_jobs"] == info["jobs_done"]
+                break
+    assert steps > 50 * 60 and ended["truncated"] > 0
