@@ -114,12 +114,9 @@ class HeuristicEvalCallback(BaseCallback):
         """Evaluate now, log, save the best model; the evaluation's summary."""
         started = time.perf_counter()
         mine = run_episodes(self.model, self.env_configs, self.seeds)
-        jct_ratio = float(
-            np.mean([m["mean_jct_s"] / r["mean_jct_s"] for m, r in zip(mine, self.reference_metrics, strict=True)])
-        )
-        makespan_ratio = float(
-            np.mean([m["makespan_s"] / r["makespan_s"] for m, r in zip(mine, self.reference_metrics, strict=True)])
-        )
+        pairs = list(zip(mine, self.reference_metrics, strict=True))
+        jct_ratio = float(np.mean([m["mean_jct_s"] / r["mean_jct_s"] for m, r in pairs]))
+        makespan_ratio = float(np.mean([m["makespan_s"] / r["makespan_s"] for m, r in pairs]))
         score = jct_ratio + max(0.0, makespan_ratio - 1.0)
         summary = {
             "timesteps": float(self.num_timesteps),

@@ -84,12 +84,8 @@ class PermutationExtractor(BaseFeaturesExtractor):
         """Encode a batch of observations.  # (B, features_dim)"""
         batch = observations["gpus"].shape[0]
         gpus = observations["gpus"].reshape(batch, self.num_gpus, len(GPU_FEATURES))
-        pending = observations["pending"].reshape(
-            batch, self.pending_window, len(PENDING_FEATURES)
-        )
-        running = observations["running"].reshape(
-            batch, self.running_window, len(RUNNING_FEATURES)
-        )
+        pending = observations["pending"].reshape(batch, self.pending_window, len(PENDING_FEATURES))
+        running = observations["running"].reshape(batch, self.running_window, len(RUNNING_FEATURES))
         pending_mask = pending[..., _VALID]
         running_mask = running[..., _VALID]
         gpu_rows = self.gpu_encoder(gpus)

@@ -643,8 +643,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--policies",
         nargs="+",
         metavar="POLICY",
-        help="baseline names (see baselines.available(); 'all' for every one) and saved "
-        "agents (path/to/model.zip); default: all baselines + the shipped agents",
+        help="baseline names (see baselines.available(); 'all' for every one), saved "
+        "agents (path/to/model.zip) and 'zoo' (the agents shipped in agents/zoo); default: "
+        "all baselines + the shipped agents that fit the set-up",
     )
     parser.add_argument(
         "--workload",
@@ -895,6 +896,10 @@ def _resolve_policies(
         elif token in names:
             if token not in {s.label for s in specs}:
                 specs.append(PolicySpec(label=token, name=token))
+        elif token == "zoo":
+            if not _zoo_models():
+                raise UsageError(f"--policies: no shipped agent in {ZOO_DIR}")
+            paths.extend(p for p in _zoo_models() if p not in paths)
         elif token.endswith(".zip"):
             path = Path(token).expanduser()
             if not path.is_file():
@@ -935,6 +940,14 @@ def _resolve_policies(
     return specs
 
 
+def _shapes(space: Any) -> str:
+    """``{key: shape}`` of a Dict space (or its shape), for messages."""
+    spaces = getattr(space, "spaces", None)
+    if isinstance(spaces, Mapping):
+        return "{" + ", ".join(f"{k}: {tuple(v.shape)}" for k, v in spaces.items()) + "}"
+    return str(getattr(space, "shape", space))
+
+
 def _check_agents(
     policies: list[PolicySpec],
     env_config: Mapping[str, Any],
@@ -956,7 +969,11 @@ def _check_agents(
             env = _make_env({**env_config, **policy.env_overrides})
             problem = None
             if model.observation_space != env.observation_space:
-                problem = "its observation space differs from this env's"
+                problem = (
+                    "its observation space differs from this env's (model "
+                    f"{_shapes(model.observation_space)}, env {_shapes(env.observation_space)}"
+                    "): it was trained for another cluster or other windows"
+                )
             elif model.action_space != env.action_space:
                 problem = "its action space differs from this env's"
             env.close()

@@ -19,7 +19,9 @@ O(cluster). Feature layouts are the module constants below (documented in the en
 from __future__ import annotations
 
 import bisect
+import functools
 import math
+import struct
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -145,6 +147,33 @@ def log_time(seconds: float) -> float:
 
 def _clip01(value: float) -> float:
     return 0.0 if value < 0.0 else (1.0 if value > 1.0 else value)
+
+
+_F32 = 4  # bytes of a float32
+_PACK_GPU = struct.Struct("<3f").pack_into  # free, load, workers of one GPU row
+_PACK_ONE = struct.Struct("<f").pack_into
+_PACK_PENDING_TAIL = struct.Struct(f"<{_NUM_P - _WAIT}f").pack_into
+_PACK_RUNNING_TAIL = struct.Struct(f"<{_NUM_R - _WAIT}f").pack_into
+_PACK_GLOBAL = struct.Struct(f"<{_NUM_GLOBAL}f").pack_into
+
+
+@functools.lru_cache(maxsize=4096)
+def _column_packer(rows: int, row_floats: int, columns: tuple[int, ...]) -> struct.Struct:
+    """A packer writing ``columns`` (ascending) of ``rows`` rows of a float32 matrix.
+
+    ``struct`` writes straight into the numpy buffer from Python floats, which costs a
+    fraction of converting a list to an array and assigning a strided column.
+    """
+    parts = ["<"]
+    position = 0
+    for row in range(rows):
+        for column in columns:
+            target = row * row_floats + column
+            if target > position:
+                parts.append(f"{(target - position) * _F32}x")
+            parts.append("f")
+            position = target + 1
+    return struct.Struct("".join(parts))
 
 
 def observation_space(num_gpus: int, pending_window: int, running_window: int) -> spaces.Dict:
@@ -296,13 +325,17 @@ class StateEncoder:
     def _bind_views(self) -> None:
         b = self._bounds
         buffer = self._buffer
-        self._gpu_flat = buffer[b[0] : b[1]]
-        self.gpu_rows = self._gpu_flat.reshape(self.num_gpus, _NUM_GPU_F)
+        self.gpu_rows = buffer[b[0] : b[1]].reshape(self.num_gpus, _NUM_GPU_F)
         self.frag_out = buffer[b[1] : b[2]]
         self.pending_out = buffer[b[2] : b[3]].reshape(self.pending_window, _NUM_P)
         self.running_out = buffer[b[3] : b[4]].reshape(self.running_window, _NUM_R)
         self.global_out = buffer[b[4] : b[5]]
-        self._mask_bytes = self.mask.view(np.uint8)
+        # byte offsets of the blocks in the buffer (struct writes go straight there)
+        self._gpu_at = b[0] * _F32
+        self._frag_at = b[1] * _F32
+        self._pending_at = b[2] * _F32
+        self._running_at = b[3] * _F32
+        self._global_at = b[4] * _F32
 
     # ------------------------------------------------------------ notifications
     def touch(self, gpus: tuple[int, ...]) -> None:
@@ -317,7 +350,9 @@ class StateEncoder:
         self._version[i] = -1
         self.waiting_gpus += spec.num_gpus
         predicted = self.sim.predicted_remaining_s(spec.job_id)
-        self._pend_rows[i, _WAIT:] = (
+        _PACK_PENDING_TAIL(
+            self._pend_rows,
+            (i * _NUM_P + _WAIT) * _F32,
             0.0,  # the wait: computed at each observation
             1.0 if job.sampled else 0.0,
             0.0 if predicted is None else 1.0,
@@ -341,7 +376,9 @@ class StateEncoder:
         free_of = self._free
         holders_of = self._holders
         load_of = self._load
-        flat = self._gpu_flat
+        buffer = self._buffer
+        gpu_at = self._gpu_at
+        frag_at = self._frag_at
         inv_capacity = self._inv_capacity
         inv_slots = self._inv_slots
         max_jobs = self.max_jobs
@@ -351,19 +388,21 @@ class StateEncoder:
         counts = self._category_counts
         level = self._level
         fit_counts = self._fit_counts
-        frag = self.frag_out
         inv_gpus = self._inv_gpus
         no_slot = _NUM_FRAG - 1
         changed = self._heterogeneous  # exclusive's choice may change with any GPU
         for g in gpus:
             free = free_of.item(g)
             holders = holders_of.item(g)
-            row = g * _NUM_GPU_F
-            # the simulator's sums may leave float dust below zero
-            flat[row] = free * inv_capacity[g] if free > 0.0 else 0.0
             load = load_of.item(g)
-            flat[row + 1] = load * inv_slots if load > 0.0 else 0.0
-            flat[row + 2] = holders * inv_slots
+            # the simulator's sums may leave float dust below zero
+            _PACK_GPU(
+                buffer,
+                gpu_at + g * (_NUM_GPU_F * _F32),
+                free * inv_capacity[g] if free > 0.0 else 0.0,
+                load * inv_slots if load > 0.0 else 0.0,
+                holders * inv_slots,
+            )
             if holders == 0:
                 new = 0
             elif holders >= max_jobs:
@@ -375,8 +414,8 @@ class StateEncoder:
                 category[g] = new
                 counts[old] -= 1
                 counts[new] += 1
-                frag[old] = counts[old] * inv_gpus
-                frag[new] = counts[new] * inv_gpus
+                _PACK_ONE(buffer, frag_at + old * _F32, counts[old] * inv_gpus)
+                _PACK_ONE(buffer, frag_at + new * _F32, counts[new] * inv_gpus)
                 if new == 0 or old == 0:
                     self.idle_gpus += 1 if new == 0 else -1
                     changed = True
@@ -447,10 +486,9 @@ class StateEncoder:
                 exclusive = self._exclusive_memory_ok(job_id)
             codes.append(_SLOT_BYTES[2 * (n <= fit_counts[size_index[i]]) + exclusive])
         k = 4 * len(pending)
-        if k:
-            self._mask_bytes[:k] = np.frombuffer(b"".join(codes), dtype=np.uint8)
-        if previous * 4 > k:
-            self._mask_bytes[k : previous * 4] = 0
+        if k or previous:
+            tail = b"\x00" * (4 * previous - k) if previous * 4 > k else b""
+            memoryview(self.mask).cast("B")[: k + len(tail)] = b"".join(codes) + tail
         return any(code != _SLOT_BYTES[0] for code in codes)
 
     def _exclusive_memory_ok(self, job_id: int) -> bool:
@@ -497,10 +535,14 @@ class StateEncoder:
             self._pending_now = now
             since = self._since
             log10 = math.log10
-            out[:k, _WAIT] = [
-                min(1.0, log10(now - since[j if index is None else index[j]]) * _INV_DECADES)
-                for j in pending
-            ]
+            waits = []
+            for job_id in pending:
+                wait = log10(now - since[job_id if index is None else index[job_id]])
+                wait *= _INV_DECADES
+                waits.append(wait if wait < 1.0 else 1.0)
+            _column_packer(k, _NUM_P, (_WAIT,)).pack_into(
+                self._buffer, self._pending_at + _WAIT * _F32, *waits
+            )
 
     def _observe_running(self, now: float) -> None:
         running = self.running_ids
@@ -528,8 +570,7 @@ class StateEncoder:
         step_s = self._step_s
         iterations = self._iterations
         log10 = math.log10
-        progress = []
-        predicted = []
+        values = []  # predicted remaining, progress of each slot (their column order)
         for slot, job_id in enumerate(running):
             job = jobs[job_id]
             i = job_id if index is None else index[job_id]
@@ -541,9 +582,9 @@ class StateEncoder:
             done = p0[i] + rate[i] * (now - t0[i])
             if done > total:
                 done = total
-            progress.append(done / total)
             left = log10(1.0 + (total - done) * step_s[i]) * _INV_DECADES
-            predicted.append(left if left < 1.0 else 1.0)
+            values.append(left if left < 1.0 else 1.0)
+            values.append(done / total)
         if not same_jobs:
             self._running_rows_for = running
             if k:
@@ -552,8 +593,9 @@ class StateEncoder:
                 out[k : self._running_filled] = 0.0
             self._running_filled = k
         if k:
-            out[:k, _PROG] = progress
-            out[:k, _PRED] = predicted
+            _column_packer(k, _NUM_R, (_PRED, _PROG)).pack_into(
+                self._buffer, self._running_at + _PRED * _F32, *values
+            )
 
     def _refresh_running(self, i: int, job: JobState) -> None:
         self._version[i] = job.version
@@ -562,7 +604,9 @@ class StateEncoder:
         self._rate[i] = job.rate
         self._t0[i] = job.last_update_s
         self._step_s[i] = 0.0 if step is None else step
-        self._run_rows[i, _WAIT:] = (
+        _PACK_RUNNING_TAIL(
+            self._run_rows,
+            (i * _NUM_R + _WAIT) * _F32,
             log_time(job.queued_s),
             1.0 if job.sampled else 0.0,
             0.0 if step is None else 1.0,
@@ -580,7 +624,9 @@ class StateEncoder:
         waiting = sim.num_waiting
         inv_free = 1.0 / free if free > _EPS else 0.0
         backlog = waiting - self.pending_window
-        self.global_out[:] = (
+        _PACK_GLOBAL(
+            self._buffer,
+            self._global_at,
             log_time(now),
             waiting * inv_jobs,
             backlog * inv_jobs if backlog > 0 else 0.0,
@@ -606,7 +652,7 @@ class StateEncoder:
         # mask) would unpickle as detached copies: drop them and bind them again
         for name in ("view", "gpu_rows", "frag_out", "pending_out", "running_out"):
             del state[name]
-        for name in ("global_out", "_gpu_flat", "_mask_bytes"):
+        for name in ("global_out",):
             del state[name]
         return state
 

@@ -11,10 +11,9 @@ import pytest
 import torch
 
 from agents.bc import clone, collect_demonstrations
-from agents.envs import make_env
+from agents.envs import make_env, make_vec_env
 from agents.evaluation import policy_action
 from agents.training import TrainConfig, build_model, env_configs, load_model, train
-from agents.envs import make_vec_env
 
 _TINY: dict[str, Any] = {
     "cluster": "tiny",

@@ -1,0 +1,190 @@
+"""Ship a trained agent into ``agents/zoo/`` with its recipe and its recorded test numbers.
+
+``python -m agents.ship RUN_DIR/best_model.zip --name mppo_philly_medium`` copies the
+model to ``agents/zoo/<name>.zip`` and writes ``<name>.json``: the env config it was
+trained for (``scripts/evaluate.py`` reads its observation-shaping keys), the training
+command, seed and time (from the run's ``config.json``), the metrics of one test episode
+per workload (``tests/agents/test_zoo.py`` replays them exactly), and, with
+``--compare``, mean and 95% CI over the test seeds beside every baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.evaluation import mean_ci95, run_episode
+from agents.training import load_model
+from gpushare_env.evaluation.presets import PHILLY_TEST_SEEDS
+
+__all__ = ["RECORDED_KEYS", "ZOO_DIR", "compare", "main", "markdown", "ship"]
+
+#: Folder of the shipped agents.
+ZOO_DIR = Path(__file__).resolve().parent / "zoo"
+
+#: Metrics replayed by the zoo test.
+RECORDED_KEYS: tuple[str, ...] = ("mean_jct_s", "makespan_s", "gpu_util", "suspends", "decisions")
+
+
+def compare(
+    model: Any,
+    env_configs: Sequence[dict[str, Any]],
+    seeds: Sequence[int],
+    baselines_: Sequence[str],
+) -> dict[str, Any]:
+    """Per workload and policy: mean and 95% CI of mean JCT and makespan over ``seeds``,
+    and the paired mean ratio to ``thesis`` (same seeds)."""
+    table: dict[str, Any] = {}
+    for config in env_configs:
+        rows: dict[str, dict[str, list[float]]] = {}
+        for name in [*baselines_, "agent"]:
+            policy = model if name == "agent" else name
+            runs = [run_episode(policy, config, seed) for seed in seeds]
+            rows[name] = {
+                "mean_jct_s": [r["mean_jct_s"] for r in runs],
+                "makespan_s": [r["makespan_s"] for r in runs],
+            }
+        summary: dict[str, Any] = {}
+        for name, values in rows.items():
+            entry: dict[str, Any] = {}
+            for key, series in values.items():
+                mean, half = mean_ci95(series)
+                entry[key] = {"mean": mean, "ci95": half, "per_seed": series}
+                if "thesis" in rows:
+                    ratios = np.asarray(series) / np.asarray(rows["thesis"][key])
+                    r_mean, r_half = mean_ci95(list(ratios))
+                    entry[key]["ratio_to_thesis"] = {"mean": r_mean, "ci95": r_half}
+            summary[name] = entry
+        table[str(config["workload"])] = summary
+    return table
+
+
+def ship(
+    model_path: str | Path,
+    name: str,
+    test_seed: int = PHILLY_TEST_SEEDS[0],
+    compare_seeds: Sequence[int] = (),
+    baselines_: Sequence[str] = (),
+    zoo: Path = ZOO_DIR,
+) -> Path:
+    """Copy ``model_path`` into ``zoo`` as ``<name>.zip`` and write ``<name>.json``."""
+    model_path = Path(model_path)
+    run_record = json.loads((model_path.parent / "config.json").read_text(encoding="utf-8"))
+    zoo.mkdir(parents=True, exist_ok=True)
+    target = zoo / f"{name}.zip"
+    shutil.copyfile(model_path, target)
+    model = load_model(target)
+    configs = run_record["env_configs"]
+    recorded = []
+    for config in configs:
+        metrics = run_episode(model, config, test_seed)
+        recorded.append(
+            {
+                "env_config": config,
+                "seed": test_seed,
+                "metrics": {k: metrics[k] for k in RECORDED_KEYS if k in metrics},
+            }
+        )
+    record: dict[str, Any] = {
+        "algo": run_record["algo"],
+        "env_config": run_record["env_config"],
+        "source": str(model_path),
+        "sha256": hashlib.sha256(target.read_bytes()).hexdigest(),
+        "command": run_record.get("command"),
+        "seed": run_record["train"]["seed"],
+        "train": run_record["train"],
+        "training_seconds": run_record.get("seconds"),
+        "bc": {k: v for k, v in run_record.get("bc", {}).items() if k != "history"},
+        "validation": run_record.get("evaluations"),
+        "versions": run_record.get("versions"),
+        "recorded_evaluation": recorded,
+    }
+    if compare_seeds:
+        record["comparison"] = {
+            "seeds": list(compare_seeds),
+            "table": compare(model, configs, compare_seeds, baselines_),
+        }
+    (zoo / f"{name}.json").write_text(json.dumps(record, indent=2, default=str))
+    (zoo / f"{name}.md").write_text(markdown(name, record))
+    return target
+
+
+def markdown(name: str, record: dict[str, Any]) -> str:
+    """A human-readable card of a shipped agent: recipe, recorded numbers, comparison."""
+    lines = [
+        f"# `{name}`",
+        "",
+        f"- algorithm: `{record['algo']}`; seed: {record['seed']}",
+        f"- command: `{' '.join(record['command'] or [])}`",
+        f"- training time: {record.get('training_seconds')} s (wall clock, shared 2-core machine)",
+        f"- env: `{json.dumps(record['env_config'])}`",
+        "",
+        "## Recorded evaluation (replayed exactly by `tests/agents/test_zoo.py`)",
+        "",
+        "| workload | seed | mean JCT [s] | makespan [s] | decisions |",
+        "|---|---|---|---|---|",
+    ]
+    for entry in record["recorded_evaluation"]:
+        m = entry["metrics"]
+        lines.append(
+            f"| {entry['env_config']['workload']} | {entry['seed']} | {m['mean_jct_s']:.1f} "
+            f"| {m['makespan_s']:.1f} | {m.get('decisions', '')} |"
+        )
+    comparison = record.get("comparison")
+    if comparison:
+        lines += ["", f"## Test seeds {comparison['seeds']}: mean and 95% CI", ""]
+        for workload, table in comparison["table"].items():
+            lines += [
+                f"### {workload}",
+                "",
+                "| policy | mean JCT [h] | JCT / thesis (paired) | makespan [h] "
+                "| makespan / thesis |",
+                "|---|---|---|---|---|",
+            ]
+            for policy, entry in table.items():
+                jct, mk = entry["mean_jct_s"], entry["makespan_s"]
+                jr = jct.get("ratio_to_thesis", {"mean": float("nan"), "ci95": 0.0})
+                mr = mk.get("ratio_to_thesis", {"mean": float("nan"), "ci95": 0.0})
+                lines.append(
+                    f"| {policy} | {jct['mean'] / 3600:.2f} ± {jct['ci95'] / 3600:.2f} "
+                    f"| {jr['mean']:.3f} ± {jr['ci95']:.3f} "
+                    f"| {mk['mean'] / 3600:.0f} ± {mk['ci95'] / 3600:.0f} "
+                    f"| {mr['mean']:.3f} ± {mr['ci95']:.3f} |"
+                )
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agents.ship MODEL --name NAME [--compare]``."""
+    parser = argparse.ArgumentParser(prog="python -m agents.ship", description=__doc__)
+    parser.add_argument("model", help="a trained model.zip (its run's config.json beside it)")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--test-seed", type=int, default=PHILLY_TEST_SEEDS[0])
+    parser.add_argument("--compare", action="store_true", help="compare on all test seeds")
+    parser.add_argument(
+        "--baselines",
+        nargs="*",
+        default=["fifo", "tiresias", "fifo_pack", "sjf_pack", "gandiva", "fgd", "random", "thesis"],
+    )
+    args = parser.parse_args(argv)
+    path = ship(
+        args.model,
+        args.name,
+        args.test_seed,
+        PHILLY_TEST_SEEDS if args.compare else (),
+        args.baselines,
+    )
+    print(f"shipped {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+"""The shipped agent loads, fits the env it was trained for, and replays its recorded numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents.evaluation import run_episode
+from agents.ship import RECORDED_KEYS, ZOO_DIR
+from agents.training import load_model
+from gpushare_env.evaluation.presets import PHILLY_TEST_SEEDS, PHILLY_TRAIN_SEEDS
+
+_RECORDS = sorted(ZOO_DIR.glob("*.json"))
+
+
+def test_a_model_is_shipped() -> None:
+    assert _RECORDS, f"no shipped agent in {ZOO_DIR}"
+    for record_path in _RECORDS:
+        model = record_path.with_suffix(".zip")
+        assert model.is_file(), f"{record_path.name} has no model beside it"
+        assert model.stat().st_size < 5 * 2**20, "a shipped model must stay small"
+        record = json.loads(record_path.read_text())
+        assert record["command"] and isinstance(record["seed"], int)
+        assert not set(record["train"]["train_seeds"]) & set(PHILLY_TEST_SEEDS)
+        assert not set(record["train"]["eval_seeds"]) & set(PHILLY_TEST_SEEDS)
+        assert set(record["train"]["train_seeds"]) <= set(PHILLY_TRAIN_SEEDS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("record_path", _RECORDS, ids=[p.stem for p in _RECORDS])
+def test_shipped_model_reproduces_its_recorded_evaluation(record_path: Path) -> None:
+    record = json.loads(record_path.read_text())
+    model = load_model(record_path.with_suffix(".zip"))
+    entry = record["recorded_evaluation"][0]  # one test seed, the first workload
+    assert entry["seed"] in PHILLY_TEST_SEEDS
+    metrics = run_episode(model, entry["env_config"], entry["seed"])
+    for key in RECORDED_KEYS:
+        if key in entry["metrics"]:
+            assert metrics[key] == entry["metrics"][key], key
