@@ -273,6 +273,28 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     )
 
 
+def _resume_overrides(config: TrainConfig) -> dict[str, Any]:
+    """Hyper-parameters of ``config`` that replace the saved ones when resuming.
+
+    A resumed run continues the saved weights (and step count) with this run's
+    optimisation settings, so a warm-started model can be fine-tuned more gently.
+    """
+    values: dict[str, Any] = {"learning_rate": config.learning_rate, "gamma": config.gamma}
+    if config.algo == "dqn":
+        values.update(batch_size=config.batch_size)
+        return values
+    values.update(
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range,
+        ent_coef=config.ent_coef,
+        target_kl=config.target_kl,
+    )
+    return values
+
+
 def _versions() -> dict[str, str]:
     import gymnasium
     import sb3_contrib
@@ -315,7 +337,12 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     tb_dir = str(out / "tb")
     if config.resume:
         model = algorithm_class(config.algo).load(
-            config.resume, env=vec, device="cpu", tensorboard_log=tb_dir
+            config.resume,
+            env=vec,
+            device="cpu",
+            tensorboard_log=tb_dir,
+            seed=config.seed,
+            **_resume_overrides(config),
         )
         record["resumed_from"] = str(config.resume)
     else:

@@ -19,7 +19,7 @@ import numpy as np
 
 from gpushare_env.sim import Decision, JobStatus, JobView, SimView
 
-__all__ = ["Policy", "can_advance", "committed_load", "placement_speed"]
+__all__ = ["Policy", "can_advance", "committed_load", "node_matrix", "placement_speed"]
 
 
 class Policy:
@@ -131,3 +131,14 @@ def committed_load(view: SimView) -> np.ndarray:
         if job.status == JobStatus.RESUMING:
             load[list(job.gpus)] += job.intensity
     return load
+
+
+def node_matrix(gpu_node: np.ndarray) -> np.ndarray:
+    """GPU indices of each node, padded with -1, from the node of each GPU.  # (N, M)"""
+    nodes = int(gpu_node.max()) + 1 if len(gpu_node) else 0
+    counts = np.bincount(gpu_node, minlength=nodes)
+    matrix = np.full((nodes, int(counts.max()) if nodes else 0), -1, dtype=np.int64)
+    for node in range(nodes):
+        members = np.flatnonzero(gpu_node == node)
+        matrix[node, : len(members)] = members
+    return matrix

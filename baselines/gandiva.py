@@ -94,6 +94,7 @@ class Gandiva(Policy):
         self._started_at: dict[int, float] = {}  # last (re)start of jobs this policy placed
         self._migrating: set[int] = set()  # suspended to be re-placed on one node
         self._migrated: set[int] = set()
+        self._settled: set[int] = set()  # running on one node (or migrated): skip checks
         self._slice_for: dict[int, int] = {}  # waiting job -> job suspended to make room
         self.time_slices = 0
 
@@ -110,11 +111,14 @@ class Gandiva(Policy):
         running = self.visible_running(view)
         pending = self.visible_pending(view)
         idle_per_node = np.bincount(view.gpu_node, weights=(view.holders == 0).astype(float))
-        for job_id in running:
-            if self._should_migrate(view, view.job(job_id), idle_per_node):
-                self._migrating.add(job_id)
-                self._migrated.add(job_id)
-                return Suspend(job_id)
+        if self.migration_gain < np.inf and float(idle_per_node.max()) >= 2:
+            for job_id in running:
+                if job_id in self._settled:
+                    continue
+                if self._should_migrate(view, view.job(job_id), idle_per_node):
+                    self._migrating.add(job_id)
+                    self._migrated.add(job_id)
+                    return Suspend(job_id)
         checker = view.fit_checker()
         order = sorted(pending, key=lambda j: self._rank(view, j))
         blocked: JobView | None = None
@@ -128,6 +132,7 @@ class Gandiva(Policy):
             strategy = memo[shape]
             if strategy is not None:
                 self._migrating.discard(job_id)
+                self._settled.discard(job_id)  # new GPUs: check again once it runs
                 self._slice_for.pop(job_id, None)
                 self._started_at[job_id] = now
                 return Schedule(job_id, strategy)
@@ -199,9 +204,11 @@ class Gandiva(Policy):
     def _should_migrate(self, view: SimView, job: JobView, idle_per_node: np.ndarray) -> bool:
         """True if a cross-node job should move to one node now."""
         if job.num_gpus < 2 or job.job_id in self._migrated or job.status != JobStatus.RUNNING:
+            self._settled.add(job.job_id)  # never a candidate while it keeps these GPUs
             return False
         nodes = view.gpu_node[list(job.gpus)]
         if bool(np.all(nodes == nodes[0])):
+            self._settled.add(job.job_id)
             return False
         if not bool(np.any(idle_per_node >= job.num_gpus)):
             return False

@@ -77,7 +77,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.base import Policy, can_advance, placement_speed
+from baselines.base import Policy, can_advance, node_matrix, placement_speed
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
 from gpushare_env.sim.view import FitChecker
 
@@ -88,6 +88,7 @@ _ORDERS = ("time", "gpu_time")
 _RESERVE = ("all", "urgent", "none")
 _INF = math.inf
 _VICTIM_TAU_S = 600.0  # [s] victims with more remaining time are (slightly) preferred
+_DRAIN_REFRESH_S = 60.0  # [s] longest reuse of the drain-time estimate
 
 
 @dataclass(slots=True)
@@ -239,7 +240,8 @@ class ThesisHeuristic(Policy):
         self._victims: list[int] = []  # jobs still to suspend for it
         self._durations: list[float] = []  # predicted solo durations seen (for the prior)
         self._prior_s: float | None = None
-        self._drain_cache: tuple[float, float] = (-1.0, 0.0)
+        self._drain_cache: tuple[float, float, tuple[int, ...]] = (-math.inf, 0.0, ())
+        self._node_matrix: np.ndarray | None = None
         # job id -> (status, predicted remaining) while it waits
         self._waiting_cache: dict[int, tuple[JobStatus, float | None]] = {}
         self.urgent_starts = 0
@@ -337,7 +339,7 @@ class ThesisHeuristic(Policy):
                 end = now + job.resume_overhead_s + self._remaining(job)
             gpus = list(job.gpus)
             idle_at[gpus] = np.maximum(idle_at[gpus], end)
-        chosen = _cheapest_gang(idle_at, view.gpu_node, head.job.num_gpus, total=False)
+        chosen = _cheapest_gang(idle_at, self._node_gpus(view), head.job.num_gpus, total=False)
         if chosen is None:
             return _INF, frozenset()
         return float(idle_at[chosen].max()), frozenset(chosen)
@@ -383,9 +385,17 @@ class ThesisHeuristic(Policy):
         return remaining_s * job.num_gpus if self.order_by == "gpu_time" else remaining_s
 
     def _drain_s(self, view: SimView) -> float:
-        """Time the cluster needs for all known remaining work at full use.  [s]"""
-        if self._drain_cache[0] == view.now_s:
-            return self._drain_cache[1]
+        """Time the cluster needs for all known remaining work at full use.  [s]
+
+        An O(jobs) sum, so it is recomputed only when the jobs in the system or the
+        running set change, or ``_DRAIN_REFRESH_S`` has passed; in between it is
+        extrapolated at one second of drain per second.
+        """
+        now = view.now_s
+        signature = (view.jobs_in_system, view.num_running, view.num_waiting)
+        cached_at, cached, cached_signature = self._drain_cache
+        if cached_signature == signature and now - cached_at < _DRAIN_REFRESH_S:
+            return max(cached - (now - cached_at), 0.0)
         work = 0.0
         prior = self._prior()
         for job_id in view.pending():
@@ -397,7 +407,7 @@ class ThesisHeuristic(Policy):
             job = view.job(job_id)
             work += self._remaining(job) * job.num_gpus
         drain = work / view.num_gpus
-        self._drain_cache = (view.now_s, drain)
+        self._drain_cache = (now, drain, signature)
         return drain
 
     def _predicted_while_waiting(self, job: JobView) -> float | None:
@@ -509,16 +519,29 @@ class ThesisHeuristic(Policy):
         return fragment
 
     # ============================================================ step 4
+    def _node_gpus(self, view: SimView) -> np.ndarray:
+        """GPUs of each node, -1 padded (built once per episode).  # (N, M)"""
+        if self._node_matrix is None:
+            self._node_matrix = node_matrix(view.gpu_node)
+        return self._node_matrix
+
     def _suspendable(self, job: JobView) -> bool:
         """May this running job be suspended at all?"""
+        return self._suspendable_remaining(job) is not None
+
+    def _suspendable_remaining(self, job: JobView) -> float | None:
+        """The predicted remaining time of a running job that may be suspended, else
+        ``None``.  [s]"""
         if job.status != JobStatus.RUNNING or job.suspends >= self.max_suspends:
-            return False
+            return None
         if job.job_id in self._protected:
-            return False
+            return None
         remaining = job.predicted_remaining_s
         if remaining is None:
-            return False  # still sampling: a few seconds from a prediction
-        return remaining >= self.protect_remaining_factor * job.resume_overhead_s
+            return None  # still sampling: a few seconds from a prediction
+        if remaining < self.protect_remaining_factor * job.resume_overhead_s:
+            return None
+        return remaining
 
     def _find_victims(self, view: SimView, candidate: _Waiting, running: list[int]) -> list[int]:
         """Running jobs whose suspension frees whole GPUs for a waiting job, fewest first."""
@@ -526,11 +549,13 @@ class ThesisHeuristic(Policy):
         weight = np.zeros(view.num_gpus)
         evictable: dict[int, JobView] = {}
         holders_left = view.holders.astype(np.int64)  # a copy
+        if not candidate.urgent and not math.isfinite(self.preempt_ratio):
+            return []
         for job_id in running:
             other = view.job(job_id)
-            if not self._suspendable(other):
+            other_remaining = self._suspendable_remaining(other)
+            if other_remaining is None:
                 continue
-            other_remaining = other.predicted_remaining_s or 0.0
             other_key = self._key(other, other_remaining)
             if candidate.urgent:
                 # measured: restricting these victims (to long ones, or to SRPT's rule)
@@ -552,7 +577,7 @@ class ThesisHeuristic(Policy):
             if other.status == JobStatus.SUSPENDING:
                 holders_left[list(other.gpus)] -= 1
         cost = np.where(holders_left == 0, weight, _INF)
-        chosen = _cheapest_gang(cost, view.gpu_node, job.num_gpus)
+        chosen = _cheapest_gang(cost, self._node_gpus(view), job.num_gpus)
         if chosen is None:
             return []
         chosen_set = set(chosen)
@@ -599,22 +624,26 @@ class ThesisHeuristic(Policy):
 
 
 def _cheapest_gang(
-    cost: np.ndarray, gpu_node: np.ndarray, n: int, total: bool = True
+    cost: np.ndarray, node_gpus: np.ndarray, n: int, total: bool = True
 ) -> list[int] | None:
     """``n`` GPUs of least total cost (``total=False``: least largest cost), inside one
-    node when possible (``None``: every choice has an infinite cost)."""
-    best: tuple[float, list[int]] | None = None
-    for node in np.unique(gpu_node):
-        gpus = np.flatnonzero(gpu_node == node)
-        if len(gpus) < n:
-            continue
-        order = gpus[np.argsort(cost[gpus], kind="stable")[:n]]
-        score = float(cost[order].sum() if total else cost[order].max())
-        if math.isfinite(score) and (best is None or score < best[0]):
-            best = (score, [int(x) for x in order])
-    if best is not None:
-        return best[1]
+    node when possible (``None``: every choice has an infinite cost).
+
+    Args:
+        cost: Cost of each GPU.  # (G,)
+        node_gpus: GPUs of each node, -1 padded.  # (N, M)
+        n: GPUs wanted.
+        total: Score a choice by its summed (else its largest) cost.
+    """
+    padded = np.append(cost, _INF)[node_gpus]  # (N, M); padding reads inf
+    if n <= padded.shape[1]:
+        order = np.argsort(padded, axis=1, kind="stable")[:, :n]  # (N, n)
+        lowest = np.take_along_axis(padded, order, axis=1)
+        score = lowest.sum(axis=1) if total else lowest.max(axis=1)
+        node = int(np.argmin(score))
+        if math.isfinite(float(score[node])):
+            return sorted(int(g) for g in node_gpus[node, order[node]])
     order = np.argsort(cost, kind="stable")[:n]
     if len(order) < n or not np.all(np.isfinite(cost[order])):
         return None
-    return [int(x) for x in order]
+    return sorted(int(x) for x in order)

@@ -124,6 +124,9 @@ class Tiresias(Policy):
 
     def decide(self, view: SimView) -> Decision:
         """Suspend a running job that lost its place, else start a job that gained one."""
+        pending = self.visible_pending(view)
+        if not pending:
+            return ADVANCE  # preemption only ever serves a waiting job
         suspendable = set(self.visible_running(view))
         ranked: list[tuple[tuple[Any, ...], int, str]] = []
         pinned_gpus = 0
@@ -137,7 +140,7 @@ class Tiresias(Policy):
             job = view.job(job_id)
             if job.status == JobStatus.RESUMING:
                 pinned_gpus += job.num_gpus  # cannot be suspended before it runs
-        for job_id in self.visible_pending(view):
+        for job_id in pending:
             key = (self.queue_of(view, job_id), 1, self._entered[job_id])
             ranked.append((key, job_id, "waiting"))
         ranked.sort(key=lambda item: item[0])

@@ -65,7 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-envs", type=int, default=2, help="parallel envs (SubprocVecEnv)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/agent", help="output folder")
-    parser.add_argument("--resume", help="continue training a saved model.zip")
+    parser.add_argument(
+        "--resume",
+        help="continue training a saved model.zip (with this run's optimisation settings)",
+    )
     parser.add_argument("--extractor", default="flat", choices=["flat", "perm"])
     parser.add_argument(
         "--bc-warmstart",
@@ -81,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--n-steps", type=int, default=512)
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--n-epochs", type=int, default=5)
+    parser.add_argument("--clip-range", type=float, default=0.1)
+    parser.add_argument("--target-kl", type=float, default=0.02)
     parser.add_argument("--gamma", type=float, default=0.99)
     parser.add_argument("--ent-coef", type=float, default=0.0)
     parser.add_argument("--reward-scale", type=float, default=0.01)
@@ -113,6 +119,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "learning_rate": args.learning_rate,
         "n_steps": args.n_steps,
         "batch_size": args.batch_size,
+        "n_epochs": args.n_epochs,
+        "clip_range": args.clip_range,
+        "target_kl": args.target_kl,
         "gamma": args.gamma,
         "ent_coef": args.ent_coef,
         "reward_scale": args.reward_scale,
