@@ -5,6 +5,7 @@ against the ``thesis`` heuristic on held-out seeds (keeping the best model), pro
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -94,6 +95,7 @@ class HeuristicEvalCallback(BaseCallback):
         self.best_score = float("inf")
         self.history: list[dict[str, float]] = []
         self._last_eval = 0
+        self._created = time.perf_counter()
 
     def _on_training_start(self) -> None:
         self._last_eval = self.num_timesteps
@@ -117,7 +119,10 @@ class HeuristicEvalCallback(BaseCallback):
         pairs = list(zip(mine, self.reference_metrics, strict=True))
         jct_ratio = float(np.mean([m["mean_jct_s"] / r["mean_jct_s"] for m, r in pairs]))
         makespan_ratio = float(np.mean([m["makespan_s"] / r["makespan_s"] for m, r in pairs]))
-        score = jct_ratio + max(0.0, makespan_ratio - 1.0)
+        truncated = any(m["truncated"] for m in mine)
+        # a truncated episode's metrics cover only the jobs that finished (a livelocked
+        # policy looks fast): such a model is never "best"
+        score = math.inf if truncated else jct_ratio + max(0.0, makespan_ratio - 1.0)
         summary = {
             "timesteps": float(self.num_timesteps),
             "mean_jct_h": float(np.mean([m["mean_jct_s"] for m in mine])) / _HOUR,
@@ -130,6 +135,7 @@ class HeuristicEvalCallback(BaseCallback):
             "makespan_ratio": makespan_ratio,
             "score": score,
             "seconds": time.perf_counter() - started,
+            "wall_s": time.perf_counter() - self._created,
         }
         for key, value in summary.items():
             if key != "timesteps":

@@ -5,7 +5,10 @@ that fits is placed (backfilling). Placement is ``pack``: best fit on the fragme
 partly used GPUs, idle GPUs only when no fragment fits. No preemption.
 
 Source: the common "FIFO + GPU sharing" baseline of the sharing literature (e.g.
-Gandiva's and AntMan's comparisons); backfilling is limited to the visible pending window.
+Gandiva's and AntMan's comparisons). Differences: placement is blind to compute load (a
+GPU is a candidate whenever memory and a worker slot are free), so two heavy jobs may
+share a GPU and both slow to under half speed; backfilling looks only at the visible
+pending window.
 """
 
 from __future__ import annotations

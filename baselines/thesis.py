@@ -242,6 +242,7 @@ class ThesisHeuristic(Policy):
         self._prior_s: float | None = None
         self._drain_cache: tuple[float, float, tuple[int, ...]] = (-math.inf, 0.0, ())
         self._node_matrix: np.ndarray | None = None
+        self._no_victims: tuple[Any, ...] | None = None  # last fruitless victim search
         # job id -> (status, predicted remaining) while it waits
         self._waiting_cache: dict[int, tuple[JobStatus, float | None]] = {}
         self.urgent_starts = 0
@@ -544,7 +545,29 @@ class ThesisHeuristic(Policy):
         return remaining
 
     def _find_victims(self, view: SimView, candidate: _Waiting, running: list[int]) -> list[int]:
-        """Running jobs whose suspension frees whole GPUs for a waiting job, fewest first."""
+        """Running jobs whose suspension frees whole GPUs for a waiting job, fewest first.
+
+        O(running jobs); a search that found nothing is not repeated for the same job
+        until the running set changes or a running job gets its prediction (running
+        jobs' keys only shrink, so it would find nothing again).
+        """
+        job = candidate.job
+        signature = (
+            job.job_id,
+            candidate.urgent,
+            candidate.key,
+            tuple(running),
+            tuple(view.in_transition()),
+            len(self._reviewed),  # a job that finished sampling may become a victim
+        )
+        if signature == self._no_victims:
+            return []
+        victims = self._search_victims(view, candidate, running)
+        self._no_victims = None if victims else signature
+        return victims
+
+    def _search_victims(self, view: SimView, candidate: _Waiting, running: list[int]) -> list[int]:
+        """The uncached search behind ``_find_victims``."""
         job = candidate.job
         weight = np.zeros(view.num_gpus)
         evictable: dict[int, JobView] = {}

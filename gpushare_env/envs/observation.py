@@ -19,7 +19,6 @@ O(cluster). Feature layouts are the module constants below (documented in the en
 from __future__ import annotations
 
 import bisect
-import functools
 import math
 import struct
 from collections.abc import Iterable
@@ -155,25 +154,6 @@ _PACK_ONE = struct.Struct("<f").pack_into
 _PACK_PENDING_TAIL = struct.Struct(f"<{_NUM_P - _WAIT}f").pack_into
 _PACK_RUNNING_TAIL = struct.Struct(f"<{_NUM_R - _WAIT}f").pack_into
 _PACK_GLOBAL = struct.Struct(f"<{_NUM_GLOBAL}f").pack_into
-
-
-@functools.lru_cache(maxsize=4096)
-def _column_packer(rows: int, row_floats: int, columns: tuple[int, ...]) -> struct.Struct:
-    """A packer writing ``columns`` (ascending) of ``rows`` rows of a float32 matrix.
-
-    ``struct`` writes straight into the numpy buffer from Python floats, which costs a
-    fraction of converting a list to an array and assigning a strided column.
-    """
-    parts = ["<"]
-    position = 0
-    for row in range(rows):
-        for column in columns:
-            target = row * row_floats + column
-            if target > position:
-                parts.append(f"{(target - position) * _F32}x")
-            parts.append("f")
-            position = target + 1
-    return struct.Struct("".join(parts))
 
 
 def observation_space(num_gpus: int, pending_window: int, running_window: int) -> spaces.Dict:
@@ -330,11 +310,13 @@ class StateEncoder:
         self.pending_out = buffer[b[2] : b[3]].reshape(self.pending_window, _NUM_P)
         self.running_out = buffer[b[3] : b[4]].reshape(self.running_window, _NUM_R)
         self.global_out = buffer[b[4] : b[5]]
-        # byte offsets of the blocks in the buffer (struct writes go straight there)
+        # flat byte views for struct writes (cheaper than numpy item assignment)
+        self._buffer_bytes = memoryview(self._buffer).cast("B")
+        self._pend_bytes = memoryview(self._pend_rows).cast("B")
+        self._run_bytes = memoryview(self._run_rows).cast("B")
+        # byte offsets of the blocks in the buffer
         self._gpu_at = b[0] * _F32
         self._frag_at = b[1] * _F32
-        self._pending_at = b[2] * _F32
-        self._running_at = b[3] * _F32
         self._global_at = b[4] * _F32
 
     # ------------------------------------------------------------ notifications
@@ -351,7 +333,7 @@ class StateEncoder:
         self.waiting_gpus += spec.num_gpus
         predicted = self.sim.predicted_remaining_s(spec.job_id)
         _PACK_PENDING_TAIL(
-            self._pend_rows,
+            self._pend_bytes,
             (i * _NUM_P + _WAIT) * _F32,
             0.0,  # the wait: computed at each observation
             1.0 if job.sampled else 0.0,
@@ -376,7 +358,7 @@ class StateEncoder:
         free_of = self._free
         holders_of = self._holders
         load_of = self._load
-        buffer = self._buffer
+        buffer = self._buffer_bytes
         gpu_at = self._gpu_at
         frag_at = self._frag_at
         inv_capacity = self._inv_capacity
@@ -540,9 +522,7 @@ class StateEncoder:
                 wait = log10(now - since[job_id if index is None else index[job_id]])
                 wait *= _INV_DECADES
                 waits.append(wait if wait < 1.0 else 1.0)
-            _column_packer(k, _NUM_P, (_WAIT,)).pack_into(
-                self._buffer, self._pending_at + _WAIT * _F32, *waits
-            )
+            out[:k, _WAIT] = waits
 
     def _observe_running(self, now: float) -> None:
         running = self.running_ids
@@ -570,7 +550,8 @@ class StateEncoder:
         step_s = self._step_s
         iterations = self._iterations
         log10 = math.log10
-        values = []  # predicted remaining, progress of each slot (their column order)
+        predicted = []
+        progress = []
         for slot, job_id in enumerate(running):
             job = jobs[job_id]
             i = job_id if index is None else index[job_id]
@@ -583,8 +564,8 @@ class StateEncoder:
             if done > total:
                 done = total
             left = log10(1.0 + (total - done) * step_s[i]) * _INV_DECADES
-            values.append(left if left < 1.0 else 1.0)
-            values.append(done / total)
+            predicted.append(left if left < 1.0 else 1.0)
+            progress.append(done / total)
         if not same_jobs:
             self._running_rows_for = running
             if k:
@@ -593,9 +574,8 @@ class StateEncoder:
                 out[k : self._running_filled] = 0.0
             self._running_filled = k
         if k:
-            _column_packer(k, _NUM_R, (_PRED, _PROG)).pack_into(
-                self._buffer, self._running_at + _PRED * _F32, *values
-            )
+            out[:k, _PRED] = predicted
+            out[:k, _PROG] = progress
 
     def _refresh_running(self, i: int, job: JobState) -> None:
         self._version[i] = job.version
@@ -605,7 +585,7 @@ class StateEncoder:
         self._t0[i] = job.last_update_s
         self._step_s[i] = 0.0 if step is None else step
         _PACK_RUNNING_TAIL(
-            self._run_rows,
+            self._run_bytes,
             (i * _NUM_R + _WAIT) * _F32,
             log_time(job.queued_s),
             1.0 if job.sampled else 0.0,
@@ -625,7 +605,7 @@ class StateEncoder:
         inv_free = 1.0 / free if free > _EPS else 0.0
         backlog = waiting - self.pending_window
         _PACK_GLOBAL(
-            self._buffer,
+            self._buffer_bytes,
             self._global_at,
             log_time(now),
             waiting * inv_jobs,
@@ -652,7 +632,7 @@ class StateEncoder:
         # mask) would unpickle as detached copies: drop them and bind them again
         for name in ("view", "gpu_rows", "frag_out", "pending_out", "running_out"):
             del state[name]
-        for name in ("global_out",):
+        for name in ("global_out", "_buffer_bytes", "_pend_bytes", "_run_bytes"):
             del state[name]
         return state
 
