@@ -49,6 +49,19 @@ class Demonstrations:
     def __len__(self) -> int:
         return int(self.actions.shape[0])
 
+    def extend(self, other: Demonstrations) -> Demonstrations:
+        """Both data sets in one (DAgger's aggregation)."""
+        return Demonstrations(
+            observations={
+                k: np.concatenate([v, other.observations[k]]) for k, v in self.observations.items()
+            },
+            masks=np.concatenate([self.masks, other.masks]),
+            actions=np.concatenate([self.actions, other.actions]),
+            returns=np.concatenate([self.returns, other.returns]),
+            episodes=self.episodes + other.episodes,
+            mean_jct_s=[*self.mean_jct_s, *other.mean_jct_s],
+        )
+
 
 def collect_demonstrations(
     env_configs: Sequence[Mapping[str, Any]],
@@ -56,8 +69,9 @@ def collect_demonstrations(
     heuristic: str = "thesis",
     gamma: float = 0.99,
     reward_scale: float = 1.0,
+    driver: Any = None,
 ) -> Demonstrations:
-    """Play ``heuristic`` on every (config, seed) and record its decisions.
+    """Record ``heuristic``'s decision at every state of one episode per (config, seed).
 
     Args:
         env_configs: Env configs (alternated over the seeds: seed ``i`` uses config
@@ -66,8 +80,12 @@ def collect_demonstrations(
         heuristic: A name of ``baselines.available()``.
         gamma: Discount of the recorded returns (the RL algorithm's).
         reward_scale: Factor on the rewards (the training envs').
+        driver: ``None``: the heuristic also acts (plain demonstrations). An SB3 model:
+            it acts (deterministically, masked) while the heuristic only labels the states
+            it visits (DAgger), so the clone learns to recover from its own mistakes.
     """
     import baselines
+    from agents.evaluation import policy_action
 
     observations: dict[str, list[np.ndarray]] = {}
     masks: list[np.ndarray] = []
@@ -87,6 +105,8 @@ def collect_demonstrations(
             masks.append(env.unwrapped.action_masks())  # type: ignore[attr-defined]
             action, _ = policy.predict(obs, deterministic=True)
             actions.append(int(action))
+            if driver is not None:
+                action = policy_action(driver, obs, env)
             obs, reward, terminated, truncated, info = env.step(action)
             rewards.append(float(reward) * reward_scale)
             done = terminated or truncated

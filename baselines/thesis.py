@@ -21,7 +21,8 @@ The steps of DESIGN 5, as implemented here:
    co-located job drops below ``min_cotenant_speed``; otherwise onto idle GPUs
    (``exclusive``); otherwise it waits. The ``pack`` and ``min_frag`` candidates are
    compared and the faster taken. Work conservation: while some GPU is idle, a job that
-   fits nowhere under those thresholds may still share down to ``idle_min_speed``.
+   fits nowhere under those thresholds may still share down to ``idle_min_speed``, but
+   never with a job started as urgent (step 4), whose pace sets the makespan.
 4. **Preemption and anti-starvation.** When the first job in order cannot be placed, the
    policy looks for running jobs to suspend so that it gets whole GPUs (one node when
    possible, fewest suspensions, longest remaining first): any running job whose key is
@@ -234,9 +235,11 @@ class ThesisHeuristic(Policy):
     def _reset_state(self) -> None:
         self._reviewed: set[int] = set()  # sampled jobs whose post-sampling step is done
         self._sampling_only: set[int] = set()  # placed below the thresholds, to sample
-        self._protected: set[int] = set()  # started as urgent: never preempted
+        self._protected: set[int] = set()  # started as starving: never preempted
+        self._urgent_started: set[int] = set()  # started as urgent: nobody slows them
         self._opening_for: int | None = None  # waiting job a gang is being opened for
         self._opening_starving = False
+        self._opening_urgent = False
         self._victims: list[int] = []  # jobs still to suspend for it
         self._durations: list[float] = []  # predicted solo durations seen (for the prior)
         self._prior_s: float | None = None
@@ -271,7 +274,7 @@ class ThesisHeuristic(Policy):
             return ADVANCE
         waiting = sorted((self._waiting(view, job_id) for job_id in pending), key=lambda w: w.rank)
         checker = view.fit_checker()
-        memo: dict[tuple[Any, ...], tuple[str, tuple[int, ...]] | None] = {}
+        memo: dict[tuple[Any, ...], Any] = {}
         head: _Waiting | None = None  # the first job in order that cannot start
         shadow_s, reserved = _INF, frozenset[int]()
         for candidate in waiting:
@@ -284,6 +287,7 @@ class ThesisHeuristic(Policy):
                     continue
                 if candidate.urgent:
                     self.urgent_starts += 1
+                    self._urgent_started.add(candidate.job.job_id)
                 if candidate.starving:
                     self._protected.add(candidate.job.job_id)
                 return Schedule(candidate.job.job_id, strategy)
@@ -294,6 +298,7 @@ class ThesisHeuristic(Policy):
             if victims:
                 self._opening_for = candidate.job.job_id
                 self._opening_starving = candidate.starving
+                self._opening_urgent = candidate.urgent
                 self._victims = victims[1:]
                 self.preemptions += 1
                 return Suspend(victims[0])
@@ -456,7 +461,7 @@ class ThesisHeuristic(Policy):
         view: SimView,
         candidate: _Waiting,
         checker: FitChecker,
-        memo: dict[tuple[Any, ...], tuple[str, tuple[int, ...]] | None],
+        memo: dict[tuple[Any, ...], Any],
     ) -> tuple[str, tuple[int, ...]] | None:
         """The strategy (and the GPUs it picks) to place a waiting job with now, or
         ``None`` (it waits).
@@ -478,7 +483,9 @@ class ThesisHeuristic(Policy):
             relaxed_shape = (*shape, "relaxed")
             if relaxed_shape not in memo:
                 memo[relaxed_shape] = self._acceptable(view, job, shared, False, relaxed=True)
-            placed = memo[relaxed_shape]
+            relaxed = memo[relaxed_shape]
+            if relaxed is not None and self._relaxed_ok(view, relaxed[1]):
+                placed = relaxed
         if placed is None and shared and candidate.sampling_run:
             # a sampling run lasts seconds: any fragment will do; it is re-placed after
             gpus = view.find_placement(job.job_id, "pack")
@@ -486,6 +493,14 @@ class ThesisHeuristic(Policy):
                 self._sampling_only.add(job.job_id)
                 return "pack", gpus
         return placed
+
+    def _relaxed_ok(self, view: SimView, gpus: tuple[int, ...]) -> bool:
+        """A work-conserving placement must not slow a job started as urgent: the
+        makespan depends on it (measured: such a pairing could stretch a whole episode
+        by a fifth)."""
+        if not self._urgent_started:
+            return True
+        return not any(j in self._urgent_started for g in gpus for j in view.gpu_jobs(g))
 
     def _acceptable(
         self, view: SimView, job: JobView, shared: bool, exclusive: bool, relaxed: bool = False
@@ -625,6 +640,8 @@ class ThesisHeuristic(Policy):
             self._opening_for = None
             if self._opening_starving:
                 self._protected.add(target)
+            if self._opening_urgent:
+                self._urgent_started.add(target)
             return Schedule(target, "exclusive")
         if any(view.job(j).status == JobStatus.SUSPENDING for j in view.in_transition()):
             return ADVANCE  # the gang opens when the checkpoints complete

@@ -327,6 +327,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         info = self._info(invalid=False)
         info["num_jobs"] = len(jobs)
         info["rejected_jobs"] = rejected
+        info["deadlock"] = self._deadlock
         return self._encoder.observe(), info
 
     def step(

@@ -444,9 +444,7 @@ class StateEncoder:
         # restarts (their end), or a job has not arrived yet: the same answer as
         # sim.next_event_time() is not None (tested), without touching the event heap
         self.can_advance = (
-            k > 0
-            or self.in_transition > 0
-            or sim.jobs_in_system + sim.num_finished < self.num_jobs
+            k > 0 or self.in_transition > 0 or sim.jobs_in_system + sim.num_finished < self.num_jobs
         )
         mask[-1] = self.can_advance
         self.has_choice = self._schedule_choice or k > 0

@@ -144,6 +144,19 @@ def test_fixed_jobs_from_options_and_config() -> None:
     assert _workload(env) == jobs
 
 
+def test_a_trace_is_replayed_identically(tmp_path) -> None:
+    from gpushare_env.workloads import write_csv_trace
+
+    path = tmp_path / "trace.csv"
+    jobs = [job(i, float(3 * i), 40 + i, num_gpus=1 + i % 2) for i in range(6)]
+    write_csv_trace(jobs, path)
+    env = GPUShareEnv({"cluster": "tiny", "workload": str(path), "num_jobs": None})
+    _, info = env.reset(seed=0)
+    first = _workload(env)
+    env.reset(seed=1)
+    assert info["num_jobs"] == 6 and _workload(env) == first == jobs
+
+
 def test_jobs_that_never_fit_are_rejected_and_counted() -> None:
     jobs = [job(0, 0.0, 30), job(1, 1.0, 30, num_gpus=8), job(2, 2.0, 30, memory_gib=20.0)]
     _, info = GPUShareEnv({"cluster": "tiny"}).reset(seed=0, options={"jobs": jobs})

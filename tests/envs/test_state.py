@@ -62,11 +62,20 @@ def mixed_memory_jobs(count: int, seed: int) -> list:
     ]
 
 
+def sparse_id_jobs(count: int) -> list:
+    """Jobs with huge, scattered ids (as a trace may have): the encoder maps them."""
+    return [
+        job(10**9 + 7919 * i, float(5 * i), 60 + 17 * (i % 5), num_gpus=1 + i % 2)
+        for i in range(count)
+    ]
+
+
 CASES = {
     "tiny": ({"cluster": "tiny", "num_jobs": 14}, None),
     "thesis": ({"cluster": "thesis", "num_jobs": 20, "workload": "thesis_poisson"}, None),
     "medium-philly": ({"cluster": "medium", "num_jobs": 30, "workload": "philly"}, None),
     "mixed-memory": ({"cluster": MIXED, "num_jobs": 1}, mixed_memory_jobs(16, 0)),
+    "sparse-ids": ({"cluster": "tiny"}, sparse_id_jobs(12)),
 }
 
 
@@ -101,6 +110,21 @@ def test_exclusive_mask_checks_memory_on_mixed_clusters() -> None:
     # exclusive would pick the V100 node's idle GPUs (16 GiB): invalid; sharing ones fit
     assert not mask[0] and mask[1:4].all()
     assert [is_valid(env, a) for a in range(4)] == [False, True, True, True]
+
+
+def test_a_job_that_can_never_be_placed_truncates_the_episode() -> None:
+    # two 20 GiB workers need two A100s, the cluster has one: nothing can ever happen
+    cluster = {
+        "groups": [
+            {"nodes": 1, "gpus_per_node": 2},
+            {"nodes": 1, "gpus_per_node": 1, "gpu_type": "a100"},
+        ]
+    }
+    env = GPUShareEnv({"cluster": cluster})
+    _, info = env.reset(seed=0, options={"jobs": [job(0, 0.0, 10, num_gpus=2, memory_gib=20.0)]})
+    assert info["deadlock"] and not info["action_mask"].any()
+    *_, terminated, truncated, info = env.step(0)
+    assert truncated and not terminated and info["deadlock"] and info["invalid"]
 
 
 def reference_observation(env: GPUShareEnv) -> dict[str, np.ndarray]:
