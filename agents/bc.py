@@ -21,7 +21,13 @@ from torch.nn import functional as F
 
 from agents.envs import make_env
 
-__all__ = ["Demonstrations", "clone", "collect_demonstrations", "masked_logits_and_values"]
+__all__ = [
+    "Demonstrations",
+    "clone",
+    "collect_demonstrations",
+    "dagger",
+    "masked_logits_and_values",
+]
 
 _NEG = -1e9
 
@@ -214,3 +220,55 @@ def clone(
         policy.q_net_target.load_state_dict(policy.q_net.state_dict())
     policy.set_training_mode(False)
     return history
+
+
+def dagger(
+    model: Any,
+    demos: Demonstrations,
+    env_configs: Sequence[Mapping[str, Any]],
+    seeds: Sequence[int],
+    iterations: int,
+    episodes_per_iteration: int,
+    heuristic: str = "thesis",
+    gamma: float = 0.99,
+    reward_scale: float = 1.0,
+    epochs: int = 3,
+    batch_size: int = 256,
+    learning_rate: float = 3e-4,
+    log: Any = None,
+) -> tuple[Demonstrations, list[dict[str, float]]]:
+    """DAgger (Ross et al., 2011) after behaviour cloning: the clone drives, the heuristic labels.
+
+    Each iteration plays ``episodes_per_iteration`` new episodes (the next seeds of
+    ``seeds``) with the current clone, records the heuristic's action at every state the
+    clone visits, aggregates them with everything recorded so far and refits for
+    ``epochs``. The clone's compounding errors (states the heuristic never visits) are
+    what plain cloning cannot fix.
+
+    Returns:
+        The aggregated demonstrations and one summary per iteration.
+    """
+    history: list[dict[str, float]] = []
+    for iteration in range(iterations):
+        start = iteration * episodes_per_iteration
+        batch = [int(s) for s in seeds[start : start + episodes_per_iteration]]
+        if not batch:
+            break
+        visited = collect_demonstrations(
+            env_configs, batch, heuristic, gamma, reward_scale, driver=model
+        )
+        demos = demos.extend(visited)
+        fit = clone(
+            model, demos, epochs=epochs, batch_size=batch_size,
+            learning_rate=learning_rate, seed=iteration + 1,
+        )  # fmt: skip
+        summary = {
+            "iteration": float(iteration + 1),
+            "decisions": float(len(demos)),
+            "clone_mean_jct_s": float(np.mean(visited.mean_jct_s)),
+            **fit[-1],
+        }
+        history.append(summary)
+        if log is not None:
+            log(summary)
+    return demos, history

@@ -76,6 +76,8 @@ class TrainConfig:
         bc_episodes: Heuristic episodes recorded for the behaviour-cloning warm start (0: none).
         bc_epochs: Passes of behaviour cloning.
         bc_heuristic: Heuristic cloned.
+        dagger_iterations: DAgger iterations after cloning (0: none).
+        dagger_episodes: Episodes the clone plays per DAgger iteration.
         learning_rate: Step size of the RL optimiser.
         n_steps: PPO rollout length per env.
         batch_size: Minibatch size.
@@ -115,6 +117,8 @@ class TrainConfig:
     bc_episodes: int = 0
     bc_epochs: int = 10
     bc_heuristic: str = "thesis"
+    dagger_iterations: int = 0
+    dagger_episodes: int = 8
     learning_rate: float = 1e-4
     n_steps: int = 512
     batch_size: int = 256
@@ -365,10 +369,29 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
                     flush=True,
                 )
 
+        def _log_dagger(summary: dict[str, float]) -> None:
+            if config.verbose or config.progress_bar:
+                print(
+                    f"[dagger {int(summary['iteration'])}] decisions={int(summary['decisions'])} "
+                    f"clone_jct_h={summary['clone_mean_jct_s'] / 3600:.2f} "
+                    f"acc={summary['accuracy']:.4f}",
+                    flush=True,
+                )
+
         history = clone(
             model, demos, epochs=config.bc_epochs, batch_size=config.batch_size,
             seed=config.seed, log=_log,
         )  # fmt: skip
+        if config.dagger_iterations > 0:
+            from agents.bc import dagger
+
+            unused = [int(s) for s in rng.permutation(config.train_seeds) if s not in bc_seeds]
+            demos, dagger_history = dagger(
+                model, demos, configs, unused, config.dagger_iterations,
+                config.dagger_episodes, config.bc_heuristic, config.gamma,
+                config.reward_scale, batch_size=config.batch_size, log=_log_dagger,
+            )  # fmt: skip
+            record["dagger"] = dagger_history
         record["bc"] = {
             "heuristic": config.bc_heuristic,
             "seeds": bc_seeds,

@@ -7,11 +7,13 @@ worker drawn from the workload's memory distribution cannot use it, and the stra
 the GPUs whose fragment increases least (ties to the fuller GPU). No preemption.
 
 Source: Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
-Fragmentation Gradient Descent", USENIX ATC'23. Differences: the paper measures fragments
-over GPU *compute* shares of Kubernetes pods against the target workload's distribution
-of requests, and schedules each arriving task immediately (a task that fits nowhere
-fails); here sharing is by memory (compute is contended, not partitioned), the reference
-distribution is the episode's worker memories, and jobs that do not fit wait in the queue.
+Fragmentation Gradient Descent", USENIX ATC'23 (a Kubernetes scheduler plugin; code in
+hkust-adsl/kubernetes-scheduler-simulator). Differences: the paper measures fragments over
+the GPU *compute* shares that pods request, against the target workload's distribution of
+requests, and evaluates by placing arriving tasks until the cluster can take no more
+(unallocated GPUs); here sharing is by memory (compute is contended, not partitioned),
+the reference distribution is the episode's worker memories, and jobs that do not fit
+wait in the queue.
 """
 
 from __future__ import annotations

@@ -78,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="clone the thesis heuristic on N training episodes first",
     )
     parser.add_argument("--bc-epochs", type=int, default=10)
+    parser.add_argument(
+        "--dagger", type=int, default=0, metavar="K", help="DAgger iterations after cloning"
+    )
+    parser.add_argument(
+        "--dagger-episodes", type=int, default=8, help="episodes per DAgger iteration"
+    )
     parser.add_argument("--train-seeds", type=_seeds, help="training seeds, e.g. 0-99")
     parser.add_argument("--eval-seeds", type=_seeds, help="held-out validation seeds")
     parser.add_argument("--eval-every", type=int, default=20_000)
@@ -115,6 +121,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "extractor": args.extractor,
         "bc_episodes": args.bc_warmstart,
         "bc_epochs": args.bc_epochs,
+        "dagger_iterations": args.dagger,
+        "dagger_episodes": args.dagger_episodes,
         "eval_every": args.eval_every,
         "learning_rate": args.learning_rate,
         "n_steps": args.n_steps,

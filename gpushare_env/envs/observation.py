@@ -311,9 +311,9 @@ class StateEncoder:
         self.running_out = buffer[b[3] : b[4]].reshape(self.running_window, _NUM_R)
         self.global_out = buffer[b[4] : b[5]]
         # flat byte views for struct writes (cheaper than numpy item assignment)
-        self._buffer_bytes = memoryview(self._buffer).cast("B")
-        self._pend_bytes = memoryview(self._pend_rows).cast("B")
-        self._run_bytes = memoryview(self._run_rows).cast("B")
+        self._buffer_bytes = self._buffer.data.cast("B")
+        self._pend_bytes = self._pend_rows.data.cast("B")
+        self._run_bytes = self._run_rows.data.cast("B")
         # byte offsets of the blocks in the buffer
         self._gpu_at = b[0] * _F32
         self._frag_at = b[1] * _F32
@@ -468,7 +468,7 @@ class StateEncoder:
         k = 4 * len(pending)
         if k or previous:
             tail = b"\x00" * (4 * previous - k) if previous * 4 > k else b""
-            memoryview(self.mask).cast("B")[: k + len(tail)] = b"".join(codes) + tail
+            self.mask.data.cast("B")[: k + len(tail)] = b"".join(codes) + tail
         return any(code != _SLOT_BYTES[0] for code in codes)
 
     def _exclusive_memory_ok(self, job_id: int) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.bc import clone, collect_demonstrations
+from agents.bc import clone, collect_demonstrations, dagger
 from agents.envs import make_env, make_vec_env
 from agents.evaluation import policy_action
 from agents.training import TrainConfig, build_model, env_configs, load_model, train
@@ -107,6 +107,11 @@ def test_behaviour_cloning_imitates_the_heuristic(tmp_path: Path) -> None:
     history = clone(model, demos, epochs=15, batch_size=32, learning_rate=3e-3)
     assert history[-1]["policy_loss"] < 0.5 * history[0]["policy_loss"]
     assert history[-1]["accuracy"] > 0.8
+    # DAgger: the clone drives, the heuristic labels; the data grows, labels stay valid
+    grown, steps = dagger(model, demos, configs, [2, 3], 2, 1, epochs=1, batch_size=32)
+    assert len(steps) == 2 and grown.episodes == demos.episodes + 2
+    assert len(grown) > len(demos)
+    assert grown.masks[np.arange(len(grown)), grown.actions].all()
     vec.close()
 
 
