@@ -520,7 +520,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         assert sim is not None and encoder is not None
         return {
             "action_mask": encoder.mask.copy(),
-            "reward_terms": dict(zip(REWARD_COMPONENTS, self._terms, strict=True)),
+            "reward_terms": dict(zip(REWARD_COMPONENTS, self._terms, strict=False)),
             "time_s": sim.now_s,
             "jobs_done": sim.num_finished,
             "decisions": self._decisions,

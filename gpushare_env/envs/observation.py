@@ -144,10 +144,6 @@ def log_time(seconds: float) -> float:
     return min(1.0, math.log10(1.0 + max(seconds, 0.0)) / _LOG_TIME_DECADES)
 
 
-def _clip01(value: float) -> float:
-    return 0.0 if value < 0.0 else (1.0 if value > 1.0 else value)
-
-
 _F32 = 4  # bytes of a float32
 _PACK_GPU = struct.Struct("<3f").pack_into  # free, load, workers of one GPU row
 _PACK_ONE = struct.Struct("<f").pack_into
@@ -595,30 +591,39 @@ class StateEncoder:
         )
 
     def _observe_global(self, now: float) -> None:
+        # inline arithmetic: every Python call here costs as much as a feature
         sim = self.sim
         util, allocated, free, fragmented, expected = self.view.cluster_totals()
         inv_jobs = self._inv_jobs
         inv_gpus = self._inv_gpus
         waiting = sim.num_waiting
-        inv_free = 1.0 / free if free > _EPS else 0.0
         backlog = waiting - self.pending_window
+        time = math.log10(1.0 + now) * _INV_DECADES
+        # the simulator's running sums drift by float dust: clip into [0, 1]
+        util = util * inv_gpus
+        free_share = free * self._inv_total_memory
+        if free > _EPS:
+            fragmented /= free
+            expected /= free
+        else:
+            fragmented = expected = 0.0
+        waiting_gpus = self.waiting_gpus * inv_gpus
         _PACK_GLOBAL(
             self._buffer_bytes,
             self._global_at,
-            log_time(now),
+            time if time < 1.0 else 1.0,
             waiting * inv_jobs,
             backlog * inv_jobs if backlog > 0 else 0.0,
             sim.num_running * inv_jobs,
             self.in_transition * inv_jobs,
             sim.jobs_in_system * inv_jobs,
             sim.num_finished * inv_jobs,
-            # the simulator's running sums drift by float dust: clip into [0, 1]
-            _clip01(util * inv_gpus),
+            0.0 if util < 0.0 else (1.0 if util > 1.0 else util),
             allocated * inv_gpus,
-            _clip01(free * self._inv_total_memory),
-            _clip01(fragmented * inv_free),
-            _clip01(expected * inv_free),
-            min(1.0, self.waiting_gpus * inv_gpus),
+            0.0 if free_share < 0.0 else (1.0 if free_share > 1.0 else free_share),
+            0.0 if fragmented < 0.0 else (1.0 if fragmented > 1.0 else fragmented),
+            0.0 if expected < 0.0 else (1.0 if expected > 1.0 else expected),
+            waiting_gpus if waiting_gpus < 1.0 else 1.0,
             self.idle_gpus * inv_gpus,
             1.0 if self.can_advance else 0.0,
         )

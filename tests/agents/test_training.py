@@ -26,6 +26,7 @@ _TINY: dict[str, Any] = {
     "eval_seeds": (),
     "progress_bar": False,
     "train_seeds": (0, 1, 2, 3),
+    "env_overrides": {"max_decisions": 300},  # bounds an untrained policy's livelocks
 }
 
 
@@ -145,7 +146,7 @@ def test_cli_writes_model_and_recipe(tmp_path: Path) -> None:
             "--cluster", "tiny", "--workload", "thesis", "--num-jobs", "6",
             "--timesteps", "64", "--n-steps", "32", "--batch-size", "32", "--n-envs", "1",
             "--out", str(resumed), "--no-progress", "--resume", str(out / "model.zip"),
-            "--eval-seeds", "60", "--train-seeds", "0-3",
+            "--eval-seeds", "", "--train-seeds", "0-3",
         ]
     )  # fmt: skip
     assert load_model(resumed / "model.zip").num_timesteps >= 128
