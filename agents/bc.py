@@ -109,10 +109,9 @@ def collect_demonstrations(
             for key, value in obs.items():
                 observations.setdefault(key, []).append(np.asarray(value, dtype=np.float32))
             masks.append(env.unwrapped.action_masks())  # type: ignore[attr-defined]
-            action, _ = policy.predict(obs, deterministic=True)
-            actions.append(int(action))
-            if driver is not None:
-                action = policy_action(driver, obs, env)
+            label, _ = policy.predict(obs, deterministic=True)
+            actions.append(int(label))
+            action = int(label) if driver is None else policy_action(driver, obs, env)
             obs, reward, terminated, truncated, info = env.step(action)
             rewards.append(float(reward) * reward_scale)
             done = terminated or truncated

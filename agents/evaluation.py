@@ -78,7 +78,11 @@ def run_episode(policy: Any, env_config: Mapping[str, Any], seed: int) -> dict[s
         decisions += 1
         invalid += int(bool(info.get("invalid", False)))
     env.close()
-    metrics = {k: float(v) for k, v in info.get("metrics", {}).items() if np.isscalar(v)}
+    metrics = {
+        k: float(v)
+        for k, v in info.get("metrics", {}).items()
+        if isinstance(v, (int, float, np.integer, np.floating))
+    }
     metrics.update(decisions=decisions, invalid=invalid, truncated=float(truncated))
     return metrics
 

@@ -14,6 +14,7 @@ permutation equivariant.
 from __future__ import annotations
 
 import gymnasium as gym
+import numpy as np
 import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
@@ -65,11 +66,11 @@ class PermutationExtractor(BaseFeaturesExtractor):
     """
 
     def __init__(self, observation_space: gym.spaces.Dict, row_dim: int = 64, slot_dim: int = 4):
-        spaces = observation_space.spaces
-        self.num_gpus = spaces["gpus"].shape[0] // len(GPU_FEATURES)
-        self.pending_window = spaces["pending"].shape[0] // len(PENDING_FEATURES)
-        self.running_window = spaces["running"].shape[0] // len(RUNNING_FEATURES)
-        extra = spaces["frag_hist"].shape[0] + spaces["global"].shape[0]
+        sizes = {key: int(np.prod(space.shape or (0,))) for key, space in observation_space.items()}
+        self.num_gpus = sizes["gpus"] // len(GPU_FEATURES)
+        self.pending_window = sizes["pending"] // len(PENDING_FEATURES)
+        self.running_window = sizes["running"] // len(RUNNING_FEATURES)
+        extra = sizes["frag_hist"] + sizes["global"]
         slots = self.pending_window + self.running_window
         super().__init__(observation_space, features_dim=6 * row_dim + extra + slot_dim * slots)
         self.slot_dim = slot_dim

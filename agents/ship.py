@@ -118,12 +118,13 @@ def ship(
 
 def markdown(name: str, record: dict[str, Any]) -> str:
     """A human-readable card of a shipped agent: recipe, recorded numbers, comparison."""
+    seconds = float((record.get("training_seconds") or {}).get("total", float("nan")))
     lines = [
         f"# `{name}`",
         "",
         f"- algorithm: `{record['algo']}`; seed: {record['seed']}",
         f"- command: `{' '.join(record['command'] or [])}`",
-        f"- training time: {record.get('training_seconds')} s (wall clock, shared 2-core machine)",
+        f"- training time: {seconds:.0f} s (wall clock, 2 shared CPU cores)",
         f"- env: `{json.dumps(record['env_config'])}`",
         "",
         "## Recorded evaluation (replayed exactly by `tests/agents/test_zoo.py`)",

@@ -24,7 +24,12 @@ Examples::
     gpushare-evaluate --trace jobs.csv --cluster medium --policies fifo_pack thesis
     # a 100k-job trace: headless simulator, heuristics only, one seed, no per-job CSV
     gpushare-evaluate --headless --trace big.csv --cluster philly --seeds 0 \\
-        --policies fifo_pack fgd thesis --no-jobs-csv --out results/big
+        --policies fifo_pack fgd --no-jobs-csv --out results/big
+
+``--headless`` runs heuristics on the simulator without the env. The policies still see
+the env's windows (``pending_window`` / ``running_window``), so a headless run makes the
+same decisions and gives the same numbers as the env run (tested); it only skips building
+observations, masks and rewards. Each worker holds its own copy of the trace.
 
 Bad arguments (unknown policy, missing or malformed trace, negative seed, ...) print one
 line on stderr and exit with code 2. A run that crashes (a bug in a policy) does not stop
@@ -386,63 +391,80 @@ def _headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Gener
     generator of ``seed`` spawns a workload and a noise child; a trace is read with a
     fixed generator of seed 0; jobs that cannot fit are dropped and counted.
     """
+    from gpushare_env.envs.config import EnvConfig
     from gpushare_env.sim import SimConfig, make_cluster
     from gpushare_env.workloads import WorkloadConfig, fit_to_cluster
 
-    config = spec.env_config
-    cluster = make_cluster(config.get("cluster", "thesis"))
-    workload = WorkloadConfig.from_any(config.get("workload", "thesis"))
+    config = EnvConfig.from_any(dict(spec.env_config))
+    cluster = make_cluster(config.cluster)
+    workload = WorkloadConfig.from_any(config.workload)
     workload_rng, noise_rng = np.random.default_rng(spec.seed).spawn(2)
     if workload.kind == "trace":
         workload_rng = np.random.default_rng(0)
-    jobs = workload.generate(
-        workload_rng, num_jobs=config.get("num_jobs"), cluster_gpus=cluster.num_gpus
-    )
+    jobs = workload.generate(workload_rng, num_jobs=config.num_jobs, cluster_gpus=cluster.num_gpus)
     fit = fit_to_cluster(
         jobs,
         cluster.num_gpus,
         float(cluster.gpu_memory_gib.max()),
-        on_unfit=config.get("on_unfit", "reject"),
+        on_unfit=config.on_unfit,  # type: ignore[arg-type]
     )
     sim_config = SimConfig(
-        sample_iterations=config.get("sample_iterations", 20),
-        sample_noise=config.get("sample_noise", 0.05),
-        duration_info=config.get("duration_info", "sampled"),
+        sample_iterations=config.sample_iterations,
+        sample_noise=config.sample_noise,
+        duration_info=config.duration_info,
     )
     return list(fit.jobs), cluster, sim_config, noise_rng, int(fit.num_rejected)
 
 
 def _run_headless(spec: RunSpec) -> _Episode:
-    """Run one heuristic on the simulator directly (no env): for very large traces."""
+    """Run one heuristic on the simulator directly, without the env: for huge traces.
+
+    The policy sees the env's windows (the first ``pending_window`` waiting and
+    ``running_window`` running jobs), so a headless run makes the same decisions as the
+    same heuristic in the env and gives the same metrics (tested); it only skips the
+    observation, mask and reward work. (Unbounded windows would also make each decision
+    scan the whole queue, quadratic once a backlog forms.)
+    """
     import baselines
+    from gpushare_env.envs.config import EnvConfig
     from gpushare_env.metrics import summarize
-    from gpushare_env.runner import run_headless
     from gpushare_env.sim import Advance, Simulator, SimView, apply_decision
 
+    config = EnvConfig.from_any(dict(spec.env_config))
     jobs, cluster, sim_config, rng, rejected = _headless_setup(spec)
     policy = baselines.make(str(spec.policy.name), **dict(spec.policy.params))
-    if not spec.record_gantt:
-        result = run_headless(jobs, cluster, policy, sim_config, rng=rng)
-        return _Episode(
-            result.records, result.timeline, dict(result.metrics), result.decisions, False,
-            rejected, cluster, None,
-        )  # fmt: skip
-    # the Gantt run: the runner's loop with a recorder watching
     sim = Simulator(jobs, cluster, sim_config, rng=rng)
     view = SimView(sim)
-    policy.reset(view)
-    recorder = PlacementRecorder()
-    while not sim.done:
+    policy.reset(view, config.pending_window, config.running_window)
+    recorder = PlacementRecorder() if spec.record_gantt else None
+    cap = config.decision_cap(len(jobs))
+    decisions = in_a_row = 0
+    while not sim.done and decisions < cap:
         decision = policy.decide(view)
         events = apply_decision(sim, decision)
+        decisions += 1
         if isinstance(decision, Advance):
-            recorder.on_events(events)
-        recorder.observe(view)
+            in_a_row = 0
+            if recorder is not None:
+                recorder.on_events(events)
+        else:
+            in_a_row += 1
+            if in_a_row > _LIVELOCK_DECISIONS:
+                raise RuntimeError(
+                    f"policy {policy.name!r} made {in_a_row} decisions at "
+                    f"t={sim.now_s:.3f}s without letting time run (livelock)"
+                )
+        if recorder is not None:
+            recorder.observe(view)
     records, timeline = sim.records(), sim.timeline()
     return _Episode(
-        records, timeline, summarize(records, timeline), sim.decisions, False, rejected,
+        records, timeline, summarize(records, timeline), decisions, not sim.done, rejected,
         cluster, recorder,
     )  # fmt: skip
+
+
+#: Decisions at one instant after which a headless run is stopped as a livelock.
+_LIVELOCK_DECISIONS = 100_000
 
 
 def execute_run(spec: RunSpec) -> RunOutput:
@@ -1005,6 +1027,7 @@ class Plan:
         notes: Remarks for the report (skipped agents, ...).
         reference: Policy of the paired differences.
         baseline: Policy of the ratios.
+        title: The preset's name, or the custom workloads' labels.
     """
 
     preset: EvaluationPreset
@@ -1019,6 +1042,7 @@ class Plan:
     notes: list[str]
     reference: str = "thesis"
     baseline: str = "fifo"
+    title: str = "thesis"
 
 
 def make_plan(args: argparse.Namespace) -> Plan:
@@ -1053,9 +1077,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
     env_configs: dict[str, dict[str, Any]] = {}
     for workload in workloads:
         config = {**env_base, "workload": workload.spec, "num_jobs": workload.num_jobs}
-        if not args.headless:
-            cap_jobs = workload.size or workload.num_jobs or 100_000
-            config["max_decisions"] = max_decisions or DECISIONS_PER_JOB * cap_jobs + 10_000
+        cap_jobs = workload.size or workload.num_jobs or 100_000
+        config["max_decisions"] = max_decisions or DECISIONS_PER_JOB * cap_jobs + 10_000
         env_configs[workload.label] = config
     if any(p.is_agent for p in policies):
         policies = _check_agents(
@@ -1083,7 +1106,9 @@ def make_plan(args: argparse.Namespace) -> Plan:
                         keep_jobs=not args.no_jobs_csv,
                     )
                 )
-    out = Path(args.out) if args.out else Path("results") / preset.name
+    custom = bool(args.workload or args.trace)
+    title = "+".join(w.label for w in workloads) if custom else preset.name
+    out = Path(args.out) if args.out else Path("results") / _safe(title)
     return Plan(
         preset=preset,
         policies=policies,
@@ -1097,6 +1122,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
         notes=notes,
         reference=args.reference,
         baseline=args.baseline,
+        title=title,
     )
 
 
@@ -1361,7 +1387,7 @@ def write_outputs(
         f"- **failed run** {o.row['policy']}/{o.row['workload']}/seed {o.row['seed']}: `{o.error}`"
         for o in failed
     ]
-    markdown = render_markdown(summary, title=f"Evaluation: {plan.preset.name}", preamble=preamble)
+    markdown = render_markdown(summary, title=f"Evaluation: {plan.title}", preamble=preamble)
     if plots:
         try:
             written = write_plots(plan, outputs, summary, plan.out / "plots")
@@ -1401,9 +1427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outputs = run_all(plan.runs, plan.workers, progress=not args.quiet)
     summary, _ = write_outputs(plan, outputs, arguments, not args.no_plots, not args.no_jobs_csv)
     if not args.quiet and summary["workloads"]:
-        table = render_markdown(
-            summary, title=f"{plan.preset.name}: mean ± 95% CI", main_table_only=True
-        )
+        table = render_markdown(summary, title=f"{plan.title}: mean ± 95% CI", main_table_only=True)
         print(table)
         print(
             f"{PROG}: {len(outputs)} runs in {time.perf_counter() - start:.1f} s; "

@@ -12,8 +12,11 @@ changed since the previous decision:
 * the schedule mask: per-GPU "how many of the workload's worker sizes fit here" levels,
   kept for touched GPUs, turn "do ``n`` workers of ``m`` GiB fit?" into one comparison.
 
-So a decision costs O(window + touched GPUs) Python work plus a few numpy calls, not
-O(cluster). Feature layouts are the module constants below (documented in the env).
+So a decision costs O(window + touched GPUs) Python work plus a few numpy calls and one
+memcpy of the observation buffer, not a pass over the cluster in Python. The encoder
+knows which simulator events change which GPUs (tests compare it with an observation
+rebuilt from scratch). Feature layouts are the module constants below (documented in
+the env).
 """
 
 from __future__ import annotations
@@ -131,11 +134,12 @@ _NUM_STRATEGIES = len(STRATEGIES)
 _EXCLUSIVE = STRATEGIES.index("exclusive")
 _EPS = 1e-9  # [GiB] the simulator's memory tolerance
 _LOG_TIME_DECADES = 7.0  # log_time reaches 1 at 10**7 s (about 116 days)
-
 _INV_DECADES = 1.0 / _LOG_TIME_DECADES
-# the four mask bytes of one pending slot (exclusive first, as in STRATEGIES), by
-# (shared strategies fit, exclusive fits)
-assert _EXCLUSIVE == 0 and _NUM_STRATEGIES == 4
+
+# The four mask bytes of one pending slot, indexed by 2 * (the sharing strategies find
+# GPUs) + (exclusive finds GPUs); the layout needs exclusive first among four strategies.
+if STRATEGIES != ("exclusive", "pack", "spread", "min_frag"):  # pragma: no cover
+    raise ImportError(f"GPUShare-v0's action layout assumes 4 strategies, got {STRATEGIES}")
 _SLOT_BYTES = (b"\x00\x00\x00\x00", b"\x01\x00\x00\x00", b"\x00\x01\x01\x01", b"\x01\x01\x01\x01")
 
 
@@ -144,6 +148,8 @@ def log_time(seconds: float) -> float:
     return min(1.0, math.log10(1.0 + max(seconds, 0.0)) / _LOG_TIME_DECADES)
 
 
+# Struct writes into the float32 buffers from Python floats: a fraction of the cost of
+# numpy item or sequence assignment (each numpy call costs about a microsecond).
 _F32 = 4  # bytes of a float32
 _PACK_GPU = struct.Struct("<3f").pack_into  # free, load, workers of one GPU row
 _PACK_ONE = struct.Struct("<f").pack_into

@@ -201,14 +201,21 @@ def test_headless_runs_the_same_workload_as_the_env() -> None:
         assert in_env.config == headless.config
 
 
-def test_headless_mode_writes_the_same_columns(tmp_path: Path) -> None:
-    argv = ["--headless", "--policies", "fifo_pack", "--num-jobs", "10", "--seeds", "0"]
-    argv += ["--workload", "thesis", "--cluster", "tiny", "--workers", "1"]
-    argv += ["--out", str(tmp_path), "--quiet", "--gantt", "fifo_pack"]
-    assert evaluate.main(argv) == 0
-    (row,) = _rows(tmp_path / "runs.csv")
-    assert row["mode"] == "headless" and row["num_jobs"] == "10"
-    assert (tmp_path / "plots" / "gantt_thesis_fifo_pack.png").is_file()
+def test_headless_runs_give_the_same_numbers_as_env_runs(tmp_path: Path) -> None:
+    """Every baseline makes the same decisions headless (same windows) as in the env."""
+    argv = ["--policies", "all", "--num-jobs", "15", "--seeds", "2", "--workers", "1"]
+    argv += ["--workload", "thesis_poisson", "--cluster", "tiny", "--quiet"]
+    assert evaluate.main([*argv, "--out", str(tmp_path / "env"), "--no-plots"]) == 0
+    headless = [*argv, "--out", str(tmp_path / "headless"), "--headless", "--gantt", "fifo"]
+    assert evaluate.main(headless) == 0
+    in_env, alone = _rows(tmp_path / "env" / "runs.csv"), _rows(tmp_path / "headless" / "runs.csv")
+    assert [r["mode"] for r in alone] == ["headless"] * 8
+    skip = {"wall_s", "mode", "decisions"}
+    for a, b in zip(in_env, alone, strict=True):
+        assert {k: v for k, v in a.items() if k not in skip} == {
+            k: v for k, v in b.items() if k not in skip
+        }
+    assert (tmp_path / "headless" / "plots" / "gantt_thesis_poisson_fifo.png").is_file()
 
 
 BAD_ARGUMENTS = {
