@@ -164,7 +164,7 @@ class Gandiva(Policy):
     ) -> str | None:
         """``exclusive`` on idle GPUs, else a shared placement keeping ``U_g <= max_load``
         (``load``: the compute load of each GPU, restarting jobs included)."""
-        if checker.fits_exclusive(job.num_gpus):
+        if checker.fits_exclusive(job.num_gpus, job.memory_gib):
             return "exclusive"
         if not checker.fits(job.num_gpus, job.memory_gib):
             return None

@@ -55,7 +55,7 @@ class RandomPolicy(Policy):
         for job_id in self.visible_pending(view):
             job = view.job(job_id)
             shared = checker.fits(job.num_gpus, job.memory_gib)
-            exclusive = checker.fits_exclusive(job.num_gpus)
+            exclusive = checker.fits_exclusive(job.num_gpus, job.memory_gib)
             for strategy in STRATEGIES:
                 if exclusive if strategy == "exclusive" else shared:
                     options.append(Schedule(job_id, strategy))

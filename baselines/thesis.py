@@ -473,7 +473,7 @@ class ThesisHeuristic(Policy):
         """
         job = candidate.job
         shared = checker.fits(job.num_gpus, job.memory_gib)
-        exclusive = checker.fits_exclusive(job.num_gpus)
+        exclusive = checker.fits_exclusive(job.num_gpus, job.memory_gib)
         if not shared and not exclusive:
             return None
         shape = (job.num_gpus, job.memory_gib, job.intensity, job.cross_node_factor)
@@ -638,7 +638,7 @@ class ThesisHeuristic(Policy):
             victim = self._victims.pop(0)
             if victim in running:
                 return Suspend(victim)
-        if view.fit_checker().fits_exclusive(job.num_gpus):
+        if view.fit_checker().fits_exclusive(job.num_gpus, job.memory_gib):
             self._opening_for = None
             if self._opening_starving:
                 self._protected.add(target)
@@ -658,7 +658,7 @@ class ThesisHeuristic(Policy):
             return ADVANCE
         for candidate in waiting:
             job = candidate.job
-            if checker.fits_exclusive(job.num_gpus):
+            if checker.fits_exclusive(job.num_gpus, job.memory_gib):
                 return Schedule(job.job_id, "exclusive")
             if checker.fits(job.num_gpus, job.memory_gib):
                 return Schedule(job.job_id, "pack")

@@ -156,6 +156,7 @@ class Tiresias(Policy):
                 return Suspend(job_id)
         checker = view.fit_checker()
         for job_id in start:
-            if checker.fits_exclusive(view.job(job_id).num_gpus):
+            job = view.job(job_id)
+            if checker.fits_exclusive(job.num_gpus, job.memory_gib):
                 return Schedule(job_id, self.strategy)
         return ADVANCE

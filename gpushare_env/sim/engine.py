@@ -6,8 +6,8 @@ computing workers on a GPU changes, only the jobs on that GPU get a new rate and
 completion / sampling events; stale events stay in the heap and are skipped by version
 (lazy deletion), so each event costs O(log E) heap work plus the GPUs and jobs it touches.
 
-Heap entries are ``(time, priority, seq, kind, job_id, version)`` with ``seq`` from
-``itertools.count()`` (as in SimPy), so the order of simultaneous events is deterministic:
+Heap entries are ``(time, priority, seq, job_id, version)`` with ``seq`` a running counter (as in
+SimPy), so the order of simultaneous events is deterministic:
 completions and suspensions first (they free resources), then restarts, sampling, and
 arrivals last. Arrivals are read from the sorted job list, not pushed on the heap.
 
@@ -225,7 +225,7 @@ class Simulator:
         self._next_arrival = 0
         self.now_s: float = 0.0
         self._heap: list[tuple[float, int, int, int, int]] = []
-        self._seq = itertools.count()
+        self._seq = 0  # tie-break counter (a plain int pickles on every Python)
         g = cluster.num_gpus
         reference = np.sort(np.asarray([j.memory_gib for j in ordered], dtype=np.float64))
         self.gpus = GPUState(
@@ -572,9 +572,8 @@ class Simulator:
         return job
 
     def _push(self, time_s: float, kind: EventKind, job: JobState) -> None:
-        heapq.heappush(
-            self._heap, (time_s, int(kind), next(self._seq), job.spec.job_id, job.version)
-        )
+        self._seq += 1
+        heapq.heappush(self._heap, (time_s, int(kind), self._seq, job.spec.job_id, job.version))
 
     def _drop_stale(self) -> None:
         heap = self._heap

@@ -65,7 +65,8 @@ def find_placement(
     free = state.free_memory_gib
     holders = state.holders
     if strategy == "exclusive":
-        fits = holders == 0
+        # idle GPUs large enough (GPUs of a mixed cluster may differ in memory)
+        fits = (holders == 0) & (free + _EPS >= memory_gib)
         if num_gpus == 1:
             # best fit: the node with the fewest idle GPUs
             idle_on_node = np.bincount(state.gpu_node, weights=fits, minlength=state.num_nodes)

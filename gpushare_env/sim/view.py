@@ -27,11 +27,12 @@ class FitChecker:
     GPUs of several nodes, and for ``exclusive`` (idle GPUs).
     """
 
-    __slots__ = ("_counts", "free", "idle_gpus", "max_free")
+    __slots__ = ("_counts", "free", "idle_gpus", "idle_memory", "max_free")
 
-    def __init__(self, free: np.ndarray, idle_gpus: int) -> None:
+    def __init__(self, free: np.ndarray, idle_memory: np.ndarray) -> None:
         self.free = free  # (G',) [GiB] free memory of the GPUs with a worker slot
-        self.idle_gpus = idle_gpus
+        self.idle_memory = idle_memory  # (I,) [GiB] memory of the idle GPUs
+        self.idle_gpus = len(idle_memory)
         self.max_free = float(free.max()) if len(free) else -1.0  # [GiB]
         self._counts: dict[tuple[int, float], bool] = {}
 
@@ -48,9 +49,11 @@ class FitChecker:
             self._counts[key] = answer
         return answer
 
-    def fits_exclusive(self, num_gpus: int) -> bool:
-        """True if ``num_gpus`` idle GPUs exist."""
-        return num_gpus <= self.idle_gpus
+    def fits_exclusive(self, num_gpus: int, memory_gib: float) -> bool:
+        """True if ``num_gpus`` idle GPUs with at least ``memory_gib`` each exist."""
+        if num_gpus > self.idle_gpus:
+            return False
+        return int(np.count_nonzero(self.idle_memory + 1e-9 >= memory_gib)) >= num_gpus
 
 
 class JobView:
@@ -292,7 +295,7 @@ class SimView:
         state = self._sim.gpus
         open_slot = state.holders < state.max_jobs_per_gpu
         return FitChecker(
-            state.free_memory_gib[open_slot], int(np.count_nonzero(state.holders == 0))
+            state.free_memory_gib[open_slot], state.free_memory_gib[state.holders == 0]
         )
 
     def speed_if_placed(

@@ -107,9 +107,12 @@ def test_exclusive_mask_checks_memory_on_mixed_clusters() -> None:
     _, _, _, _, info = env.step(env.encode_decision(ADVANCE))  # job 1 arrives
     assert env.view.pending() == [1] and env.view.job(0).gpus[0] < 2
     mask = info["action_mask"]
-    # exclusive would pick the V100 node's idle GPUs (16 GiB): invalid; sharing ones fit
-    assert not mask[0] and mask[1:4].all()
-    assert [is_valid(env, a) for a in range(4)] == [False, True, True, True]
+    # the V100 node's idle GPUs (16 GiB) are too small: exclusive takes an idle 40 GiB GPU
+    assert mask[0:4].all()
+    assert [is_valid(env, a) for a in range(4)] == [True, True, True, True]
+    env.step(0)
+    (gpu,) = env.view.job(1).gpus
+    assert env.view.gpu_memory_gib[gpu] >= 20.0
 
 
 def test_a_job_that_can_never_be_placed_truncates_the_episode() -> None:
