@@ -1,5 +1,6 @@
 # Two entry points do all the set-up on a fresh machine with only python3:
-#   make run    -> the default evaluation (installs the core + plotting deps)
+#   make run    -> the default evaluation (installs the core, plotting and RL deps: the
+#                  default evaluation includes the shipped learned agent)
 #   make test   -> the whole test suite (installs torch's CPU build, the rl and dev extras)
 PY ?= python3
 VENV := .venv
@@ -14,7 +15,8 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(VENV)/.core: $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e ".[plot]"
+	$(BIN)/pip install --quiet "$(TORCH)"
+	$(BIN)/pip install --quiet -e ".[rl,plot]"
 	touch $@
 
 $(VENV)/.full: $(BIN)/python pyproject.toml
