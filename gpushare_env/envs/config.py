@@ -159,6 +159,9 @@ class EnvConfig:
             decision points); ``False`` asks the agent at every state.
         on_unfit: Jobs that can never fit the cluster are dropped (``"reject"``, counted in
             ``info["rejected_jobs"]``) or raise (``"error"``).
+        max_suspends_per_job: Mask ``suspend`` for a job once it has been suspended this
+            many times, >= 0 (``None``: no cap). A guard for learning agents, which can
+            otherwise learn to postpone costs by suspending and resuming jobs forever.
     """
 
     cluster: str | Mapping[str, Any] | ClusterConfig = "thesis"
@@ -178,6 +181,7 @@ class EnvConfig:
     max_time_s: float | None = None  # [s]
     auto_advance: bool = True
     on_unfit: str = "reject"
+    max_suspends_per_job: int | None = None
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> ValueError:
@@ -236,6 +240,9 @@ class EnvConfig:
             raise bad("max_time_s", "None or a number > 0")
         if not isinstance(self.auto_advance, bool):
             raise bad("auto_advance", "True or False")
+        cap = self.max_suspends_per_job
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
+            raise bad("max_suspends_per_job", "None or an integer >= 0")
         if self.on_unfit not in ("reject", "error"):
             raise bad("on_unfit", "one of ['reject', 'error']")
 

@@ -310,7 +310,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         jobs, rejected = self._episode_jobs(given, workload_rng)
         sim = Simulator(jobs, self.cluster, self._sim_config, rng=noise_rng)
         self._sim = sim
-        self._encoder = StateEncoder(sim, SimView(sim), self.pending_window, self.running_window)
+        self._encoder = StateEncoder(
+            sim,
+            SimView(sim),
+            self.pending_window,
+            self.running_window,
+            self.config.max_suspends_per_job,
+        )
         self._num_jobs = len(jobs)
         self._decision_cap = self.config.decision_cap(len(jobs))
         self._inv_solo = {j.job_id: 1.0 / j.solo_duration_s for j in jobs}
@@ -556,5 +562,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             return (
                 f"action {action} = schedule job {decision.job_id} ({job.num_gpus} worker(s) "
                 f"of {job.memory_gib:g} GiB) with {decision.strategy!r}: it does not fit now"
+            )
+        if isinstance(decision, Suspend):
+            return (
+                f"action {action} = suspend job {decision.job_id}: it has been suspended "
+                f"{self.config.max_suspends_per_job} time(s) (max_suspends_per_job)"
             )
         return f"action {action} = {decision!r} is invalid now"  # pragma: no cover

@@ -197,12 +197,18 @@ class StateEncoder:
     """
 
     def __init__(
-        self, sim: Simulator, view: SimView, pending_window: int, running_window: int
+        self,
+        sim: Simulator,
+        view: SimView,
+        pending_window: int,
+        running_window: int,
+        max_suspends_per_job: int | None = None,
     ) -> None:
         self.sim = sim
         self.view = view
         self.pending_window = pending_window
         self.running_window = running_window
+        self.max_suspends_per_job = max_suspends_per_job
         cluster = sim.cluster
         state = sim.gpus
         g = cluster.num_gpus
@@ -439,9 +445,18 @@ class StateEncoder:
         self.running_ids = running
         k = len(running)
         mask = self.mask
-        if k != previous:
+        cap = self.max_suspends_per_job
+        if cap is not None:
+            jobs = sim.jobs
             mask[width : width + self.running_window] = False
-            mask[width : width + k] = True
+            for j, job_id in enumerate(running):
+                mask[width + j] = jobs[job_id].suspends < cap
+            can_suspend = bool(mask[width : width + k].any())
+        else:
+            if k != previous:
+                mask[width : width + self.running_window] = False
+                mask[width : width + k] = True
+            can_suspend = k > 0
         # an event is still to come iff a job computes (its completion), checkpoints or
         # restarts (their end), or a job has not arrived yet: the same answer as
         # sim.next_event_time() is not None (tested), without touching the event heap
@@ -449,7 +464,7 @@ class StateEncoder:
             k > 0 or self.in_transition > 0 or sim.jobs_in_system + sim.num_finished < self.num_jobs
         )
         mask[-1] = self.can_advance
-        self.has_choice = self._schedule_choice or k > 0
+        self.has_choice = self._schedule_choice or can_suspend
         return self.mask
 
     def _schedule_mask(self, pending: list[int], previous: int) -> bool:

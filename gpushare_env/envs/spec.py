@@ -105,6 +105,7 @@ CONFIG_DOCS: dict[str, str] = {
     "max_time_s": "truncate at this simulated time (None: no limit) [s]",
     "auto_advance": "skip states where advance is the only valid action",
     "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",
+    "max_suspends_per_job": "mask suspend for a job suspended this many times (None: no cap)",
 }
 
 _COLUMNS = {

@@ -6,7 +6,8 @@ import gymnasium as gym
 import pytest
 
 import gpushare_env  # noqa: F401  (registers GPUShare-v0)
-from gpushare_env.envs import EnvConfig, GPUShareEnv, RewardConfig
+from gpushare_env.envs import EnvConfig, GPUShareEnv, InvalidActionError, RewardConfig
+from gpushare_env.sim.decisions import Schedule, Suspend
 
 
 def test_defaults_are_documented_quick_episode() -> None:
@@ -83,3 +84,39 @@ def test_reset_rejects_unknown_options() -> None:
     env = GPUShareEnv({"cluster": "tiny", "num_jobs": 3})
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['job'\]"):
         env.reset(seed=0, options={"job": []})
+
+
+def test_max_suspends_per_job_masks_suspend_after_the_cap() -> None:
+    env = gym.make(
+        "GPUShare-v0",
+        config={
+            "cluster": "tiny",
+            "num_jobs": 3,
+            "max_suspends_per_job": 1,
+            "invalid_action": "raise",
+            "running_window": 2,
+            "pending_window": 2,
+        },
+    ).unwrapped
+    env.reset(seed=0)
+    first = env.view.pending(1)[0]
+    env.step(env.encode_decision(Schedule(first, "exclusive")))
+    suspend = env.encode_decision(Suspend(first))
+    assert env.action_masks()[suspend]  # never suspended yet: allowed
+    env.step(suspend)
+    # run until the job is back in the pending window, then resume and run it again
+    while env.view.job(first).status.name != "RUNNING":
+        if first in env.view.pending(2):
+            env.step(env.encode_decision(Schedule(first, "exclusive")))
+        else:
+            env.step(env.encode_decision(env.decode_action(env.action_space.n - 1)))
+    assert env.view.job(first).suspends == 1
+    suspend = env.encode_decision(Suspend(first))
+    assert not env.action_masks()[suspend]  # capped
+    with pytest.raises(InvalidActionError, match="max_suspends_per_job"):
+        env.step(suspend)
+
+
+def test_max_suspends_per_job_rejects_bad_values() -> None:
+    with pytest.raises(ValueError, match="max_suspends_per_job"):
+        EnvConfig(max_suspends_per_job=-1)
