@@ -148,7 +148,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     an ``EnvConfig`` (keys: ``cluster``, ``workload``, ``num_jobs``, ``jobs``,
     ``pending_window``, ``running_window``, ``reward``, ``time_scale_s``,
     ``invalid_action``, ``invalid_penalty``, ``duration_info``, ``sample_iterations``,
-    ``sample_noise``, ``max_decisions``, ``max_time_s``, ``auto_advance``, ``on_unfit``;
+    ``sample_noise``, ``max_decisions``, ``max_time_s``, ``auto_advance``, ``on_unfit``,
+    ``max_suspends_per_job``;
     see ``EnvConfig``); keyword arguments override single keys. Unknown keys are
     rejected with the allowed ones listed. ``render_mode`` is ``"ansi"`` (text) or
     ``"rgb_array"`` (a nodes x GPUs picture of memory and load).
