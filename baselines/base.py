@@ -46,14 +46,18 @@ class Policy:
     ) -> None:
         """Start an episode; ``pending_window`` / ``running_window`` bound what is visible.
 
-        Subclasses that keep per-episode state clear it here (and call ``super().reset``).
-        The policy's generator is re-seeded, so every episode of a seeded policy draws the
-        same stream on the same workload.
+        Subclasses that keep per-episode state clear it in ``_reset_state``. The policy's
+        generator is re-seeded, so every episode of a seeded policy draws the same stream
+        on the same workload.
         """
         self._view = view
         self.pending_window = pending_window
         self.running_window = running_window
         self.rng = np.random.default_rng(self.seed)
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        """Clear per-episode state (a hook for subclasses; the base keeps none)."""
 
     def decide(self, view: SimView) -> Decision:
         """The next decision at the current instant."""

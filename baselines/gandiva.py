@@ -98,13 +98,6 @@ class Gandiva(Policy):
         self._slice_for: dict[int, int] = {}  # waiting job -> job suspended to make room
         self.time_slices = 0
 
-    def reset(
-        self, view: SimView, pending_window: int | None = None, running_window: int | None = None
-    ) -> None:
-        """Start an episode."""
-        super().reset(view, pending_window, running_window)
-        self._reset_state()
-
     def decide(self, view: SimView) -> Decision:
         """Migrate, place, or time-slice, in that order; otherwise let time run."""
         now = view.now_s

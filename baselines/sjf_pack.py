@@ -67,11 +67,8 @@ class SJFPack(Policy):
         """Named parameters."""
         return {"unsampled": self.unsampled}
 
-    def reset(
-        self, view: SimView, pending_window: int | None = None, running_window: int | None = None
-    ) -> None:
-        """Start an episode (forgets which jobs had their sampling run)."""
-        super().reset(view, pending_window, running_window)
+    def _reset_state(self) -> None:
+        """Forget which jobs had their sampling run."""
         self._sampling_done = set()
 
     def decide(self, view: SimView) -> Decision:

@@ -253,13 +253,6 @@ class ThesisHeuristic(Policy):
         self.urgent_starts = 0
         self.preemptions = 0
 
-    def reset(
-        self, view: SimView, pending_window: int | None = None, running_window: int | None = None
-    ) -> None:
-        """Start an episode."""
-        super().reset(view, pending_window, running_window)
-        self._reset_state()
-
     # ================================================================ decide
     def decide(self, view: SimView) -> Decision:
         """One decision: post-sampling suspension, gang opening, placement, or advance."""

@@ -95,13 +95,6 @@ class Tiresias(Policy):
         self._seq = 0
         self.promotions = 0
 
-    def reset(
-        self, view: SimView, pending_window: int | None = None, running_window: int | None = None
-    ) -> None:
-        """Start an episode with empty queues."""
-        super().reset(view, pending_window, running_window)
-        self._reset_state()
-
     # --------------------------------------------------------------- queues
     def queue_of(self, view: SimView, job_id: int) -> int:
         """The job's queue now (applying demotion and promotion)."""
