@@ -202,6 +202,8 @@ class Simulator:
         self.config = config or SimConfig()
         self.cluster = cluster
         self.interference: InterferenceModel = interference or LinearContention()
+        # models without ``uses_models = False`` get the co-located model names
+        self._interference_uses_models = bool(getattr(self.interference, "uses_models", True))
         if not jobs:
             raise ValueError("the workload has no jobs")
         ordered = sorted(jobs, key=lambda j: (j.arrival_s, j.job_id))
@@ -703,7 +705,7 @@ class Simulator:
         """Recompute the factors of ``gpus``, then the rates of the jobs computing there."""
         state = self.gpus
         interference = self.interference
-        uses_models = getattr(interference, "uses_models", True)
+        uses_models = self._interference_uses_models
         affected: dict[int, None] = {}
         max_jobs = state.max_jobs_per_gpu
         median = self._median_worker_gib

@@ -24,7 +24,11 @@ __all__ = ["InterferenceModel", "LinearContention", "NoInterference"]
 
 
 class InterferenceModel(Protocol):
-    """Speed factor of each worker on one GPU, given the workers computing there."""
+    """Speed factor of each worker on one GPU, given the workers computing there.
+
+    An implementation whose factor ignores the models may set ``uses_models = False``;
+    the engine then skips collecting the co-located model names.
+    """
 
     def factor(self, load: float, count: int, models: Sequence[str]) -> float:
         """Return the fraction of solo speed each worker on the GPU gets.
