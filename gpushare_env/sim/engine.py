@@ -37,7 +37,12 @@ import numpy as np
 from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.cluster import Cluster
 from gpushare_env.sim.interference import InterferenceModel, LinearContention
-from gpushare_env.sim.placement import STRATEGIES, expected_fragment, find_placement
+from gpushare_env.sim.placement import (
+    STRATEGIES,
+    SingleWorkerIndex,
+    expected_fragment,
+    find_placement,
+)
 from gpushare_env.sim.types import JobRecord, JobSpec, JobStatus, Timeline
 
 __all__ = [
@@ -243,22 +248,29 @@ class Simulator:
             reference_memory_gib=reference,
         )
         self._gpu_jobs: list[dict[int, None]] = [{} for _ in range(g)]
+        # one-worker placements without a pass over the cluster (equal-memory GPUs only)
+        capacity = cluster.gpu_memory_gib
+        self._single: SingleWorkerIndex | None = (
+            SingleWorkerIndex(self.gpus, float(capacity[0]))
+            if g and bool(np.all(capacity == capacity[0]))
+            else None
+        )
         # The median worker of the workload defines "fragmented" free memory.
         self._median_worker_gib = float(np.median(reference))
         self._reference_list: list[float] = reference.tolist()
         # Incrementally maintained sums of per-GPU contributions (O(1) per touched GPU).
-        self._util_part = np.zeros(g)
-        self._alloc_part = np.zeros(g, dtype=np.int64)
-        self._free_part = cluster.gpu_memory_gib.copy()
-        self._frag_part = np.zeros(g)
-        self._fgd_part = expected_fragment(
-            self.gpus.free_memory_gib, np.zeros(g, dtype=bool), reference
-        )
+        # (plain lists: the engine reads and writes them one GPU at a time)
+        fgd_part = expected_fragment(self.gpus.free_memory_gib, np.zeros(g, dtype=bool), reference)
+        self._util_part: list[float] = [0.0] * g
+        self._alloc_part: list[int] = [0] * g
+        self._free_part: list[float] = cluster.gpu_memory_gib.tolist()
+        self._frag_part: list[float] = [0.0] * g
+        self._fgd_part: list[float] = fgd_part.tolist()
         self._util_sum = 0.0
         self._allocated = 0
         self._free_sum = float(cluster.gpu_memory_gib.sum())
         self._frag_sum = 0.0
-        self._fgd_sum = float(self._fgd_part.sum())
+        self._fgd_sum = float(fgd_part.sum())
         # Queue of jobs waiting for GPUs (pending and suspended), by (arrival, id).
         self._queue: list[tuple[float, int]] = []
         self._running: dict[int, None] = {}  # RUNNING jobs in the order they started
@@ -359,6 +371,8 @@ class Simulator:
     def find_placement(self, job_id: int, strategy: str) -> tuple[int, ...] | None:
         """GPUs the named strategy would give ``job_id`` now, or ``None``."""
         spec = self.jobs[job_id].spec
+        if spec.num_gpus == 1 and self._single is not None:
+            return self._single.find(strategy, spec.memory_gib)
         return find_placement(strategy, self.gpus, spec.num_gpus, spec.memory_gib)
 
     # ---------------------------------------------------------------- decisions
@@ -417,10 +431,13 @@ class Simulator:
         job.gpus = gpu_list
         job.held_since_s = now
         job.cross_node = len({int(state.gpu_node[g]) for g in gpu_list}) > 1
+        single = self._single
         for g in gpu_list:
             state.free_memory_gib[g] -= spec.memory_gib
             state.holders[g] += 1
             self._gpu_jobs[g][job_id] = None
+            if single is not None and state.holders[g] == 1:
+                single.occupy(g)
         if job.status == JobStatus.PENDING:
             job.first_start_s = now
             self._start_compute(job)
@@ -670,6 +687,8 @@ class Simulator:
             if state.holders[g] == 0:
                 # no drift: an empty GPU's memory is exactly its capacity
                 state.free_memory_gib[g] = self.cluster.gpu_memory_gib[g]
+                if self._single is not None:
+                    self._single.vacate(g)
             del self._gpu_jobs[g][spec.job_id]
         job.prev_gpus = job.gpus
         job.gpus = ()
@@ -710,46 +729,59 @@ class Simulator:
         max_jobs = state.max_jobs_per_gpu
         median = self._median_worker_gib
         reference = self._reference_list
+        computing = state.computing.item
+        load_of = state.load.item
+        free_of = state.free_memory_gib.item
+        holders_of = state.holders.item
+        factor = state.factor
+        gpu_jobs = self._gpu_jobs
+        util_part = self._util_part
+        alloc_part = self._alloc_part
+        free_part = self._free_part
+        frag_part = self._frag_part
+        fgd_part = self._fgd_part
         for g in gpus:
-            k = int(state.computing[g])
-            load = float(state.load[g])
+            k = computing(g)
+            load = load_of(g)
+            on_gpu = gpu_jobs[g]
             if k > 0:
                 models = (
-                    [self.jobs[j].spec.model for j in self._gpu_jobs[g] if self._computes(j)]
+                    [self.jobs[j].spec.model for j in on_gpu if self._computes(j)]
                     if uses_models
                     else ()
                 )
-                state.factor[g] = interference.factor(load, k, models)
+                factor[g] = interference.factor(load, k, models)
             else:
-                state.factor[g] = 1.0
-            for j in self._gpu_jobs[g]:
-                affected[j] = None
+                factor[g] = 1.0
+            affected.update(on_gpu)
             # incremental cluster-level sums
             util = load if load < 1.0 else 1.0
-            self._util_sum += util - self._util_part[g]
-            self._util_part[g] = util
-            free = float(state.free_memory_gib[g])
-            holders = int(state.holders[g])
+            self._util_sum += util - util_part[g]
+            util_part[g] = util
+            free = free_of(g)
+            holders = holders_of(g)
             alloc = 1 if holders > 0 else 0
-            self._allocated += alloc - int(self._alloc_part[g])
-            self._alloc_part[g] = alloc
-            self._free_sum += free - float(self._free_part[g])
-            self._free_part[g] = free
+            self._allocated += alloc - alloc_part[g]
+            alloc_part[g] = alloc
+            self._free_sum += free - free_part[g]
+            free_part[g] = free
             frag = free if holders > 0 and (free + _EPS < median or holders >= max_jobs) else 0.0
-            self._frag_sum += frag - self._frag_part[g]
-            self._frag_part[g] = frag
+            self._frag_sum += frag - frag_part[g]
+            frag_part[g] = frag
             if holders >= max_jobs:
                 fgd = free
             else:
                 fits = bisect.bisect_right(reference, free + _EPS)
                 fgd = free * (1.0 - fits / len(reference))
-            self._fgd_sum += fgd - self._fgd_part[g]
-            self._fgd_part[g] = fgd
+            self._fgd_sum += fgd - fgd_part[g]
+            fgd_part[g] = fgd
         if force is not None:
             affected[force.spec.job_id] = None
+        jobs = self.jobs
+        running = JobStatus.RUNNING
         for j in affected:
-            job = self.jobs[j]
-            if job.status == JobStatus.RUNNING:
+            job = jobs[j]
+            if job.status == running:
                 self._update_rate(job, force=job is force)
 
     def _computes(self, job_id: int) -> bool:

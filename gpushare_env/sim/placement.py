@@ -13,11 +13,14 @@ avoids the cross-node penalty) and fall back to as few nodes as possible.
   "Beware of Fragmentation", ATC'23): a GPU's fragment is its free memory times the
   probability that a worker drawn from the workload's memory distribution cannot use it.
 
-Every function is O(G) vectorised numpy over the cluster's GPUs.
+Every function is O(G) vectorised numpy over the cluster's GPUs; ``SingleWorkerIndex``
+gives the same answers for one-worker jobs in time independent of the cluster size.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,7 +28,7 @@ import numpy as np
 if TYPE_CHECKING:
     from gpushare_env.sim.engine import GPUState
 
-__all__ = ["STRATEGIES", "expected_fragment", "find_placement"]
+__all__ = ["STRATEGIES", "SingleWorkerIndex", "expected_fragment", "find_placement"]
 
 STRATEGIES: tuple[str, ...] = ("exclusive", "pack", "spread", "min_frag")
 
@@ -126,3 +129,137 @@ def _select(
         if len(chosen) == n:
             return tuple(sorted(chosen))
     return None  # pragma: no cover - unreachable when fits.sum() >= n
+
+
+class SingleWorkerIndex:
+    """Answers ``find_placement`` for one-worker jobs without a pass over the cluster.
+
+    On a cluster whose GPUs all have the same memory, every idle GPU scores the same
+    under each strategy, so the lowest-numbered idle GPU stands for all of them; the
+    only other candidates are the occupied GPUs (at most one per worker in the system).
+    The index keeps the idle GPUs sorted, the occupied ones as a set and, for
+    ``exclusive``'s best-fit node rule, the nodes grouped by how many idle GPUs they
+    have. The engine calls :meth:`occupy` / :meth:`vacate` when a GPU's first worker
+    arrives / last worker leaves. :meth:`find` returns exactly what
+    :func:`find_placement` returns (same scores, same lowest-index tie-break; tested on
+    random states), in O(occupied GPUs + GPUs per node + log G).
+
+    Args:
+        state: The simulator's per-GPU state (read live).
+        capacity_gib: The memory of every GPU (the index requires one value).  # [GiB]
+    """
+
+    def __init__(self, state: GPUState, capacity_gib: float) -> None:
+        self._state = state
+        self._capacity = float(capacity_gib)
+        self._node_of: list[int] = state.gpu_node.tolist()
+        self._node_gpus: list[list[int]] = [
+            [g for g in row if g >= 0] for row in state.node_gpus.tolist()
+        ]
+        self._reference: list[float] = state.reference_memory_gib.tolist()
+        holders = state.holders.tolist()
+        self._idle: list[int] = [g for g, h in enumerate(holders) if h == 0]
+        self._occupied: dict[int, None] = {g: None for g, h in enumerate(holders) if h > 0}
+        self._idle_on_node = [0] * state.num_nodes
+        for g in self._idle:
+            self._idle_on_node[self._node_of[g]] += 1
+        width = max((len(row) for row in self._node_gpus), default=0)
+        # nodes by idle-GPU count (index 0 unused: nodes without an idle GPU)
+        self._nodes_by_idle: list[set[int]] = [set() for _ in range(width + 1)]
+        for node, count in enumerate(self._idle_on_node):
+            self._nodes_by_idle[count].add(node)
+
+    def occupy(self, gpu: int) -> None:
+        """``gpu`` got its first worker."""
+        del self._idle[bisect.bisect_left(self._idle, gpu)]
+        self._occupied[gpu] = None
+        self._move_node(self._node_of[gpu], -1)
+
+    def vacate(self, gpu: int) -> None:
+        """``gpu`` lost its last worker."""
+        bisect.insort(self._idle, gpu)
+        del self._occupied[gpu]
+        self._move_node(self._node_of[gpu], +1)
+
+    def _move_node(self, node: int, delta: int) -> None:
+        count = self._idle_on_node[node]
+        self._nodes_by_idle[count].discard(node)
+        self._idle_on_node[node] = count + delta
+        self._nodes_by_idle[count + delta].add(node)
+
+    def find(self, strategy: str, memory_gib: float) -> tuple[int, ...] | None:
+        """The GPU ``find_placement(strategy, state, 1, memory_gib)`` picks, or ``None``."""
+        idle_fits = bool(self._idle) and self._capacity + _EPS >= memory_gib
+        if strategy == "exclusive":
+            if not idle_fits:
+                return None
+            for nodes in self._nodes_by_idle[1:]:
+                if nodes:
+                    holders = self._state.holders
+                    node = min(nodes)
+                    return (next(g for g in self._node_gpus[node] if holders[g] == 0),)
+            return None  # pragma: no cover - an idle GPU lies on some node
+        if strategy not in STRATEGIES:
+            raise ValueError(
+                f"unknown placement strategy {strategy!r}; allowed: {list(STRATEGIES)}"
+            )
+        state = self._state
+        max_jobs = state.max_jobs_per_gpu
+        if strategy == "spread" and idle_fits:
+            return (self._idle[0],)  # an idle GPU scores 0, every occupied one at least 0.01
+        best_g = -1
+        best = math.inf
+        if idle_fits:
+            best_g = self._idle[0]
+            if strategy == "pack":
+                best = (self._capacity - memory_gib) + _IDLE_PENALTY
+            else:  # min_frag
+                best = self._fragment_growth(self._capacity, 0, memory_gib, max_jobs)
+        free = state.free_memory_gib.item
+        holders = state.holders.item
+        if strategy == "pack":
+            for g in self._occupied:
+                f = free(g)
+                if f + _EPS >= memory_gib and holders(g) < max_jobs:
+                    score = f - memory_gib
+                    if score < best or (score == best and g < best_g):
+                        best, best_g = score, g
+        elif strategy == "spread":
+            load = state.load.item
+            for g in self._occupied:
+                f = free(g)
+                h = holders(g)
+                if f + _EPS >= memory_gib and h < max_jobs:
+                    score = load(g) + 0.01 * h
+                    if score < best or (score == best and g < best_g):
+                        best, best_g = score, g
+        else:
+            growth: dict[tuple[float, int], float] = {}  # GPUs alike score alike
+            for g in self._occupied:
+                f = free(g)
+                h = holders(g)
+                if f + _EPS >= memory_gib and h < max_jobs:
+                    key = (f, h)
+                    score = growth.get(key)
+                    if score is None:
+                        score = growth[key] = self._fragment_growth(f, h, memory_gib, max_jobs)
+                    if score < best or (score == best and g < best_g):
+                        best, best_g = score, g
+        return None if best_g < 0 else (best_g,)
+
+    def _fragment_growth(self, free: float, holders: int, memory: float, max_jobs: int) -> float:
+        """``min_frag``'s score of one GPU, with the same float operations."""
+        ref = self._reference
+        size = max(len(ref), 1)
+        before = (
+            free
+            if holders >= max_jobs
+            else free * (1.0 - bisect.bisect_right(ref, free + _EPS) / size)
+        )
+        left = free - memory
+        after = (
+            left
+            if holders + 1 >= max_jobs
+            else left * (1.0 - bisect.bisect_right(ref, left + _EPS) / size)
+        )
+        return (after - before) + 1e-3 * (free - memory)
