@@ -195,9 +195,9 @@ class SingleWorkerIndex:
                 return None
             for nodes in self._nodes_by_idle[1:]:
                 if nodes:
-                    holders = self._state.holders
+                    held = self._state.holders.item
                     node = min(nodes)
-                    return (next(g for g in self._node_gpus[node] if holders[g] == 0),)
+                    return (next(g for g in self._node_gpus[node] if held(g) == 0),)
             return None  # pragma: no cover - an idle GPU lies on some node
         if strategy not in STRATEGIES:
             raise ValueError(
