@@ -248,6 +248,7 @@ class Simulator:
             reference_memory_gib=reference,
         )
         self._gpu_jobs: list[dict[int, None]] = [{} for _ in range(g)]
+        self._gpu_speed: list[float] = cluster.gpu_speed.tolist()
         # one-worker placements without a pass over the cluster (equal-memory GPUs only)
         capacity = cluster.gpu_memory_gib
         self._single: SingleWorkerIndex | None = (
@@ -410,17 +411,20 @@ class Simulator:
         if len(set(gpu_list)) != len(gpu_list):
             raise InvalidDecision(f"job {job_id}: GPUs must be distinct, got {gpu_list}")
         state = self.gpus
+        num_gpus = len(self._gpu_jobs)
+        free_of = state.free_memory_gib.item
+        holders_of = state.holders.item
         for g in gpu_list:
-            if not 0 <= g < self.cluster.num_gpus:
+            if not 0 <= g < num_gpus:
                 raise InvalidDecision(
-                    f"job {job_id}: GPU {g} does not exist (cluster has {self.cluster.num_gpus})"
+                    f"job {job_id}: GPU {g} does not exist (cluster has {num_gpus})"
                 )
-            if state.free_memory_gib[g] + _EPS < spec.memory_gib:
+            if free_of(g) + _EPS < spec.memory_gib:
                 raise InvalidDecision(
-                    f"job {job_id}: GPU {g} has {state.free_memory_gib[g]:.2f} GiB free, "
+                    f"job {job_id}: GPU {g} has {free_of(g):.2f} GiB free, "
                     f"a worker needs {spec.memory_gib:g} GiB (memory)"
                 )
-            if state.holders[g] >= state.max_jobs_per_gpu:
+            if holders_of(g) >= state.max_jobs_per_gpu:
                 raise InvalidDecision(
                     f"job {job_id}: GPU {g} already hosts {state.max_jobs_per_gpu} workers "
                     "(max_jobs_per_gpu)"
@@ -430,13 +434,21 @@ class Simulator:
         self._dequeue(job)
         job.gpus = gpu_list
         job.held_since_s = now
-        job.cross_node = len({int(state.gpu_node[g]) for g in gpu_list}) > 1
+        if len(gpu_list) > 1:
+            node_of = state.gpu_node.item
+            job.cross_node = len({node_of(g) for g in gpu_list}) > 1
+        else:
+            job.cross_node = False
         single = self._single
+        free = state.free_memory_gib
+        holders = state.holders
+        memory = spec.memory_gib
         for g in gpu_list:
-            state.free_memory_gib[g] -= spec.memory_gib
-            state.holders[g] += 1
+            free[g] = free_of(g) - memory
+            held = holders_of(g) + 1
+            holders[g] = held
             self._gpu_jobs[g][job_id] = None
-            if single is not None and state.holders[g] == 1:
+            if held == 1 and single is not None:
                 single.occupy(g)
         if job.status == JobStatus.PENDING:
             job.first_start_s = now
@@ -655,9 +667,11 @@ class Simulator:
         self._running[job.spec.job_id] = None
         state = self.gpus
         u = job.spec.intensity
+        load = state.load
+        computing = state.computing
         for g in job.gpus:
-            state.load[g] += u
-            state.computing[g] += 1
+            load[g] = load.item(g) + u
+            computing[g] = computing.item(g) + 1
         job.last_update_s = self.now_s
         job.rate = 0.0
         self._touch_gpus(job.gpus, force=job)
@@ -672,23 +686,31 @@ class Simulator:
         del self._running[job.spec.job_id]
         state = self.gpus
         u = job.spec.intensity
+        load = state.load
+        computing = state.computing
         for g in job.gpus:
-            state.computing[g] -= 1
-            state.load[g] = state.load[g] - u if state.computing[g] > 0 else 0.0
+            left = computing.item(g) - 1
+            computing[g] = left
+            load[g] = load.item(g) - u if left > 0 else 0.0
 
     def _release(self, job: JobState) -> None:
         """Free a job's memory and worker slots (it computes no more); caller touches GPUs."""
         state = self.gpus
         spec = job.spec
         job.gpu_seconds += (self.now_s - job.held_since_s) * spec.num_gpus
+        free = state.free_memory_gib
+        holders = state.holders
+        memory = spec.memory_gib
         for g in job.gpus:
-            state.free_memory_gib[g] += spec.memory_gib
-            state.holders[g] -= 1
-            if state.holders[g] == 0:
+            held = holders.item(g) - 1
+            holders[g] = held
+            if held == 0:
                 # no drift: an empty GPU's memory is exactly its capacity
-                state.free_memory_gib[g] = self.cluster.gpu_memory_gib[g]
+                free[g] = self.cluster.gpu_memory_gib[g]
                 if self._single is not None:
                     self._single.vacate(g)
+            else:
+                free[g] = free.item(g) + memory
             del self._gpu_jobs[g][spec.job_id]
         job.prev_gpus = job.gpus
         job.gpus = ()
@@ -788,9 +810,14 @@ class Simulator:
         return self.jobs[job_id].status == JobStatus.RUNNING
 
     def _update_rate(self, job: JobState, force: bool = False) -> None:
-        state = self.gpus
-        speed = self.cluster.gpu_speed
-        slowest = min(float(state.factor[g] * speed[g]) for g in job.gpus)
+        factor = self.gpus.factor.item
+        speed = self._gpu_speed
+        gpus = job.gpus
+        if len(gpus) == 1:
+            g = gpus[0]
+            slowest = factor(g) * speed[g]
+        else:
+            slowest = min(factor(g) * speed[g] for g in gpus)
         if job.cross_node:
             slowest *= job.cross_node_factor
         spec = job.spec
