@@ -170,6 +170,7 @@ class GPUState:
         num_nodes: Number of nodes.
         max_jobs_per_gpu: Most workers a GPU may host.
         reference_memory_gib: Sorted worker memories of the workload (for fragments).  # (R,)
+        rectangular: ``node_gpus`` is ``arange(G).reshape(N, M)`` (equal nodes, no padding).
     """
 
     free_memory_gib: np.ndarray
@@ -182,6 +183,7 @@ class GPUState:
     num_nodes: int
     max_jobs_per_gpu: int
     reference_memory_gib: np.ndarray = field(repr=False)
+    rectangular: bool = False
 
 
 class Simulator:
@@ -246,6 +248,10 @@ class Simulator:
             num_nodes=cluster.num_nodes,
             max_jobs_per_gpu=cluster.max_jobs_per_gpu,
             reference_memory_gib=reference,
+            rectangular=bool(
+                cluster.node_gpus.size == g
+                and np.array_equal(cluster.node_gpus.ravel(), np.arange(g))
+            ),
         )
         self._gpu_jobs: list[dict[int, None]] = [{} for _ in range(g)]
         self._gpu_speed: list[float] = cluster.gpu_speed.tolist()
@@ -372,8 +378,12 @@ class Simulator:
     def find_placement(self, job_id: int, strategy: str) -> tuple[int, ...] | None:
         """GPUs the named strategy would give ``job_id`` now, or ``None``."""
         spec = self.jobs[job_id].spec
-        if spec.num_gpus == 1 and self._single is not None:
-            return self._single.find(strategy, spec.memory_gib)
+        single = self._single
+        if single is not None:
+            if spec.num_gpus == 1:
+                return single.find(strategy, spec.memory_gib)
+            if strategy == "exclusive":
+                return single.find_exclusive(spec.num_gpus, spec.memory_gib)
         return find_placement(strategy, self.gpus, spec.num_gpus, spec.memory_gib)
 
     # ---------------------------------------------------------------- decisions

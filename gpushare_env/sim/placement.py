@@ -102,8 +102,11 @@ def _select(
         g = int(np.argmin(masked))
         return (g,) if fits[g] else None
     node_gpus = state.node_gpus  # (N, M), -1 padded
-    padded = np.append(masked, np.inf)  # index -1 (padding) reads inf
-    per_node = padded[node_gpus]  # (N, M)
+    if state.rectangular:
+        per_node = masked.reshape(node_gpus.shape)
+    else:
+        padded = np.append(masked, np.inf)  # index -1 (padding) reads inf
+        per_node = padded[node_gpus]  # (N, M)
     if n <= per_node.shape[1]:
         lowest = np.sort(per_node, axis=1)[:, :n]
         totals = lowest.sum(axis=1)
@@ -191,14 +194,7 @@ class SingleWorkerIndex:
         """The GPU ``find_placement(strategy, state, 1, memory_gib)`` picks, or ``None``."""
         idle_fits = bool(self._idle) and self._capacity + _EPS >= memory_gib
         if strategy == "exclusive":
-            if not idle_fits:
-                return None
-            for nodes in self._nodes_by_idle[1:]:
-                if nodes:
-                    held = self._state.holders.item
-                    node = min(nodes)
-                    return (next(g for g in self._node_gpus[node] if held(g) == 0),)
-            return None  # pragma: no cover - an idle GPU lies on some node
+            return self.find_exclusive(1, memory_gib) if idle_fits else None
         if strategy not in STRATEGIES:
             raise ValueError(
                 f"unknown placement strategy {strategy!r}; allowed: {list(STRATEGIES)}"
@@ -246,6 +242,30 @@ class SingleWorkerIndex:
                     if score < best or (score == best and g < best_g):
                         best, best_g = score, g
         return None if best_g < 0 else (best_g,)
+
+    def find_exclusive(self, num_gpus: int, memory_gib: float) -> tuple[int, ...] | None:
+        """What ``find_placement("exclusive", state, num_gpus, memory_gib)`` returns.
+
+        The node with the fewest idle GPUs that still hosts the whole gang (lowest node
+        on ties) gives its lowest-numbered idle GPUs; when no node can, the nodes with
+        the most idle GPUs first, as in ``_select``.
+        """
+        if len(self._idle) < num_gpus or self._capacity + _EPS < memory_gib:
+            return None
+        held = self._state.holders.item
+        by_idle = self._nodes_by_idle
+        for count in range(num_gpus, len(by_idle)):
+            if by_idle[count]:
+                row = self._node_gpus[min(by_idle[count])]
+                return tuple([g for g in row if held(g) == 0][:num_gpus])
+        chosen: list[int] = []
+        for count in range(len(by_idle) - 1, 0, -1):
+            for node in sorted(by_idle[count]):
+                take = min(count, num_gpus - len(chosen))
+                chosen.extend([g for g in self._node_gpus[node] if held(g) == 0][:take])
+                if len(chosen) == num_gpus:
+                    return tuple(sorted(chosen))
+        return None  # pragma: no cover - the idle GPUs number at least num_gpus
 
     def _fragment_growth(self, free: float, holders: int, memory: float, max_jobs: int) -> float:
         """``min_frag``'s score of one GPU, with the same float operations."""

@@ -1,4 +1,5 @@
-"""``SingleWorkerIndex`` answers exactly as the vectorised ``find_placement`` does."""
+"""``SingleWorkerIndex`` answers exactly as the vectorised ``find_placement`` does
+(every strategy for one worker, ``exclusive`` for gangs)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,11 @@ def _compare_all(sim: Simulator) -> int:
         for memory in _MEMORIES:
             expected = find_placement(strategy, sim.gpus, 1, memory)
             assert index.find(strategy, memory) == expected, (strategy, memory, sim.now_s)
+            compared += 1
+    for num_gpus in (2, 3, 4, 8, 12, 16):
+        for memory in (4.0, 24.0, 33.0):
+            expected = find_placement("exclusive", sim.gpus, num_gpus, memory)
+            assert index.find_exclusive(num_gpus, memory) == expected, (num_gpus, memory)
             compared += 1
     return compared
 
