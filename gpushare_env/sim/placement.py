@@ -102,6 +102,7 @@ def _select(
         g = int(np.argmin(masked))
         return (g,) if fits[g] else None
     node_gpus = state.node_gpus  # (N, M), -1 padded
+    per_node: np.ndarray
     if state.rectangular:
         per_node = masked.reshape(node_gpus.shape)
     else:
