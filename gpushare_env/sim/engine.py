@@ -458,8 +458,8 @@ class Simulator:
             held = holders_of(g) + 1
             holders[g] = held
             self._gpu_jobs[g][job_id] = None
-            if held == 1 and single is not None:
-                single.occupy(g)
+            if single is not None:
+                single.refresh(g)
         if job.status == JobStatus.PENDING:
             job.first_start_s = now
             self._start_compute(job)
@@ -711,16 +711,17 @@ class Simulator:
         free = state.free_memory_gib
         holders = state.holders
         memory = spec.memory_gib
+        single = self._single
         for g in job.gpus:
             held = holders.item(g) - 1
             holders[g] = held
             if held == 0:
                 # no drift: an empty GPU's memory is exactly its capacity
                 free[g] = self.cluster.gpu_memory_gib[g]
-                if self._single is not None:
-                    self._single.vacate(g)
             else:
                 free[g] = free.item(g) + memory
+            if single is not None:
+                single.refresh(g)
             del self._gpu_jobs[g][spec.job_id]
         job.prev_gpus = job.gpus
         job.gpus = ()

@@ -20,6 +20,7 @@ gives the same answers for one-worker jobs in time independent of the cluster si
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from typing import TYPE_CHECKING
 
@@ -136,54 +137,81 @@ def _select(
 
 
 class SingleWorkerIndex:
-    """Answers ``find_placement`` for one-worker jobs without a pass over the cluster.
+    """Answers ``find_placement`` for one-worker jobs (and exclusive gangs) incrementally.
 
     On a cluster whose GPUs all have the same memory, every idle GPU scores the same
     under each strategy, so the lowest-numbered idle GPU stands for all of them; the
-    only other candidates are the occupied GPUs (at most one per worker in the system).
-    The index keeps the idle GPUs sorted, the occupied ones as a set and, for
-    ``exclusive``'s best-fit node rule, the nodes grouped by how many idle GPUs they
-    have. The engine calls :meth:`occupy` / :meth:`vacate` when a GPU's first worker
-    arrives / last worker leaves. :meth:`find` returns exactly what
-    :func:`find_placement` returns (same scores, same lowest-index tie-break; tested on
-    random states), in O(occupied GPUs + GPUs per node + log G).
+    other candidates are the occupied GPUs with a free worker slot ("open" GPUs). The
+    index keeps the idle GPUs sorted, the nodes grouped by their idle-GPU count (for
+    ``exclusive``'s best-fit node rule), the open GPUs sorted by free memory (``pack``:
+    a bisection) and grouped by (free memory, workers) (``min_frag``: GPUs alike score
+    alike). The engine calls :meth:`refresh` for every GPU whose memory or workers
+    changed. :meth:`find` returns exactly what :func:`find_placement` returns (same
+    float operations, same lowest-index tie-break; tested on random states).
 
     Args:
         state: The simulator's per-GPU state (read live).
         capacity_gib: The memory of every GPU (the index requires one value).  # [GiB]
     """
 
+    #: ``spread`` without a fitting idle GPU scans the open GPUs up to this many, beyond
+    #: which the vectorised search is faster
+    SPREAD_SCAN_LIMIT = 96
+
     def __init__(self, state: GPUState, capacity_gib: float) -> None:
         self._state = state
         self._capacity = float(capacity_gib)
+        self._max_jobs = state.max_jobs_per_gpu
         self._node_of: list[int] = state.gpu_node.tolist()
         self._node_gpus: list[list[int]] = [
             [g for g in row if g >= 0] for row in state.node_gpus.tolist()
         ]
         self._reference: list[float] = state.reference_memory_gib.tolist()
-        holders = state.holders.tolist()
-        self._idle: list[int] = [g for g, h in enumerate(holders) if h == 0]
-        self._occupied: dict[int, None] = {g: None for g, h in enumerate(holders) if h > 0}
-        self._idle_on_node = [0] * state.num_nodes
-        for g in self._idle:
-            self._idle_on_node[self._node_of[g]] += 1
-        width = max((len(row) for row in self._node_gpus), default=0)
-        # nodes by idle-GPU count (index 0 unused: nodes without an idle GPU)
+        self._idle: list[int] = list(range(len(self._node_of)))
+        self._idle_on_node = [len(row) for row in self._node_gpus]
+        width = max(self._idle_on_node, default=0)
+        # nodes by idle-GPU count (index 0: nodes without an idle GPU)
         self._nodes_by_idle: list[set[int]] = [set() for _ in range(width + 1)]
         for node, count in enumerate(self._idle_on_node):
             self._nodes_by_idle[count].add(node)
+        self._key: dict[int, tuple[float, int]] = {}  # occupied GPU -> (free, workers)
+        self._open: list[tuple[float, int]] = []  # (free, gpu) of open GPUs, sorted
+        self._groups: dict[tuple[float, int], list[int]] = {}  # (free, workers) -> gpus
+        self._growth: dict[tuple[float, int, float], float] = {}  # min_frag score cache
+        for g in range(len(self._node_of)):
+            if state.holders.item(g) > 0:
+                self.refresh(g)
 
-    def occupy(self, gpu: int) -> None:
-        """``gpu`` got its first worker."""
-        del self._idle[bisect.bisect_left(self._idle, gpu)]
-        self._occupied[gpu] = None
-        self._move_node(self._node_of[gpu], -1)
-
-    def vacate(self, gpu: int) -> None:
-        """``gpu`` lost its last worker."""
-        bisect.insort(self._idle, gpu)
-        del self._occupied[gpu]
-        self._move_node(self._node_of[gpu], +1)
+    def refresh(self, gpu: int) -> None:
+        """Re-read ``gpu``'s free memory and worker count (after any change to them)."""
+        old = self._key.pop(gpu, None)
+        if old is not None and old[1] < self._max_jobs:
+            opened = self._open
+            del opened[bisect.bisect_left(opened, (old[0], gpu))]
+            group = self._groups[old]
+            if len(group) == 1:
+                del self._groups[old]
+            else:
+                del group[bisect.bisect_left(group, gpu)]
+        holders = self._state.holders.item(gpu)
+        if holders == 0:
+            if old is not None:
+                bisect.insort(self._idle, gpu)
+                self._move_node(self._node_of[gpu], +1)
+            return
+        if old is None:
+            del self._idle[bisect.bisect_left(self._idle, gpu)]
+            self._move_node(self._node_of[gpu], -1)
+        free = self._state.free_memory_gib.item(gpu)
+        key = (free, holders)
+        self._key[gpu] = key
+        if holders < self._max_jobs:
+            bisect.insort(self._open, (free, gpu))
+            group = self._groups.get(key)
+            if group is None:
+                self._groups[key] = [gpu]
+            else:
+                bisect.insort(group, gpu)
 
     def _move_node(self, node: int, delta: int) -> None:
         count = self._idle_on_node[node]
@@ -200,48 +228,53 @@ class SingleWorkerIndex:
             raise ValueError(
                 f"unknown placement strategy {strategy!r}; allowed: {list(STRATEGIES)}"
             )
-        state = self._state
-        max_jobs = state.max_jobs_per_gpu
         if strategy == "spread" and idle_fits:
             return (self._idle[0],)  # an idle GPU scores 0, every occupied one at least 0.01
+        # the open GPUs with enough memory: a tail of the sorted list (the test is
+        # monotone in free memory; start a little early and skip, for rounding)
+        opened = self._open
+        first = bisect.bisect_left(opened, (memory_gib - 4 * _EPS, -1))
+        while first < len(opened) and not opened[first][0] + _EPS >= memory_gib:
+            first += 1
         best_g = -1
         best = math.inf
+        if strategy == "pack":
+            if first < len(opened):
+                # least free memory first; equal scores (rounding) go to the lower GPU
+                best, best_g = opened[first][0] - memory_gib, opened[first][1]
+                for free, g in itertools.islice(opened, first + 1, None):
+                    if free - memory_gib != best:
+                        break
+                    best_g = min(best_g, g)
+                return (best_g,)  # an open GPU always beats an idle one
+            return (self._idle[0],) if idle_fits else None
+        if strategy == "spread":
+            if len(opened) - first > self.SPREAD_SCAN_LIMIT:
+                return find_placement(strategy, self._state, 1, memory_gib)
+            load = self._state.load.item
+            workers = self._key
+            for _, g in itertools.islice(opened, first, None):
+                score = load(g) + 0.01 * workers[g][1]
+                if score < best or (score == best and g < best_g):
+                    best, best_g = score, g
+            return None if best_g < 0 else (best_g,)
+        # min_frag
+        max_jobs = self._max_jobs
+        growth = self._growth
+        if len(growth) > 4096:
+            growth.clear()
         if idle_fits:
             best_g = self._idle[0]
-            if strategy == "pack":
-                best = (self._capacity - memory_gib) + _IDLE_PENALTY
-            else:  # min_frag
-                best = self._fragment_growth(self._capacity, 0, memory_gib, max_jobs)
-        free = state.free_memory_gib.item
-        holders = state.holders.item
-        if strategy == "pack":
-            for g in self._occupied:
-                f = free(g)
-                if f + _EPS >= memory_gib and holders(g) < max_jobs:
-                    score = f - memory_gib
-                    if score < best or (score == best and g < best_g):
-                        best, best_g = score, g
-        elif strategy == "spread":
-            load = state.load.item
-            for g in self._occupied:
-                f = free(g)
-                h = holders(g)
-                if f + _EPS >= memory_gib and h < max_jobs:
-                    score = load(g) + 0.01 * h
-                    if score < best or (score == best and g < best_g):
-                        best, best_g = score, g
-        else:
-            growth: dict[tuple[float, int], float] = {}  # GPUs alike score alike
-            for g in self._occupied:
-                f = free(g)
-                h = holders(g)
-                if f + _EPS >= memory_gib and h < max_jobs:
-                    key = (f, h)
-                    score = growth.get(key)
-                    if score is None:
-                        score = growth[key] = self._fragment_growth(f, h, memory_gib, max_jobs)
-                    if score < best or (score == best and g < best_g):
-                        best, best_g = score, g
+            best = self._fragment_growth(self._capacity, 0, memory_gib, max_jobs)
+        for (free, holders), group in self._groups.items():
+            if free + _EPS >= memory_gib:
+                key = (free, holders, memory_gib)
+                score = growth.get(key)
+                if score is None:
+                    score = growth[key] = self._fragment_growth(free, holders, memory_gib, max_jobs)
+                g = group[0]
+                if score < best or (score == best and g < best_g):
+                    best, best_g = score, g
         return None if best_g < 0 else (best_g,)
 
     def find_exclusive(self, num_gpus: int, memory_gib: float) -> tuple[int, ...] | None:

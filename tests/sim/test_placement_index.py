@@ -26,6 +26,9 @@ def _compare_all(sim: Simulator) -> int:
             expected = find_placement(strategy, sim.gpus, 1, memory)
             assert index.find(strategy, memory) == expected, (strategy, memory, sim.now_s)
             compared += 1
+    rebuilt = SingleWorkerIndex(sim.gpus, float(sim.cluster.gpu_memory_gib[0]))
+    for strategy in STRATEGIES:  # an index built from a busy state agrees with the live one
+        assert rebuilt.find(strategy, 4.0) == index.find(strategy, 4.0)
     for num_gpus in (2, 3, 4, 8, 12, 16):
         for memory in (4.0, 24.0, 33.0):
             expected = find_placement("exclusive", sim.gpus, num_gpus, memory)
@@ -43,6 +46,9 @@ def test_index_matches_find_placement_on_random_states(cluster, max_jobs):
     rng = np.random.default_rng(7)
     jobs = make_workload("philly", rng, num_jobs=120, cluster_gpus=layout.num_gpus)
     sim = Simulator(jobs, layout, rng=np.random.default_rng(1))
+    assert sim._single is not None
+    if cluster == "thesis":
+        sim._single.SPREAD_SCAN_LIMIT = 2  # exercise the vectorised fallback too
     compared = 0
     for _ in range(600):
         if sim.done:
@@ -79,6 +85,7 @@ def test_index_rejects_nothing_it_should_place():
     """A fresh index of an idle cluster picks GPU 0 for every sharing strategy."""
     sim = Simulator(make_workload("philly", 0, num_jobs=5, cluster_gpus=16), make_cluster("thesis"))
     index = SingleWorkerIndex(sim.gpus, 16.0)
+    assert index.find_exclusive(16, 4.0) == tuple(range(16))
     for strategy in ("pack", "spread", "min_frag", "exclusive"):
         assert index.find(strategy, 4.0) == find_placement(strategy, sim.gpus, 1, 4.0)
     assert index.find("pack", 17.0) is None
