@@ -188,11 +188,11 @@ class SingleWorkerIndex:
         if old is not None and old[1] < self._max_jobs:
             opened = self._open
             del opened[bisect.bisect_left(opened, (old[0], gpu))]
-            group = self._groups[old]
-            if len(group) == 1:
+            members = self._groups[old]
+            if len(members) == 1:
                 del self._groups[old]
             else:
-                del group[bisect.bisect_left(group, gpu)]
+                del members[bisect.bisect_left(members, gpu)]
         holders = self._state.holders.item(gpu)
         if holders == 0:
             if old is not None:
@@ -207,11 +207,7 @@ class SingleWorkerIndex:
         self._key[gpu] = key
         if holders < self._max_jobs:
             bisect.insort(self._open, (free, gpu))
-            group = self._groups.get(key)
-            if group is None:
-                self._groups[key] = [gpu]
-            else:
-                bisect.insort(group, gpu)
+            bisect.insort(self._groups.setdefault(key, []), gpu)
 
     def _move_node(self, node: int, delta: int) -> None:
         count = self._idle_on_node[node]
