@@ -25,3 +25,18 @@ def test_cli_prints_one_json_line(capsys: pytest.CaptureFixture[str]) -> None:
     record = json.loads(lines[0])
     assert {"steps", "episodes", "wall_s", "steps_per_s"} <= set(record)
     assert record["steps"] == 200 and record["cluster"] == "tiny" and record["jobs"] == 8
+
+
+def test_repeat_reports_the_median_run(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--env", "--cluster", "tiny", "--jobs", "8", "--steps", "100", "--repeat", "3"]
+    assert main(argv) == 0
+    record = json.loads(capsys.readouterr().out.strip())
+    runs = record["runs_steps_per_cpu_s"]
+    assert record["repeats"] == 3 and len(runs) == 3
+    assert record["steps_per_cpu_s"] == sorted(runs)[1]
+    assert record["steps"] == 100
+
+
+def test_bad_repeat_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--env", "--repeat", "0"]) == 2
+    assert "--repeat" in capsys.readouterr().err
