@@ -312,6 +312,8 @@ class SimView:
         sim = self._sim
         spec = sim.jobs[job_id].spec
         state = sim.gpus
+        interference = sim.interference
+        uses_models = bool(getattr(interference, "uses_models", True))
         extra_load: dict[int, float] = {}
         extra_count: dict[int, int] = {}
         if include_resuming:
@@ -328,7 +330,16 @@ class SimView:
         for g in gpus:
             k = int(state.computing[g]) + extra_count.get(g, 0) + 1
             load = float(state.load[g]) + extra_load.get(g, 0.0) + spec.intensity
-            factor = sim.interference.factor(load, k, ())
+            models: list[str] = []
+            if uses_models:  # the co-located computing (or, counted, restarting) models
+                counted = (JobStatus.RUNNING, JobStatus.RESUMING if include_resuming else None)
+                models = [
+                    sim.jobs[other].spec.model
+                    for other in sim.gpu_jobs(g)
+                    if sim.jobs[other].status in counted
+                ]
+                models.append(spec.model)
+            factor = interference.factor(load, k, models)
             own = min(own, factor * float(sim.cluster.gpu_speed[g]))
             if k > 1:
                 others = min(others, factor)
