@@ -393,7 +393,7 @@ class Simulator:
             raise InvalidDecision(
                 f"job {job_id}: unknown strategy {strategy!r}; allowed: {list(STRATEGIES)}"
             )
-        self._require_waiting(job_id)
+        job = self._require_waiting(job_id)
         gpus = self.find_placement(job_id, strategy)
         if gpus is None:
             spec = self.jobs[job_id].spec
@@ -401,7 +401,7 @@ class Simulator:
                 f"job {job_id}: {spec.num_gpus} worker(s) of {spec.memory_gib:g} GiB do not "
                 f"fit now with strategy {strategy!r}"
             )
-        self.place(job_id, gpus)
+        self._occupy(job, gpus)  # a strategy's answer is sorted, distinct and fits
         return gpus
 
     def place(self, job_id: int, gpus: Iterable[int]) -> None:
@@ -439,6 +439,15 @@ class Simulator:
                     f"job {job_id}: GPU {g} already hosts {state.max_jobs_per_gpu} workers "
                     "(max_jobs_per_gpu)"
                 )
+        self._occupy(job, gpu_list)
+
+    def _occupy(self, job: JobState, gpu_list: tuple[int, ...]) -> None:
+        """Carry out a checked placement: ``gpu_list`` sorted, distinct, with room."""
+        job_id = job.spec.job_id
+        spec = job.spec
+        state = self.gpus
+        free_of = state.free_memory_gib.item
+        holders_of = state.holders.item
         self.decisions += 1
         now = self.now_s
         self._dequeue(job)
