@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from agents.envs import make_env
+from agents.envs import heuristic_env_config, make_env
 
 __all__ = [
     "Demonstrations",
@@ -79,6 +79,10 @@ def collect_demonstrations(
 ) -> Demonstrations:
     """Record ``heuristic``'s decision at every state of one episode per (config, seed).
 
+    When the heuristic drives, the env runs without the agent-only keys
+    (:data:`agents.envs.AGENT_ONLY_KEYS`, e.g. the suspend cap): those restrict the
+    learner, not the teacher.
+
     Args:
         env_configs: Env configs (alternated over the seeds: seed ``i`` uses config
             ``i % len``).
@@ -99,7 +103,9 @@ def collect_demonstrations(
     returns: list[np.ndarray] = []
     jcts: list[float] = []
     for i, seed in enumerate(seeds):
-        env = make_env(env_configs[i % len(env_configs)])
+        env_config = env_configs[i % len(env_configs)]
+        # the heuristic drives without the agent-only keys (it ignores the suspend cap)
+        env = make_env(env_config if driver is not None else heuristic_env_config(env_config))
         obs, _ = env.reset(seed=int(seed))
         policy = baselines.make(heuristic, env)
         rewards: list[float] = []

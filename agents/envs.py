@@ -17,7 +17,25 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
-__all__ = ["SeededEpisodes", "make_env", "make_env_fn", "make_vec_env"]
+__all__ = [
+    "AGENT_ONLY_KEYS",
+    "SeededEpisodes",
+    "heuristic_env_config",
+    "make_env",
+    "make_env_fn",
+    "make_vec_env",
+]
+
+#: Env config keys that restrict only the learned agent. ``max_suspends_per_job`` masks
+#: suspend actions, which the heuristics do not read: a heuristic that wants to suspend
+#: a capped job would repeat the invalid action until truncation, so heuristics (cloned
+#: teachers, evaluation references and baselines) always run without these keys.
+AGENT_ONLY_KEYS: tuple[str, ...] = ("max_suspends_per_job",)
+
+
+def heuristic_env_config(env_config: Mapping[str, Any]) -> dict[str, Any]:
+    """``env_config`` without the agent-only keys (:data:`AGENT_ONLY_KEYS`)."""
+    return {k: v for k, v in env_config.items() if k not in AGENT_ONLY_KEYS}
 
 
 class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):

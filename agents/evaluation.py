@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.envs import make_env
+from agents.envs import heuristic_env_config, make_env
 
 __all__ = ["METRIC_KEYS", "mean_ci95", "policy_action", "run_episode", "run_episodes"]
 
@@ -59,12 +59,15 @@ def run_episode(policy: Any, env_config: Mapping[str, Any], seed: int) -> dict[s
 
     Args:
         policy: An SB3 model, or a heuristic name of ``baselines.available()``.
-        env_config: ``GPUShare-v0`` config.
+        env_config: ``GPUShare-v0`` config (a heuristic runs without the agent-only
+            keys, see :data:`agents.envs.AGENT_ONLY_KEYS`).
         seed: The episode seed.
 
     Returns:
         ``info["metrics"]`` plus ``decisions``, ``invalid`` and ``truncated``.
     """
+    if isinstance(policy, str):
+        env_config = heuristic_env_config(env_config)
     env = make_env(env_config)
     obs, info = env.reset(seed=seed)
     if isinstance(policy, str):

@@ -76,6 +76,7 @@ class TrainConfig:
         bc_episodes: Heuristic episodes recorded for the behaviour-cloning warm start (0: none).
         bc_epochs: Passes of behaviour cloning.
         bc_heuristic: Heuristic cloned.
+        bc_learning_rate: Adam step size of behaviour cloning.
         dagger_iterations: DAgger iterations after cloning (0: none).
         dagger_episodes: Episodes the clone plays per DAgger iteration.
         learning_rate: Step size of the RL optimiser.
@@ -117,6 +118,7 @@ class TrainConfig:
     bc_episodes: int = 0
     bc_epochs: int = 10
     bc_heuristic: str = "thesis"
+    bc_learning_rate: float = 1e-3
     dagger_iterations: int = 0
     dagger_episodes: int = 8
     learning_rate: float = 1e-4
@@ -380,7 +382,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
 
         history = clone(
             model, demos, epochs=config.bc_epochs, batch_size=config.batch_size,
-            seed=config.seed, log=_log,
+            learning_rate=config.bc_learning_rate, seed=config.seed, log=_log,
         )  # fmt: skip
         if config.dagger_iterations > 0:
             from agents.bc import dagger

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 #: Label of the extra row: the literal sequential baseline, one job at a time.
 SERIAL_LABEL = "fifo, 1 job at a time"
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     names = list(dict.fromkeys(["fifo", *args.policies]))  # ratios need fifo
-    policies = {name: (name, {}) for name in names}
+    policies: dict[str, tuple[str, dict[str, Any]]] = {name: (name, {}) for name in names}
     if not args.no_serial:
         policies[SERIAL_LABEL] = ("fifo", {"max_jobs": 1})
     start = time.perf_counter()

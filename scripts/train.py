@@ -75,9 +75,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar="N",
-        help="clone the thesis heuristic on N training episodes first",
+        help="clone the --bc-teacher heuristic on N training episodes first",
     )
     parser.add_argument("--bc-epochs", type=int, default=10)
+    parser.add_argument("--bc-lr", type=float, default=1e-3, help="behaviour-cloning step size")
+    parser.add_argument(
+        "--bc-teacher",
+        default="thesis",
+        help="heuristic cloned by --bc-warmstart / labelling DAgger (a baselines.available() name)",
+    )
     parser.add_argument(
         "--dagger", type=int, default=0, metavar="K", help="DAgger iterations after cloning"
     )
@@ -101,6 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=json.loads,
         help='reward weights as JSON, e.g. \'{"jct": 1, "makespan": 0.1}\'',
     )
+    parser.add_argument(
+        "--max-suspends-per-job",
+        type=int,
+        help="env key max_suspends_per_job of the agent's envs (heuristics run without it)",
+    )
+    parser.add_argument(
+        "--env",
+        type=json.loads,
+        help='further GPUShare-v0 config keys as JSON, e.g. \'{"duration_info": "sampled"}\'',
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
 
@@ -121,6 +137,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "extractor": args.extractor,
         "bc_episodes": args.bc_warmstart,
         "bc_epochs": args.bc_epochs,
+        "bc_heuristic": args.bc_teacher,
+        "bc_learning_rate": args.bc_lr,
         "dagger_iterations": args.dagger,
         "dagger_episodes": args.dagger_episodes,
         "eval_every": args.eval_every,
@@ -145,8 +163,13 @@ def config_from_args(args: argparse.Namespace) -> Any:
         overrides["train_seeds"] = args.train_seeds
     if args.eval_seeds is not None:
         overrides["eval_seeds"] = args.eval_seeds
+    env_overrides: dict[str, Any] = dict(args.env or {})
     if args.reward is not None:
-        overrides["env_overrides"] = {"reward": args.reward}
+        env_overrides["reward"] = args.reward
+    if args.max_suspends_per_job is not None:
+        env_overrides["max_suspends_per_job"] = args.max_suspends_per_job
+    if env_overrides:
+        overrides["env_overrides"] = env_overrides
     return TrainConfig.from_preset(args.preset, **overrides)
 
 

@@ -72,5 +72,17 @@ EVALUATION_PRESETS: dict[str, EvaluationPreset] = {
         f"{PHILLY_TEST_SEEDS[-1]} (training uses {PHILLY_TRAIN_SEEDS[0]}-"
         f"{PHILLY_TRAIN_SEEDS[-1]})",
     ),
+    "philly_heavy": EvaluationPreset(
+        name="philly_heavy",
+        workloads=("philly_heavy",),
+        cluster="medium",
+        seeds=PHILLY_TEST_SEEDS,
+        num_jobs=300,
+        include_zoo=True,
+        description="Philly-style workload at load 2.0 (Poisson arrivals) of 300 jobs on "
+        f"the 64-GPU medium cluster, test seeds {PHILLY_TEST_SEEDS[0]}-"
+        f"{PHILLY_TEST_SEEDS[-1]} (training uses {PHILLY_TRAIN_SEEDS[0]}-"
+        f"{PHILLY_TRAIN_SEEDS[-1]})",
+    ),
 }
 """The named presets (names are part of the CLI)."""

@@ -328,6 +328,8 @@ WORKLOAD_PRESETS: dict[str, WorkloadConfig] = {
         kind="philly", arrival="poisson", duration_model="parametric"
     ),
     "philly_bursty": WorkloadConfig(kind="philly", arrival="bursty"),
+    # heavy load (2.5x the default 0.8): queues build up, so scheduling has headroom
+    "philly_heavy": WorkloadConfig(kind="philly", arrival="poisson", load=2.0),
 }
 
 

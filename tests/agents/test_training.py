@@ -150,3 +150,25 @@ def test_cli_writes_model_and_recipe(tmp_path: Path) -> None:
         ]
     )  # fmt: skip
     assert load_model(resumed / "model.zip").num_timesteps >= 128
+
+
+def test_cli_teacher_and_agent_only_env_keys(tmp_path: Path) -> None:
+    from agents.envs import heuristic_env_config
+    from scripts.train import build_parser, config_from_args
+
+    args = build_parser().parse_args(
+        [
+            "--cluster", "tiny", "--workload", "thesis", "--bc-teacher", "gandiva",
+            "--bc-lr", "3e-4", "--max-suspends-per-job", "2",
+            "--env", '{"max_decisions": 500}', "--out", str(tmp_path / "x"),
+        ]
+    )  # fmt: skip
+    config = config_from_args(args)
+    assert config.bc_heuristic == "gandiva" and config.bc_learning_rate == 3e-4
+    assert dict(config.env_overrides) == {"max_decisions": 500, "max_suspends_per_job": 2}
+    agent_config = env_configs(config)[0]
+    assert agent_config["max_suspends_per_job"] == 2
+    # heuristics (teachers, references, baselines) run without the agent-only suspend cap
+    teacher_config = heuristic_env_config(agent_config)
+    assert "max_suspends_per_job" not in teacher_config
+    assert teacher_config["max_decisions"] == 500
