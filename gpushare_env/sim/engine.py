@@ -31,6 +31,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import NamedTuple
 
 import numpy as np
 
@@ -74,13 +75,15 @@ class EventKind(IntEnum):
     ARRIVAL = 4
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """Something that happened: what, when, to which job."""
+class Event(NamedTuple):
+    """Something that happened: what, when, to which job (immutable)."""
 
     time_s: float  # [s]
     kind: EventKind
     job_id: int
+
+
+_KINDS: dict[int, EventKind] = {int(k): k for k in EventKind}  # the heap stores plain ints
 
 
 @dataclass(frozen=True, slots=True)
@@ -526,7 +529,7 @@ class Simulator:
             self._drop_stale()
             if heap and heap[0][0] <= t:
                 _, kind, _, job_id, _ = heapq.heappop(heap)
-                events.append(self._handle(EventKind(kind), job_id))
+                events.append(self._handle(_KINDS[kind], job_id))
             elif (
                 self._next_arrival < len(self._arrivals)
                 and self._arrivals[self._next_arrival].arrival_s <= t
