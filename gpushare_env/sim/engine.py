@@ -472,6 +472,7 @@ class Simulator:
             self._gpu_jobs[g][job_id] = None
             if single is not None:
                 single.refresh(g)
+        self._touch_memory(gpu_list)
         if job.status == JobStatus.PENDING:
             job.first_start_s = now
             self._start_compute(job)
@@ -481,7 +482,6 @@ class Simulator:
             self._in_transition[job_id] = None
             job.version += 1
             self._push(now + job.resume_overhead_s, EventKind.RESUME_DONE, job)
-            self._touch_gpus(gpu_list)
         self._record()
 
     def suspend(self, job_id: int) -> None:
@@ -499,7 +499,7 @@ class Simulator:
             )
         self.decisions += 1
         self._stop_compute(job, JobStatus.SUSPENDING)
-        self._touch_gpus(job.gpus)
+        self._touch_compute(job.gpus)
         job.transition_since_s = self.now_s
         self._in_transition[job_id] = None
         self._push(self.now_s + job.suspend_overhead_s, EventKind.SUSPEND_DONE, job)
@@ -663,7 +663,7 @@ class Simulator:
             job.overhead_gpu_seconds += (now - job.transition_since_s) * job.spec.num_gpus
             job.suspends += 1
             self._release(job)
-            self._touch_gpus(job.prev_gpus)
+            self._touch_memory(job.prev_gpus)  # it stopped computing when suspended
             job.status = JobStatus.SUSPENDED
             self._enqueue(job)
         elif kind == EventKind.RESUME_DONE:
@@ -696,7 +696,7 @@ class Simulator:
             computing[g] = computing.item(g) + 1
         job.last_update_s = self.now_s
         job.rate = 0.0
-        self._touch_gpus(job.gpus, force=job)
+        self._touch_compute(job.gpus, force=job)
 
     def _stop_compute(self, job: JobState, status: JobStatus) -> None:
         """Stop a running job's progress and compute; the caller touches its GPUs."""
@@ -743,7 +743,8 @@ class Simulator:
         job.rate = 0.0
         self._stop_compute(job, JobStatus.FINISHED)
         self._release(job)
-        self._touch_gpus(job.prev_gpus)
+        self._touch_memory(job.prev_gpus)
+        self._touch_compute(job.prev_gpus)
         job.finish_s = self.now_s
         self._in_system -= 1
         spec = job.spec
@@ -765,26 +766,17 @@ class Simulator:
             )
         )
 
-    def _touch_gpus(self, gpus: Iterable[int], force: JobState | None = None) -> None:
-        """Recompute the factors of ``gpus``, then the rates of the jobs computing there."""
+    def _touch_compute(self, gpus: Iterable[int], force: JobState | None = None) -> None:
+        """The computing workers of ``gpus`` changed: new factors, utilisation, job rates."""
         state = self.gpus
         interference = self.interference
         uses_models = self._interference_uses_models
         affected: dict[int, None] = {}
-        max_jobs = state.max_jobs_per_gpu
-        median = self._median_worker_gib
-        reference = self._reference_list
         computing = state.computing.item
         load_of = state.load.item
-        free_of = state.free_memory_gib.item
-        holders_of = state.holders.item
         factor = state.factor
         gpu_jobs = self._gpu_jobs
         util_part = self._util_part
-        alloc_part = self._alloc_part
-        free_part = self._free_part
-        frag_part = self._frag_part
-        fgd_part = self._fgd_part
         for g in gpus:
             k = computing(g)
             load = load_of(g)
@@ -799,10 +791,31 @@ class Simulator:
             else:
                 factor[g] = 1.0
             affected.update(on_gpu)
-            # incremental cluster-level sums
             util = load if load < 1.0 else 1.0
             self._util_sum += util - util_part[g]
             util_part[g] = util
+        if force is not None:
+            affected[force.spec.job_id] = None
+        jobs = self.jobs
+        running = JobStatus.RUNNING
+        for j in affected:
+            job = jobs[j]
+            if job.status == running:
+                self._update_rate(job, force=job is force)
+
+    def _touch_memory(self, gpus: Iterable[int]) -> None:
+        """The memory or workers held on ``gpus`` changed: the cluster's memory sums."""
+        state = self.gpus
+        max_jobs = state.max_jobs_per_gpu
+        median = self._median_worker_gib
+        reference = self._reference_list
+        free_of = state.free_memory_gib.item
+        holders_of = state.holders.item
+        alloc_part = self._alloc_part
+        free_part = self._free_part
+        frag_part = self._frag_part
+        fgd_part = self._fgd_part
+        for g in gpus:
             free = free_of(g)
             holders = holders_of(g)
             alloc = 1 if holders > 0 else 0
@@ -820,14 +833,6 @@ class Simulator:
                 fgd = free * (1.0 - fits / len(reference))
             self._fgd_sum += fgd - fgd_part[g]
             fgd_part[g] = fgd
-        if force is not None:
-            affected[force.spec.job_id] = None
-        jobs = self.jobs
-        running = JobStatus.RUNNING
-        for j in affected:
-            job = jobs[j]
-            if job.status == running:
-                self._update_rate(job, force=job is force)
 
     def _computes(self, job_id: int) -> bool:
         return self.jobs[job_id].status == JobStatus.RUNNING
