@@ -112,8 +112,14 @@ JOB_COLUMNS: tuple[str, ...] = (
 )
 
 #: Env config keys a saved agent's own config may set for its runs: they shape what the
-#: agent observes and can address, not the workload or the simulated dynamics.
-AGENT_ENV_KEYS: tuple[str, ...] = ("pending_window", "running_window", "time_scale_s")
+#: agent observes and can address (the suspend cap masks actions), not the workload or
+#: the simulated dynamics.
+AGENT_ENV_KEYS: tuple[str, ...] = (
+    "pending_window",
+    "running_window",
+    "time_scale_s",
+    "max_suspends_per_job",
+)
 
 #: Gantt views are drawn only for runs of at most this many jobs (unreadable beyond).
 GANTT_MAX_JOBS = 2000

@@ -374,3 +374,22 @@ def test_trace_jobs_that_never_fit_are_counted(tmp_path: Path) -> None:
     (row,) = _rows(tmp_path / "out" / "runs.csv")
     assert (row["num_jobs"], row["rejected_jobs"]) == ("2", "1")  # 8 GPUs > tiny's 4
     assert "1 job(s) could never fit" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_agent_runs_with_the_keys_it_was_trained_with(tmp_path: Path) -> None:
+    """Window sizes and the suspend cap recorded beside a model reach its runs; the
+    workload and cluster it was trained on do not (the evaluation decides those)."""
+    model = tmp_path / "agent.zip"
+    model.write_bytes(b"")
+    recorded = {
+        "env_config": {
+            "pending_window": 8,
+            "running_window": 4,
+            "max_suspends_per_job": 5,
+            "workload": "philly_heavy",
+            "cluster": "medium",
+        }
+    }
+    (tmp_path / "agent.json").write_text(json.dumps(recorded), encoding="utf-8")
+    overrides = evaluate._agent_env_overrides(model)
+    assert overrides == {"pending_window": 8, "running_window": 4, "max_suspends_per_job": 5}
