@@ -4,6 +4,7 @@ against the ``thesis`` heuristic on held-out seeds (keeping the best model), pro
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import time
@@ -15,6 +16,8 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.evaluation import METRIC_KEYS, run_episodes
+
+_HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
 __all__ = ["HeuristicEvalCallback", "ProgressBarCallback", "SchedulingMetricsCallback"]
 
@@ -160,6 +163,10 @@ class HeuristicEvalCallback(BaseCallback):
                 indent=2,
             )
         )
+        if _HAS_MATPLOTLIB:  # the curve so far, redrawn after every evaluation
+            from agents.curve import write_learning_curve
+
+            write_learning_curve(self.out_dir)
         if self.verbose:
             print(
                 f"[eval {self.num_timesteps}] jct/{self.reference}={jct_ratio:.4f} "

@@ -20,6 +20,7 @@ __all__ = [
     "downsample_steps",
     "plot_gantt",
     "plot_jct_cdf",
+    "plot_learning_curve",
     "plot_metric_bars",
     "plot_utilisation",
 ]
@@ -290,6 +291,55 @@ def plot_gantt(
         "black lines = node boundaries",
         fontsize=9,
     )
+    figure.savefig(path, dpi=_DPI)
+    plt.close(figure)
+    return path
+
+
+def plot_learning_curve(
+    history: Sequence[Mapping[str, float]], path: Path, reference: str, title: str
+) -> Path:
+    """Periodic validation of a training run: ratios to the reference, and suspensions.
+
+    Args:
+        history: One entry per evaluation with ``timesteps``, ``jct_ratio``,
+            ``makespan_ratio`` and ``suspends`` (``agents.callbacks``' records); an entry
+            with ``best`` set was the best model so far when it was evaluated.
+        path: Output PNG.
+        reference: The heuristic the ratios refer to (for the labels).
+        title: Figure title.
+
+    Returns:
+        ``path``.
+    """
+    plt = _pyplot()
+    steps = np.asarray([h["timesteps"] for h in history], dtype=float) / 1000.0
+    figure, (top, bottom) = plt.subplots(
+        2, 1, figsize=(7, 5.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
+    )
+    for key, label, colour in (
+        ("jct_ratio", "mean JCT", "tab:blue"),
+        ("makespan_ratio", "makespan", "tab:orange"),
+    ):
+        values = [h.get(key, math.nan) for h in history]
+        top.plot(steps, values, marker="o", markersize=3, label=label, color=colour)
+    best = [i for i, h in enumerate(history) if h.get("best")]
+    if best:
+        last = best[-1]
+        top.plot(
+            steps[last], history[last]["jct_ratio"], marker="*", markersize=14,
+            color="tab:blue", linestyle="none", label="kept as best",
+        )  # fmt: skip
+    top.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    top.set_ylabel(f"ratio to {reference} (lower is better)")
+    top.grid(alpha=0.3)
+    top.legend(fontsize=8)
+    bottom.plot(steps, [h.get("suspends", math.nan) for h in history], color="tab:red")
+    bottom.set_ylabel("suspends per episode")
+    bottom.set_xlabel("training steps [thousands]")
+    bottom.grid(alpha=0.3)
+    top.set_title(title, fontsize=10)
+    figure.subplots_adjust(left=0.11, right=0.98, top=0.93, bottom=0.1, hspace=0.08)
     figure.savefig(path, dpi=_DPI)
     plt.close(figure)
     return path

@@ -48,6 +48,7 @@ def test_maskable_ppo_trains_saves_loads_and_predicts_valid_actions(tmp_path: Pa
     assert record["train"]["seed"] == 0 and record["env_config"]["cluster"] == "tiny"
     assert record["timesteps_done"] >= 256
     assert len(record["evaluations"]) >= 2  # at start, and at least once more
+    assert (path.parent / "learning_curve.png").read_bytes()[:4] == b"\x89PNG"
     model = load_model(path)
     assert type(model).__name__ == "MaskablePPO"
     env = make_env(env_configs(config)[0])
@@ -172,3 +173,21 @@ def test_cli_teacher_and_agent_only_env_keys(tmp_path: Path) -> None:
     teacher_config = heuristic_env_config(agent_config)
     assert "max_suspends_per_job" not in teacher_config
     assert teacher_config["max_decisions"] == 500
+
+
+def test_learning_curve_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.curve import main as curve
+
+    history = [
+        {"timesteps": 0.0, "jct_ratio": 1.2, "makespan_ratio": 1.0, "suspends": 3.0, "best": 1.0},
+        {"timesteps": 8000.0, "jct_ratio": 1.1, "makespan_ratio": 0.9, "suspends": 5.0},
+    ]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "evaluations.json").write_text(json.dumps({"reference": "thesis", "history": history}))
+    out = tmp_path / "curve.png"
+    assert curve([str(run), "--out", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    (run / "evaluations.json").write_text(json.dumps({"history": [{"jct_ratio": 1.0}]}))
+    assert curve([str(run)]) == 2
+    assert "history[0] lacks ['timesteps']" in capsys.readouterr().err

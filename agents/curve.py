@@ -1,0 +1,80 @@
+"""Plot a training run's learning curve: ``python -m agents.curve RUN_DIR [--out PNG]``.
+
+Reads ``RUN_DIR/evaluations.json`` (written by the periodic evaluation of
+``gpushare-train``) and draws the validation mean JCT and makespan as ratios to the
+reference heuristic, and the suspensions per episode, against training steps. Training
+redraws ``RUN_DIR/learning_curve.png`` after every evaluation when matplotlib is
+installed; this command redraws it (or writes it elsewhere) for finished runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["load_evaluations", "main", "write_learning_curve"]
+
+
+def load_evaluations(path: str | Path) -> dict[str, Any]:
+    """The ``evaluations.json`` of a run folder (or that file itself).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: the file is not an evaluation history.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "evaluations.json"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: no evaluations.json (run gpushare-train with --eval-every)"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON ({error})") from error
+    history = data.get("history") if isinstance(data, dict) else None
+    if not isinstance(history, list) or not history:
+        raise ValueError(f"{path}: no evaluation history (a 'history' list) in the file")
+    for i, entry in enumerate(history):
+        missing = {"timesteps", "jct_ratio"} - set(entry)
+        if missing:
+            raise ValueError(f"{path}: history[{i}] lacks {sorted(missing)}")
+    return data
+
+
+def write_learning_curve(run: str | Path, out: str | Path | None = None) -> Path:
+    """Draw the learning curve of ``run`` (a run folder or its ``evaluations.json``)."""
+    from gpushare_env.evaluation.plots import plot_learning_curve
+
+    data = load_evaluations(run)
+    folder = Path(run) if Path(run).is_dir() else Path(run).parent
+    target = Path(out) if out is not None else folder / "learning_curve.png"
+    reference = str(data.get("reference", "reference"))
+    seeds = data.get("seeds", [])
+    title = f"{folder.name}: validation on seeds {seeds} against {reference}"
+    return plot_learning_curve(data["history"], target, reference, title)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.curve", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("run", help="a gpushare-train output folder, or its evaluations.json")
+    parser.add_argument("--out", help="PNG to write (default RUN/learning_curve.png)")
+    args = parser.parse_args(argv)
+    try:
+        path = write_learning_curve(args.run, args.out)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"agents.curve: {error}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
