@@ -2,7 +2,7 @@
 
 ``python -m agents.ship RUN_DIR/best_model.zip --name mppo_philly_medium`` copies the
 model to ``agents/zoo/<name>.zip`` and writes ``<name>.json``: the env config it was
-trained for (``scripts/evaluate.py`` reads its observation-shaping keys), the training
+trained for (``scripts/evaluate`` reads its observation-shaping keys), the training
 command, seed and time (from the run's ``config.json``), the metrics of one test episode
 per workload (``tests/agents/test_zoo.py`` replays them exactly), and, with
 ``--compare``, mean and 95% CI over the test seeds beside every baseline.

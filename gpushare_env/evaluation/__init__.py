@@ -1,6 +1,6 @@
 """Evaluation support: statistics, summaries, plots and presets (no policy code here).
 
-The command-line harness is ``scripts/evaluate.py`` (``gpushare-evaluate``); it runs the
+The command-line harness is ``scripts/evaluate`` (``gpushare-evaluate``); it runs the
 policies and hands the per-run rows to these pure functions:
 
 * :mod:`~gpushare_env.evaluation.stats`: Student-t confidence intervals, paired

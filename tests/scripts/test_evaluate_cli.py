@@ -143,7 +143,7 @@ def test_a_trace_gives_every_policy_exactly_its_jobs(tmp_path: Path) -> None:
             mine = [int(j["job_id"]) for j in jobs if (j["policy"], j["seed"]) == (policy, seed)]
             assert mine == ids, (policy, seed)
     config = json.loads((out / "config.json").read_text())
-    assert config["runs"][0]["trace_sha256"] == evaluate._sha256(trace)
+    assert config["runs"][0]["trace_sha256"] == evaluate.plan._sha256(trace)
 
 
 def test_a_philly_json_trace_runs(tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_headless_runs_the_same_workload_as_the_env() -> None:
             env_config=config,
             headless=True,
         )
-        jobs, cluster, sim_config, noise_rng, _ = evaluate._headless_setup(spec)
+        jobs, cluster, sim_config, noise_rng, _ = evaluate.running._headless_setup(spec)
         headless = Simulator(jobs, cluster, sim_config, rng=noise_rng)
         env = gym.make("GPUShare-v0", config=config)
         env.reset(seed=3)
@@ -352,7 +352,7 @@ def test_a_saved_agent_is_evaluated_with_masks(tiny_agent: Path, tmp_path: Path)
     config = json.loads((tmp_path / "config.json").read_text())
     entry = next(r for r in config["runs"] if r["policy"] == "tiny_agent")
     assert entry["policy_spec"]["params"]["algorithm"] == "MaskablePPO"
-    assert entry["policy_spec"]["params"]["sha256"] == evaluate._sha256(tiny_agent)
+    assert entry["policy_spec"]["params"]["sha256"] == evaluate.plan._sha256(tiny_agent)
 
 
 def test_an_agent_for_another_cluster_is_a_usage_error(
@@ -391,5 +391,5 @@ def test_agent_runs_with_the_keys_it_was_trained_with(tmp_path: Path) -> None:
         }
     }
     (tmp_path / "agent.json").write_text(json.dumps(recorded), encoding="utf-8")
-    overrides = evaluate._agent_env_overrides(model)
+    overrides = evaluate.plan._agent_env_overrides(model)
     assert overrides == {"pending_window": 8, "running_window": 4, "max_suspends_per_job": 5}

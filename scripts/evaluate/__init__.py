@@ -1,0 +1,145 @@
+"""``gpushare-evaluate``: every policy on identical seeded workloads, with statistics and plots.
+
+Each run is one (policy, workload, seed). Every policy, heuristic or learned, acts through
+the same ``GPUShare-v0`` env on the same seeded workload (``env.reset(seed=seed)``), with
+stable-baselines3's ``predict`` protocol; learned agents also get ``action_masks``. Runs are
+spread over processes; the results do not depend on ``--workers`` (rows are sorted by
+policy, workload and seed). The output folder holds:
+
+* ``runs.csv``: one row per run (``policy, workload, seed, num_jobs``, the metrics,
+  ``wall_s``, then extra columns); ``jobs.csv``: one row per finished job per run;
+* ``config.json``: everything needed to reproduce each run (seed, workload spec, cluster,
+  env config, policy parameters, trace and model checksums, versions, a command line);
+* ``summary.md`` / ``summary.json``: per policy and workload the mean and 95% Student-t CI
+  of each metric, the ratio to ``fifo``, the paired difference to ``thesis`` (same seeds),
+  best values in bold;
+* ``plots/``: metric bars with CIs, JCT CDFs, GPU utilisation over time (first seed), and
+  Gantt views (jobs by GPU over time, one lane per sharing slot) of one run.
+
+Examples::
+
+    gpushare-evaluate                                   # thesis preset, prints the table
+    gpushare-evaluate --preset philly --workers 2       # agents' test seeds on medium
+    gpushare-evaluate --policies fifo thesis agents/zoo/model.zip --seeds 0-4
+    gpushare-evaluate --trace jobs.csv --cluster medium --policies fifo_pack thesis
+    # a 100k-job trace: headless simulator, heuristics only, one seed, no per-job CSV
+    gpushare-evaluate --headless --trace big.csv --cluster philly --seeds 0 \\
+        --policies fifo_pack fgd --no-jobs-csv --out results/big
+
+``--headless`` runs heuristics on the simulator without the env. The policies still see
+the env's windows (``pending_window`` / ``running_window``), so a headless run makes the
+same decisions and gives the same numbers as the env run (tested); it only skips building
+observations, masks and rewards. Each worker holds its own copy of the trace.
+
+Bad arguments (unknown policy, missing or malformed trace, negative seed, ...) print one
+line on stderr and exit with code 2. A run that crashes (a bug in a policy) does not stop
+the others: it is reported on stderr and in ``summary.md``, and the exit code is 1.
+
+The harness is a package: ``common`` (constants, run specifications), ``running``
+(carrying out runs, in parallel), ``plan`` (arguments and the plan they resolve to) and
+``outputs`` (CSVs, ``config.json``, summaries, plots); this module's :func:`main` ties
+them together.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+
+from gpushare_env.evaluation.report import RUN_COLUMNS, render_markdown
+from scripts.evaluate.common import (
+    AGENT_ENV_KEYS,
+    DECISIONS_PER_JOB,
+    EXTRA_COLUMNS,
+    GANTT_MAX_JOBS,
+    JOB_COLUMNS,
+    PROG,
+    REPO_ROOT,
+    ZOO_DIR,
+    PolicySpec,
+    RunOutput,
+    RunSpec,
+    UsageError,
+    WorkloadSpec,
+    _one_line,
+)
+from scripts.evaluate.outputs import (
+    build_config,
+    write_jobs_csv,
+    write_outputs,
+    write_plots,
+    write_runs_csv,
+)
+from scripts.evaluate.plan import Plan, build_parser, make_plan, parse_seeds
+from scripts.evaluate.running import execute_run, execute_run_safely, run_all
+
+__all__ = [
+    "AGENT_ENV_KEYS",
+    "DECISIONS_PER_JOB",
+    "EXTRA_COLUMNS",
+    "GANTT_MAX_JOBS",
+    "JOB_COLUMNS",
+    "PROG",
+    "REPO_ROOT",
+    "RUN_COLUMNS",
+    "ZOO_DIR",
+    "Plan",
+    "PolicySpec",
+    "RunOutput",
+    "RunSpec",
+    "UsageError",
+    "WorkloadSpec",
+    "build_config",
+    "build_parser",
+    "execute_run",
+    "execute_run_safely",
+    "main",
+    "make_plan",
+    "parse_seeds",
+    "run_all",
+    "write_jobs_csv",
+    "write_outputs",
+    "write_plots",
+    "write_runs_csv",
+]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``gpushare-evaluate``; returns the exit code (2 for bad arguments)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(arguments)
+        plan = make_plan(args)
+    except UsageError as error:
+        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(
+            f"{PROG}: {len(plan.runs)} runs ({len(plan.policies)} policies x "
+            f"{len(plan.workloads)} workloads x {len(plan.seeds)} seeds) on "
+            f"{plan.workers} worker(s) -> {plan.out}",
+            file=sys.stderr,
+        )
+        for note in plan.notes:
+            print(f"{PROG}: note: {note}", file=sys.stderr)
+    start = time.perf_counter()
+    outputs = run_all(plan.runs, plan.workers, progress=not args.quiet)
+    summary, _ = write_outputs(plan, outputs, arguments, not args.no_plots, not args.no_jobs_csv)
+    if not args.quiet and summary["workloads"]:
+        table = render_markdown(summary, title=f"{plan.title}: mean ± 95% CI", main_table_only=True)
+        print(table)
+        print(
+            f"{PROG}: {len(outputs)} runs in {time.perf_counter() - start:.1f} s; "
+            f"results in {plan.out}/ (summary.md, runs.csv, plots/)",
+            file=sys.stderr,
+        )
+    failed = [o for o in outputs if o.error is not None]
+    by_error: dict[str, list[RunOutput]] = {}
+    for output in failed:
+        by_error.setdefault(str(output.error), []).append(output)
+    for message, runs in by_error.items():
+        names = [f"{o.row['policy']}/{o.row['workload']}/seed {o.row['seed']}" for o in runs]
+        shown = ", ".join(names[:4]) + (f", ... ({len(names) - 4} more)" if len(names) > 4 else "")
+        print(f"{PROG}: {len(runs)} run(s) failed ({shown}): {message}", file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,181 @@
+"""Constants, the run specifications and small helpers shared by the harness's modules."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpushare_env.evaluation.gantt import GpuInterval
+from gpushare_env.evaluation.report import RUN_COLUMNS
+from gpushare_env.metrics import METRIC_DOCS
+
+PROG = "gpushare-evaluate"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ZOO_DIR = REPO_ROOT / "agents" / "zoo"
+
+#: Columns of ``runs.csv`` after the required ones (``RUN_COLUMNS``), in order.
+EXTRA_COLUMNS: tuple[str, ...] = (
+    "cluster",
+    "mode",
+    "decisions",
+    "truncated",
+    "rejected_jobs",
+    "invalid_actions",
+    *(m for m in METRIC_DOCS if m not in RUN_COLUMNS),
+)
+
+#: Columns of ``jobs.csv``.
+JOB_COLUMNS: tuple[str, ...] = (
+    "policy",
+    "workload",
+    "seed",
+    "job_id",
+    "model",
+    "num_gpus",
+    "arrival_s",
+    "first_start_s",
+    "finish_s",
+    "jct_s",
+    "queueing_delay_s",
+    "solo_duration_s",
+    "slowdown",
+    "gpu_seconds",
+    "overhead_gpu_seconds",
+    "suspends",
+    "resumes",
+    "migrations",
+    "queued_s",
+)
+
+#: Env config keys a saved agent's own config may set for its runs: they shape what the
+#: agent observes and can address (the suspend cap masks actions), not the workload or
+#: the simulated dynamics.
+AGENT_ENV_KEYS: tuple[str, ...] = (
+    "pending_window",
+    "running_window",
+    "time_scale_s",
+    "max_suspends_per_job",
+)
+
+#: Gantt views are drawn only for runs of at most this many jobs (unreadable beyond).
+GANTT_MAX_JOBS = 2000
+
+#: Default decision cap per job (``--max-decisions`` overrides): the heuristics need 4 to
+#: 15 per job, so this never truncates a sensible policy, but a livelocked one (an
+#: untrained agent suspending and resuming forever) still ends; its run is flagged.
+DECISIONS_PER_JOB = 1000
+
+
+class UsageError(Exception):
+    """A bad command line: reported as one line on stderr with exit code 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySpec:
+    """A policy to evaluate.
+
+    Attributes:
+        label: Name in the tables (a baseline name, or the model file's stem).
+        name: Baseline name, or ``None`` for a saved agent.
+        path: Saved agent ``.zip`` (absolute), or ``None`` for a baseline.
+        env_overrides: Env config keys the agent was trained with (``AGENT_ENV_KEYS``).
+        params: Constructor parameters (baselines) or algorithm facts (agents).
+    """
+
+    label: str
+    name: str | None = None
+    path: str | None = None
+    env_overrides: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_agent(self) -> bool:
+        """True for a saved learned agent."""
+        return self.path is not None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSpec:
+    """A workload to run every policy on.
+
+    Attributes:
+        label: Name in the tables (preset name or trace file name).
+        spec: What the env's ``workload`` key gets: a preset name, a dict, or an absolute
+            trace path.
+        num_jobs: Jobs per episode (``None``: the whole trace).
+        trace_sha256: Checksum of the trace file, for ``config.json``.
+        size: Jobs of a trace as loaded when planning (``None`` for generators).
+    """
+
+    label: str
+    spec: str | Mapping[str, Any]
+    num_jobs: int | None
+    trace_sha256: str | None = None
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One run: everything a worker process needs (picklable).
+
+    Attributes:
+        index: Position in the deterministic run order (policy, workload, seed).
+        policy: The policy.
+        workload: The workload.
+        seed: The episode seed (``env.reset(seed=seed)``; also the policy's own seed).
+        env_config: The env config dict of this run.
+        headless: Run the simulator without the env (heuristics only).
+        record_series: Return the utilisation series (for the plot).
+        record_gantt: Record per-job GPU holds (for the Gantt view).
+        keep_jobs: Return the job records (for ``jobs.csv``).
+    """
+
+    index: int
+    policy: PolicySpec
+    workload: WorkloadSpec
+    seed: int
+    env_config: Mapping[str, Any]
+    headless: bool = False
+    record_series: bool = False
+    record_gantt: bool = False
+    keep_jobs: bool = True
+
+
+@dataclass(slots=True)
+class RunOutput:
+    """What a run sends back to the main process.
+
+    Attributes:
+        index: The run's ``RunSpec.index``.
+        row: The ``runs.csv`` row.
+        jct_s: JCT of every finished job.  # (N,) [s]
+        jobs: The job records as ``jobs.csv`` rows (empty unless kept).
+        series: ``(time_s, util, alloc)`` step series, downsampled, or ``None``.
+        gantt: GPU holds, or ``None``.
+        layout: ``(num_gpus, max_jobs_per_gpu, gpu_node)`` of the cluster.
+        error: Why the run failed (``"ExceptionType: message"``), else ``None``.
+    """
+
+    index: int
+    row: dict[str, Any]
+    jct_s: np.ndarray
+    jobs: list[tuple[Any, ...]]
+    series: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    gantt: list[GpuInterval] | None
+    layout: tuple[int, int, list[int]]
+    error: str | None = None
+
+
+def _one_line(error: BaseException) -> str:
+    """An exception's message on one line."""
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _safe(name: str) -> str:
+    """A file-name-safe version of a label."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "x"

@@ -1,0 +1,302 @@
+"""What a finished evaluation writes: CSVs, ``config.json``, summaries and plots."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import platform
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpushare_env.evaluation.report import (
+    HEADLINE_METRICS,
+    RUN_COLUMNS,
+    render_markdown,
+    summarize_runs,
+)
+from scripts.evaluate.common import (
+    EXTRA_COLUMNS,
+    JOB_COLUMNS,
+    PROG,
+    REPO_ROOT,
+    RunOutput,
+    RunSpec,
+    _safe,
+)
+from scripts.evaluate.plan import Plan
+
+
+def _csv_value(value: Any) -> str:
+    """Exact, locale-free text: ``repr`` of floats (shortest round-trip), ints as is."""
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return "nan" if math.isnan(value) else repr(value)
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    return str(value)
+
+
+def write_runs_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
+    """``runs.csv``: the required columns in order, then ``EXTRA_COLUMNS``."""
+    columns = [*RUN_COLUMNS, *EXTRA_COLUMNS]
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_csv_value(row.get(c, "")) for c in columns])
+
+
+def write_jobs_csv(outputs: Sequence[RunOutput], path: Path) -> None:
+    """``jobs.csv``: one row per finished job per run (sorted by run, then job id)."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(JOB_COLUMNS)
+        for output in outputs:
+            for job in sorted(output.jobs, key=lambda j: j[3]):
+                writer.writerow([_csv_value(v) for v in job])
+
+
+def _versions() -> dict[str, str]:
+    """Versions of Python and the packages a run depends on."""
+    from importlib import metadata
+
+    versions = {"python": platform.python_version()}
+    for package in ("gpushare", "numpy", "gymnasium", "torch", "stable-baselines3",
+                    "sb3-contrib", "matplotlib"):  # fmt: skip
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def _git_commit() -> str | None:
+    """The repository's commit (with ``-dirty`` if it has changes), when git is there."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
+            capture_output=True, text=True, check=True, timeout=10,
+        ).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, check=True, timeout=10,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("-dirty" if dirty else "")
+
+
+def _reproduce_command(run: RunSpec) -> str:
+    """A ``gpushare-evaluate`` command line that repeats this one run."""
+    policy = run.policy.path or run.policy.name
+    parts = [PROG, "--policies", str(policy), "--seeds", str(run.seed)]
+    workload = run.workload.spec
+    if isinstance(workload, str) and run.workload.trace_sha256 is not None:
+        parts += ["--trace", workload]
+    else:
+        parts += ["--workload", workload if isinstance(workload, str) else json.dumps(workload)]
+    cluster = run.env_config.get("cluster")
+    parts += ["--cluster", cluster if isinstance(cluster, str) else json.dumps(cluster)]
+    if run.workload.num_jobs is not None:
+        parts += ["--num-jobs", str(run.workload.num_jobs)]
+    if run.headless:
+        parts.append("--headless")
+    return shlex.join(parts)
+
+
+def _resolved_workload(spec: str | Mapping[str, Any]) -> dict[str, Any]:
+    """Every field of the workload config the spec stands for."""
+    from gpushare_env.workloads import WorkloadConfig
+
+    config = WorkloadConfig.from_any(spec)
+    return {
+        k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(config).items()
+    }
+
+
+def _resolved_cluster(spec: Any) -> dict[str, Any]:
+    """The cluster config the spec stands for, as a dict."""
+    from gpushare_env.sim import ClusterConfig
+
+    config = ClusterConfig.from_any(spec)
+    return {
+        "name": config.name,
+        "max_jobs_per_gpu": config.max_jobs_per_gpu,
+        "groups": [dataclasses.asdict(g) for g in config.groups],
+    }
+
+
+def build_config(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
+    """The content of ``config.json``."""
+    return {
+        "command": shlex.join([PROG, *argv]),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": _git_commit(),
+        "versions": _versions(),
+        "preset": plan.preset.name,
+        "cluster": _resolved_cluster(plan.cluster),
+        "seeds": plan.seeds,
+        "workers": plan.workers,
+        "notes": plan.notes,
+        "runs_key": "runs.csv rows match runs[] entries by (policy, workload, seed)",
+        "runs": [
+            {
+                "policy": run.policy.label,
+                "workload": run.workload.label,
+                "seed": run.seed,
+                "mode": "headless" if run.headless else "env",
+                "policy_spec": {
+                    "name": run.policy.name,
+                    "path": run.policy.path,
+                    "params": dict(run.policy.params),
+                    "env_overrides": dict(run.policy.env_overrides),
+                },
+                "workload_spec": run.workload.spec,
+                "workload_resolved": _resolved_workload(run.workload.spec),
+                "trace_sha256": run.workload.trace_sha256,
+                "num_jobs": run.workload.num_jobs,
+                "env_config": dict(run.env_config),
+                "reset": {"seed": run.seed},
+                "reproduce": _reproduce_command(run),
+            }
+            for run in plan.runs
+        ],
+    }
+
+
+def write_plots(
+    plan: Plan, outputs: Sequence[RunOutput], summary: Mapping[str, Any], folder: Path
+) -> list[Path]:
+    """Every PNG: metric bars, JCT CDF, utilisation over time, Gantt views."""
+    from gpushare_env.evaluation import plots
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for workload in plan.workloads:
+        name = workload.label
+        if name not in summary["workloads"]:
+            continue
+        mine = [o for o in outputs if o.row["workload"] == name]
+        written.append(plots.plot_metric_bars(summary, name, folder / f"metrics_{_safe(name)}.png"))
+        jcts: dict[str, list[np.ndarray]] = {}
+        for output in mine:
+            jcts.setdefault(output.row["policy"], []).append(output.jct_s)
+        written.append(
+            plots.plot_jct_cdf(
+                {p: np.concatenate(v) for p, v in jcts.items()},
+                folder / f"jct_cdf_{_safe(name)}.png",
+                f"{name}: JCT CDF, all jobs of seeds {plan.seeds}",
+            )
+        )
+        series = {o.row["policy"]: o.series for o in mine if o.series is not None}
+        if series:
+            seed = next(o.row["seed"] for o in mine if o.series is not None)
+            written.append(
+                plots.plot_utilisation(
+                    series,
+                    folder / f"utilisation_{_safe(name)}.png",
+                    f"{name}, seed {seed}: GPU utilisation over time",
+                )
+            )
+        for output in mine:
+            if output.gantt is None:
+                continue
+            num_gpus, lanes, gpu_node = output.layout
+            policy = output.row["policy"]
+            written.append(
+                plots.plot_gantt(
+                    output.gantt,
+                    num_gpus,
+                    lanes,
+                    folder / f"gantt_{_safe(name)}_{_safe(policy)}.png",
+                    f"{policy} on {name}, seed {output.row['seed']}",
+                    gpu_node=gpu_node,
+                )
+            )
+    return written
+
+
+def _preamble(plan: Plan, argv: Sequence[str], outputs: Sequence[RunOutput]) -> list[str]:
+    """The lines under the summary's title."""
+    wall = sum(o.row["wall_s"] for o in outputs)
+    cluster = plan.cluster if isinstance(plan.cluster, str) else json.dumps(plan.cluster)
+    headless = bool(plan.runs) and plan.runs[0].headless
+    mode = "headless simulator" if headless else "GPUShare-v0 env"
+    lines = [
+        f"- command: `{shlex.join([PROG, *argv])}`",
+        f"- preset: `{plan.preset.name}`; cluster: `{cluster}`; seeds: {plan.seeds}; mode: {mode}",
+        f"- {len(outputs)} runs, {wall:.1f} s of run time over {plan.workers} worker(s)",
+    ]
+    truncated = [o.row for o in outputs if o.row.get("truncated")]
+    if truncated:
+        lines.append(
+            f"- **{len(truncated)} run(s) truncated** at the decision cap; their metrics "
+            "cover finished jobs only: "
+            + ", ".join(f"{r['policy']}/{r['workload']}/{r['seed']}" for r in truncated)
+        )
+    rejected = {o.row["workload"]: o.row.get("rejected_jobs", 0) for o in outputs}
+    for workload, count in rejected.items():
+        if count:
+            lines.append(f"- `{workload}`: {count} job(s) could never fit the cluster (dropped)")
+    lines += [f"- note: {n}" for n in plan.notes]
+    return lines
+
+
+def write_outputs(
+    plan: Plan, outputs: Sequence[RunOutput], argv: Sequence[str], plots: bool, jobs_csv: bool
+) -> tuple[dict[str, Any], str]:
+    """Write every file into ``plan.out``; returns the summary dict and its markdown.
+
+    Failed runs are left out of ``runs.csv``, the statistics and the plots, and listed in
+    ``config.json`` (``failed_runs``) and ``summary.md``.
+    """
+    plan.out.mkdir(parents=True, exist_ok=True)
+    failed = [o for o in outputs if o.error is not None]
+    outputs = [o for o in outputs if o.error is None]
+    rows = [o.row for o in outputs]
+    write_runs_csv(rows, plan.out / "runs.csv")
+    if jobs_csv:
+        write_jobs_csv(outputs, plan.out / "jobs.csv")
+    config = build_config(plan, argv)
+    config["failed_runs"] = [{**o.row, "error": o.error} for o in failed]
+    with open(plan.out / "config.json", "w", encoding="utf-8") as handle:
+        json.dump(config, handle, indent=2, default=str)
+        handle.write("\n")
+    summary = summarize_runs(
+        rows,
+        HEADLINE_METRICS,
+        baseline=plan.baseline,
+        reference=plan.reference,
+        policies=[p.label for p in plan.policies],
+        workloads=[w.label for w in plan.workloads],
+    )
+    summary["notes"] = plan.notes
+    with open(plan.out / "summary.json", "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=2, allow_nan=False)
+        handle.write("\n")
+    preamble = _preamble(plan, argv, outputs)
+    preamble += [
+        f"- **failed run** {o.row['policy']}/{o.row['workload']}/seed {o.row['seed']}: `{o.error}`"
+        for o in failed
+    ]
+    markdown = render_markdown(summary, title=f"Evaluation: {plan.title}", preamble=preamble)
+    if plots:
+        try:
+            written = write_plots(plan, outputs, summary, plan.out / "plots")
+        except ImportError:
+            plan.notes.append("plots skipped: matplotlib is not installed (gpushare[plot])")
+            written = []
+        if written:
+            markdown += (
+                "\n## Plots\n\n" + "\n".join(f"![{p.stem}](plots/{p.name})" for p in written) + "\n"
+            )
+    (plan.out / "summary.md").write_text(markdown, encoding="utf-8")
+    return summary, markdown

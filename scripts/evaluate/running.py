@@ -1,0 +1,426 @@
+"""Carrying out runs: one (policy, workload, seed) through the env or headless, in parallel."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpushare_env.evaluation.gantt import PlacementRecorder
+from gpushare_env.evaluation.plots import downsample_steps
+from gpushare_env.evaluation.report import HEADLINE_METRICS
+from scripts.evaluate.common import EXTRA_COLUMNS, PROG, RunOutput, RunSpec, _one_line
+
+
+def _make_env(env_config: Mapping[str, Any]) -> Any:
+    """A fresh ``GPUShare-v0`` env (env checker off: the env has its own tests)."""
+    import gymnasium as gym
+
+    import gpushare_env  # noqa: F401  (registers GPUShare-v0)
+
+    return gym.make("GPUShare-v0", config=dict(env_config), disable_env_checker=True)
+
+
+def _simulator_of(env: Any) -> Any:
+    """The simulator of the env's current episode (``GPUShareEnv.simulator``)."""
+    return env.unwrapped.simulator
+
+
+@functools.lru_cache(maxsize=8)
+def _load_agent(path: str) -> Any:
+    """Load a saved stable-baselines3 model (cached per process).
+
+    The algorithm is read from the file: MaskablePPO unless its policy class says PPO or
+    DQN. ``agents.load_model`` is used when the agents package provides one.
+    """
+    import torch
+
+    torch.set_num_threads(1)  # one run per process: no oversubscription
+    try:
+        import agents
+
+        loader = getattr(agents, "load_model", None)
+    except ImportError:  # pragma: no cover - agents is part of the repo
+        loader = None
+    if loader is not None:
+        return loader(path)
+    algorithm = _agent_algorithm(path)
+    if algorithm == "MaskablePPO":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO.load(path, device="cpu")
+    if algorithm == "DQN":
+        from stable_baselines3 import DQN
+
+        return DQN.load(path, device="cpu")
+    from stable_baselines3 import PPO
+
+    return PPO.load(path, device="cpu")
+
+
+def _agent_algorithm(path: str) -> str:
+    """``MaskablePPO``, ``PPO`` or ``DQN`` from the policy class recorded in an SB3 zip."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = archive.read("data").decode("utf-8")
+    except (OSError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
+        return "MaskablePPO"
+    lowered = data.lower()
+    if "maskable" in lowered:
+        return "MaskablePPO"
+    if "dqn" in lowered:
+        return "DQN"
+    return "PPO"
+
+
+def _masked_predict(model: Any, obs: Any, masks: np.ndarray) -> Any:
+    """``model.predict``, with the action mask for the algorithms that take one.
+
+    PPO and DQN have no mask: their invalid actions are no-ops in the env, counted in the
+    ``invalid_actions`` column.
+    """
+    if "maskable" in type(model).__name__.lower():
+        action, _ = model.predict(obs, deterministic=True, action_masks=masks)
+    else:
+        action, _ = model.predict(obs, deterministic=True)
+    return action
+
+
+@dataclass(slots=True)
+class _Episode:
+    """What one finished episode left behind (internal to a worker)."""
+
+    records: list[Any]
+    timeline: Any
+    metrics: dict[str, Any]
+    decisions: int
+    truncated: bool
+    rejected: int
+    cluster: Any
+    recorder: PlacementRecorder | None
+    invalid: int = 0
+
+
+def _run_in_env(spec: RunSpec) -> _Episode:
+    """Play one episode through the env with the spec's policy."""
+    import baselines
+
+    env = _make_env(spec.env_config)
+    base = env.unwrapped
+    obs, info = env.reset(seed=spec.seed)
+    rejected = int(info.get("rejected_jobs", 0))  # jobs that can never fit, dropped
+    if spec.policy.is_agent:
+        model = _load_agent(str(spec.policy.path))
+        policy = None
+    else:
+        model = None
+        policy = baselines.make(str(spec.policy.name), env=env, **dict(spec.policy.params))
+    recorder = PlacementRecorder() if spec.record_gantt else None
+    if recorder is not None:
+        _hook_events(_simulator_of(env), recorder)
+        recorder.observe(base.view)
+    decisions = invalid = 0
+    terminated = truncated = False
+    while not (terminated or truncated):
+        if model is not None:
+            action = _masked_predict(model, obs, base.action_masks())
+        else:
+            assert policy is not None
+            action, _ = policy.predict(obs, deterministic=True)
+        obs, _, terminated, truncated, info = env.step(action)
+        decisions += 1
+        invalid += bool(info.get("invalid", False))
+        if recorder is not None:
+            recorder.observe(base.view)
+    sim = _simulator_of(env)
+    records = sim.records()
+    timeline = sim.timeline()
+    metrics = info.get("metrics")
+    if not metrics:
+        from gpushare_env.metrics import summarize
+
+        metrics = summarize(records, timeline)
+    env.close()
+    return _Episode(
+        records, timeline, dict(metrics), decisions, bool(truncated), rejected, sim.cluster,
+        recorder, invalid,
+    )  # fmt: skip
+
+
+def _hook_events(sim: Any, recorder: PlacementRecorder) -> None:
+    """Let ``recorder`` see the events of every ``advance`` (exact times of finishes).
+
+    Only the Gantt run pays for this: it wraps the bound method of one simulator object.
+    """
+    advance = sim.advance
+
+    def advance_and_record(*args: Any, **kwargs: Any) -> Any:
+        events = advance(*args, **kwargs)
+        recorder.on_events(events)
+        return events
+
+    # a slotted simulator refuses the attribute: snapshots alone then
+    with contextlib.suppress(AttributeError):
+        sim.advance = advance_and_record
+
+
+def _headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Generator, int]:
+    """Jobs, cluster, simulator config and noise generator of a headless run.
+
+    Draws exactly what ``GPUShare-v0``'s ``reset(seed=seed)`` draws (tested): the
+    generator of ``seed`` spawns a workload and a noise child; a trace is read with a
+    fixed generator of seed 0; jobs that cannot fit are dropped and counted.
+    """
+    from gpushare_env.envs.config import EnvConfig
+    from gpushare_env.sim import SimConfig, make_cluster
+    from gpushare_env.workloads import WorkloadConfig, fit_to_cluster
+
+    config = EnvConfig.from_any(dict(spec.env_config))
+    cluster = make_cluster(config.cluster)
+    workload = WorkloadConfig.from_any(config.workload)
+    workload_rng, noise_rng = np.random.default_rng(spec.seed).spawn(2)
+    if workload.kind == "trace":
+        workload_rng = np.random.default_rng(0)
+    jobs = workload.generate(workload_rng, num_jobs=config.num_jobs, cluster_gpus=cluster.num_gpus)
+    fit = fit_to_cluster(
+        jobs,
+        cluster.num_gpus,
+        float(cluster.gpu_memory_gib.max()),
+        on_unfit=config.on_unfit,  # type: ignore[arg-type]
+    )
+    sim_config = SimConfig(
+        sample_iterations=config.sample_iterations,
+        sample_noise=config.sample_noise,
+        duration_info=config.duration_info,
+    )
+    return list(fit.jobs), cluster, sim_config, noise_rng, int(fit.num_rejected)
+
+
+def _run_headless(spec: RunSpec) -> _Episode:
+    """Run one heuristic on the simulator directly, without the env: for huge traces.
+
+    The policy sees the env's windows (the first ``pending_window`` waiting and
+    ``running_window`` running jobs), so a headless run makes the same decisions as the
+    same heuristic in the env and gives the same metrics (tested); it only skips the
+    observation, mask and reward work. (Unbounded windows would also make each decision
+    scan the whole queue, quadratic once a backlog forms.)
+    """
+    import baselines
+    from gpushare_env.envs.config import EnvConfig
+    from gpushare_env.metrics import summarize
+    from gpushare_env.sim import Advance, Simulator, SimView, apply_decision
+
+    config = EnvConfig.from_any(dict(spec.env_config))
+    jobs, cluster, sim_config, rng, rejected = _headless_setup(spec)
+    policy = baselines.make(str(spec.policy.name), **dict(spec.policy.params))
+    sim = Simulator(jobs, cluster, sim_config, rng=rng)
+    view = SimView(sim)
+    policy.reset(view, config.pending_window, config.running_window)
+    recorder = PlacementRecorder() if spec.record_gantt else None
+    cap = config.decision_cap(len(jobs))
+    decisions = in_a_row = 0
+    while not sim.done and decisions < cap:
+        decision = policy.decide(view)
+        events = apply_decision(sim, decision)
+        decisions += 1
+        if isinstance(decision, Advance):
+            in_a_row = 0
+            if recorder is not None:
+                recorder.on_events(events)
+        else:
+            in_a_row += 1
+            if in_a_row > _LIVELOCK_DECISIONS:
+                raise RuntimeError(
+                    f"policy {policy.name!r} made {in_a_row} decisions at "
+                    f"t={sim.now_s:.3f}s without letting time run (livelock)"
+                )
+        if recorder is not None:
+            recorder.observe(view)
+    records, timeline = sim.records(), sim.timeline()
+    return _Episode(
+        records, timeline, summarize(records, timeline), decisions, not sim.done, rejected,
+        cluster, recorder,
+    )  # fmt: skip
+
+
+#: Decisions at one instant after which a headless run is stopped as a livelock.
+_LIVELOCK_DECISIONS = 100_000
+
+
+def execute_run(spec: RunSpec) -> RunOutput:
+    """Run one (policy, workload, seed) and collect its row, JCTs, series and Gantt data.
+
+    This is what the worker processes call; it depends only on ``spec``.
+    """
+    start = time.perf_counter()
+    episode = _run_headless(spec) if spec.headless else _run_in_env(spec)
+    wall_s = time.perf_counter() - start
+    records, metrics = episode.records, episode.metrics
+    row: dict[str, Any] = {
+        "policy": spec.policy.label,
+        "workload": spec.workload.label,
+        "seed": spec.seed,
+        "num_jobs": len(records),
+    }
+    for metric in HEADLINE_METRICS:
+        row[metric] = float(metrics.get(metric, math.nan))
+    row["wall_s"] = wall_s
+    cluster_spec = spec.env_config.get("cluster", "thesis")
+    row["cluster"] = cluster_spec if isinstance(cluster_spec, str) else "custom"
+    row["mode"] = "headless" if spec.headless else "env"
+    row["decisions"] = episode.decisions
+    row["truncated"] = int(episode.truncated)
+    row["rejected_jobs"] = episode.rejected
+    row["invalid_actions"] = episode.invalid
+    for metric in EXTRA_COLUMNS[6:]:
+        row[metric] = float(metrics.get(metric, math.nan))
+    jct_s = np.array([r.finish_s - r.arrival_s for r in records], dtype=float)
+    jobs = [_job_row(spec, r) for r in records] if spec.keep_jobs else []
+    series = None
+    if spec.record_series:
+        from gpushare_env.metrics import utilisation_series
+
+        t_util, util = utilisation_series(episode.timeline)
+        t_alloc, alloc = utilisation_series(episode.timeline, allocated=True)
+        t_util, util = downsample_steps(t_util, util)
+        _, alloc = downsample_steps(t_alloc, alloc)
+        series = (t_util, util, alloc)
+    gantt = None
+    if episode.recorder is not None:
+        gantt = episode.recorder.finish(max((r.finish_s for r in records), default=0.0))
+    cluster = episode.cluster
+    layout = (
+        int(cluster.num_gpus),
+        int(cluster.max_jobs_per_gpu),
+        [int(n) for n in cluster.gpu_node],
+    )
+    return RunOutput(spec.index, row, jct_s, jobs, series, gantt, layout)
+
+
+def execute_run_safely(spec: RunSpec) -> RunOutput:
+    """:func:`execute_run`, turning an exception into a failed output.
+
+    One policy crashing (a bug in it, an agent that does not fit) must not lose the other
+    runs: the failure is reported with its run and message, and the command exits 1.
+    """
+    try:
+        return execute_run(spec)
+    except Exception as error:  # reported per run, with its type and message
+        row = {"policy": spec.policy.label, "workload": spec.workload.label, "seed": spec.seed}
+        return RunOutput(
+            spec.index, row, np.zeros(0), [], None, None, (0, 0, []),
+            error=f"{type(error).__name__}: {_one_line(error)}",
+        )  # fmt: skip
+
+
+def _job_row(spec: RunSpec, record: Any) -> tuple[Any, ...]:
+    """One ``jobs.csv`` row."""
+    jct = record.finish_s - record.arrival_s
+    return (
+        spec.policy.label,
+        spec.workload.label,
+        spec.seed,
+        record.job_id,
+        record.model,
+        record.num_gpus,
+        record.arrival_s,
+        record.first_start_s,
+        record.finish_s,
+        jct,
+        record.first_start_s - record.arrival_s,
+        record.solo_duration_s,
+        jct / record.solo_duration_s,
+        record.gpu_seconds,
+        record.overhead_gpu_seconds,
+        record.suspends,
+        record.resumes,
+        record.migrations,
+        record.queued_s,
+    )
+
+
+def run_all(
+    specs: Sequence[RunSpec],
+    workers: int,
+    progress: bool = True,
+    on_done: Callable[[RunOutput], None] | None = None,
+) -> list[RunOutput]:
+    """Execute every run, over ``workers`` processes, and return outputs in spec order.
+
+    Args:
+        specs: The runs.
+        workers: Processes; 1 runs everything in this process.
+        progress: Show a progress bar (tqdm when installed) on stderr.
+        on_done: Called with each output as it completes.
+
+    Returns:
+        One output per spec, sorted by ``RunSpec.index``.
+    """
+    bar = _progress_bar(len(specs), progress)
+    outputs: list[RunOutput] = []
+    try:
+        if workers <= 1 or len(specs) <= 1:
+            for spec in specs:
+                outputs.append(execute_run_safely(spec))
+                bar.update(1)
+                if on_done:
+                    on_done(outputs[-1])
+        else:
+            import multiprocessing
+
+            context = multiprocessing.get_context("forkserver")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                futures = [pool.submit(execute_run_safely, spec) for spec in specs]
+                for future in as_completed(futures):
+                    outputs.append(future.result())
+                    bar.update(1)
+                    if on_done:
+                        on_done(outputs[-1])
+    finally:
+        bar.close()
+    return sorted(outputs, key=lambda o: o.index)
+
+
+class _PlainProgress:
+    """A minimal progress line for when tqdm is missing (or progress is off)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.done, self.enabled = total, 0, enabled
+        self.start = time.perf_counter()
+
+    def update(self, count: int) -> None:
+        self.done += count
+        if self.enabled:
+            elapsed = time.perf_counter() - self.start
+            left = elapsed / self.done * (self.total - self.done)
+            print(
+                f"\r{PROG}: {self.done}/{self.total} runs, {elapsed:.0f} s, ~{left:.0f} s left",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def close(self) -> None:
+        if self.enabled and self.done:
+            print(file=sys.stderr)
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    """tqdm on stderr (runs done, elapsed, time left), or a plain fallback."""
+    if not enabled:
+        return _PlainProgress(total, False)
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _PlainProgress(total, True)
+    return tqdm(total=total, unit="run", desc=PROG, file=sys.stderr, dynamic_ncols=True)
