@@ -325,14 +325,15 @@ class SimView:
                 for g in wanted.intersection(other.gpus):
                     extra_load[g] = extra_load.get(g, 0.0) + other.spec.intensity
                     extra_count[g] = extra_count.get(g, 0) + 1
+        # the statuses whose co-located models the interference model is told about
+        counted = (JobStatus.RUNNING, JobStatus.RESUMING if include_resuming else None)
         own = 1.0
         others = 1.0
         for g in gpus:
             k = int(state.computing[g]) + extra_count.get(g, 0) + 1
             load = float(state.load[g]) + extra_load.get(g, 0.0) + spec.intensity
             models: list[str] = []
-            if uses_models:  # the co-located computing (or, counted, restarting) models
-                counted = (JobStatus.RUNNING, JobStatus.RESUMING if include_resuming else None)
+            if uses_models:
                 models = [
                     sim.jobs[other].spec.model
                     for other in sim.gpu_jobs(g)

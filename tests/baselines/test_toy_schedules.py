@@ -29,6 +29,7 @@ from gpushare_env.sim import (
     make_cluster,
 )
 from gpushare_env.sim.catalog import scaling_efficiency
+from tests.jobs import job as make_job
 
 CONFIG = SimConfig(suspend_overhead_s=2.0, resume_overhead_s=5.0, sample_noise=0.0)
 ORACLE = SimConfig(
@@ -48,17 +49,10 @@ def job(
     intensity: float = 1.0,
 ) -> JobSpec:
     """A ResNet-50-like job of ``seconds`` solo length (1 s per step, see module doc)."""
-    return JobSpec(
-        job_id=job_id,
-        arrival_s=arrival_s,
-        model="resnet50",
-        batch_size=64,
-        num_gpus=gpus,
-        iterations=seconds,
-        memory_gib=memory_gib,
-        intensity=intensity,
-        iter_time_s=scaling_efficiency(gpus),
-    )
+    return make_job(
+        job_id, arrival_s, seconds, num_gpus=gpus, memory_gib=memory_gib,
+        intensity=intensity, iter_time_s=scaling_efficiency(gpus),
+    )  # fmt: skip
 
 
 def run(

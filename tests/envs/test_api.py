@@ -31,7 +31,8 @@ from gpushare_env.envs import (
     env_spec_markdown,
 )
 from gpushare_env.sim import ADVANCE, STRATEGIES, Schedule, SimView, Suspend
-from tests.envs.helpers import job, random_valid_action, rollout
+from tests.envs.helpers import random_valid_action, rollout
+from tests.jobs import job
 
 SMALL = {"cluster": "thesis", "num_jobs": 12}
 

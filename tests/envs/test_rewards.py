@@ -16,7 +16,8 @@ import pytest
 
 from gpushare_env.envs import REWARD_COMPONENTS, GPUShareEnv, InvalidActionError
 from gpushare_env.sim import Schedule, Suspend
-from tests.envs.helpers import job, random_valid_action
+from tests.envs.helpers import random_valid_action
+from tests.jobs import job
 
 ALL_ONE = dict.fromkeys(REWARD_COMPONENTS, 1.0)
 W = 4  # pending window of the scripted episodes

@@ -13,7 +13,8 @@ from gpushare_env.envs import FRAG_FEATURES, GPUShareEnv
 from gpushare_env.envs.observation import FRAG_BIN_EDGES_GIB, log_time
 from gpushare_env.sim import ADVANCE, MODELS, Advance, InvalidDecision, Schedule, Suspend
 from gpushare_env.sim.placement import expected_fragment
-from tests.envs.helpers import job, random_valid_action
+from tests.envs.helpers import random_valid_action
+from tests.jobs import job
 
 
 def is_valid(env: GPUShareEnv, action: int) -> bool:

@@ -81,7 +81,7 @@ def test_unknown_strategy_and_heterogeneous_clusters():
     assert Simulator(jobs, mixed)._single is None  # falls back to the vectorised search
 
 
-def test_index_rejects_nothing_it_should_place():
+def test_fresh_index_on_an_idle_cluster():
     """A fresh index of an idle cluster picks GPU 0 for every sharing strategy."""
     sim = Simulator(make_workload("philly", 0, num_jobs=5, cluster_gpus=16), make_cluster("thesis"))
     index = SingleWorkerIndex(sim.gpus, 16.0)

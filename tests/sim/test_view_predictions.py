@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from gpushare_env.sim import JobSpec, Simulator, SimView, make_cluster
+from tests.jobs import job
 
 
 @dataclass(frozen=True)
@@ -19,17 +20,7 @@ class PairTable:
 
 
 def _job(job_id: int, model: str) -> JobSpec:
-    return JobSpec(
-        job_id=job_id,
-        arrival_s=0.0,
-        model=model,
-        batch_size=32,
-        num_gpus=1,
-        iterations=1000,
-        memory_gib=4.0,
-        intensity=0.4,
-        iter_time_s=0.1,
-    )
+    return job(job_id, 0.0, 1000, memory_gib=4.0, intensity=0.4, iter_time_s=0.1, model=model)
 
 
 @pytest.mark.parametrize(
