@@ -95,6 +95,12 @@ class HeuristicEvalCallback(BaseCallback):
         self.reference = reference
         self.at_start = at_start
         self.reference_metrics = run_episodes(reference, self.env_configs, self.seeds)
+        if any(m["truncated"] for m in self.reference_metrics):
+            raise RuntimeError(
+                f"evaluation: the reference {reference!r} was truncated on a validation "
+                "episode, so no ratio to it would mean anything; raise the env's "
+                "max_decisions / max_time_s (gpushare-train --env '{\"max_decisions\": N}')"
+            )
         self.best_score = float("inf")
         self.history: list[dict[str, float]] = []
         self._last_eval = 0

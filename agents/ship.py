@@ -40,13 +40,26 @@ def compare(
     baselines_: Sequence[str],
 ) -> dict[str, Any]:
     """Per workload and policy: mean and 95% CI of mean JCT and makespan over ``seeds``,
-    and the paired mean ratio to ``thesis`` (same seeds)."""
+    and the paired mean ratio to ``thesis`` (same seeds).
+
+    Raises:
+        RuntimeError: an episode was truncated (its metrics would cover only the jobs
+            that finished, so a livelocked policy would look fast); the error names the
+            policy and seed and says which cap to raise.
+    """
     table: dict[str, Any] = {}
     for config in env_configs:
         rows: dict[str, dict[str, list[float]]] = {}
         for name in [*baselines_, "agent"]:
             policy = model if name == "agent" else name
             runs = [run_episode(policy, config, seed) for seed in seeds]
+            for seed, run in zip(seeds, runs, strict=True):
+                if run["truncated"]:
+                    raise RuntimeError(
+                        f"compare: {name} truncated on {config['workload']!r} seed {seed} "
+                        f"after {run['decisions']:.0f} decisions; raise the env's "
+                        "max_decisions / max_time_s"
+                    )
             rows[name] = {
                 "mean_jct_s": [r["mean_jct_s"] for r in runs],
                 "makespan_s": [r["makespan_s"] for r in runs],

@@ -152,6 +152,12 @@ class TrainConfig:
             raise ValueError(f"n_envs must be >= 1, got {self.n_envs}")
         if set(self.eval_seeds) & set(self.train_seeds):
             raise ValueError("eval_seeds must be disjoint from train_seeds")
+        import baselines
+
+        try:  # a bad teacher fails here, not after the env set-up
+            baselines.make(self.bc_heuristic)
+        except ValueError as exc:
+            raise ValueError(f"bc_heuristic: {exc}") from None
         object.__setattr__(self, "workloads", tuple(self.workloads))
         object.__setattr__(self, "net_arch", tuple(int(n) for n in self.net_arch))
         object.__setattr__(self, "train_seeds", tuple(int(s) for s in self.train_seeds))

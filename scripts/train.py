@@ -82,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--bc-teacher",
         default="thesis",
-        help="heuristic cloned by --bc-warmstart / labelling DAgger (a baselines.available() name)",
+        help="heuristic cloned by --bc-warmstart / labelling DAgger: a baselines.available() "
+        "name, optionally with parameters (thesis:critical_path_factor=inf)",
     )
     parser.add_argument(
         "--dagger", type=int, default=0, metavar="K", help="DAgger iterations after cloning"

@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--policies",
         nargs="+",
         metavar="POLICY",
-        help="baseline names (see baselines.available(); 'all' for every one), saved "
+        help="baseline names (see baselines.available(); 'all' for every one), a baseline "
+        "with parameters (NAME:KEY=VALUE:..., e.g. thesis:critical_path_factor=inf), saved "
         "agents (path/to/model.zip) and 'zoo' (the agents shipped in agents/zoo); default: "
         "all baselines + the shipped agents that fit the set-up",
     )
@@ -284,6 +285,18 @@ def _rl_available() -> bool:
     return True
 
 
+def _split_commas(text: str) -> list[str]:
+    """Split at commas outside brackets (a parameter may be a list: ``[3600, 14400]``)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
 def _resolve_policies(
     tokens: Sequence[str] | None, headless: bool, include_zoo: bool, notes: list[str]
 ) -> list[PolicySpec]:
@@ -293,7 +306,7 @@ def _resolve_policies(
     names = baselines.available()
     specs: list[PolicySpec] = []
     explicit = tokens is not None
-    requested = [p.strip() for t in (tokens or ["all"]) for p in t.split(",") if p.strip()]
+    requested = [p.strip() for t in (tokens or ["all"]) for p in _split_commas(t) if p.strip()]
     if not requested:
         raise UsageError("--policies: no policy given")
     paths: list[Path] = []
@@ -304,6 +317,14 @@ def _resolve_policies(
         elif token in names:
             if token not in {s.label for s in specs}:
                 specs.append(PolicySpec(label=token, name=token))
+        elif token.split(":")[0].strip() in names and ":" in token:
+            try:  # a baseline with parameters: check them now, not in every run
+                name, params = baselines.parse_spec(token)
+                baselines.make(token)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"--policies: {exc}") from None
+            if token not in {s.label for s in specs}:
+                specs.append(PolicySpec(label=token, name=name, params=params))
         elif token == "zoo":
             if not _zoo_models():
                 raise UsageError(f"--policies: no shipped agent in {ZOO_DIR}")
@@ -475,7 +496,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
             too_big = (workload.size or workload.num_jobs or 0) > GANTT_MAX_JOBS
             for k, seed in enumerate(seeds):
                 config = {**env_configs[workload.label], **policy.env_overrides}
-                params = dict(policy.params) if policy.is_agent else {"seed": seed}
+                params = {**policy.params, **({} if policy.is_agent else {"seed": seed})}
                 policy_for_run = (
                     policy if policy.is_agent else dataclasses.replace(policy, params=params)
                 )

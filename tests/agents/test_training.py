@@ -122,6 +122,18 @@ def test_bad_config_is_rejected(tmp_path: Path) -> None:
         _config(tmp_path, "x", algo="a2c")
     with pytest.raises(ValueError, match="disjoint"):
         _config(tmp_path, "x", eval_seeds=(1,))
+    with pytest.raises(ValueError, match=r"bc_heuristic: .*allowed: .*min_speed"):
+        _config(tmp_path, "x", bc_heuristic="thesis:min_sped=0.5")
+
+
+def test_a_teacher_with_parameters_is_the_tuned_heuristic() -> None:
+    configs = env_configs(_config(Path("unused"), "x"))
+    default = collect_demonstrations(configs, [1], heuristic="thesis")
+    tuned = collect_demonstrations(configs, [1], heuristic="thesis:sample_then_suspend=always")
+    first = 4 * configs[0]["pending_window"]  # suspend actions: first .. first + R - 1
+    last = first + configs[0]["running_window"]
+    suspends = [int(((d.actions >= first) & (d.actions < last)).sum()) for d in (default, tuned)]
+    assert suspends[1] > suspends[0]  # every sampled job is suspended once
 
 
 @pytest.mark.slow
@@ -191,3 +203,17 @@ def test_learning_curve_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     (run / "evaluations.json").write_text(json.dumps({"history": [{"jct_ratio": 1.0}]}))
     assert curve([str(run)]) == 2
     assert "history[0] lacks ['timesteps']" in capsys.readouterr().err
+
+
+def test_truncated_episodes_are_never_compared(tmp_path: Path) -> None:
+    """A truncated run covers only the finished jobs (a livelock looks fast): refused."""
+    from agents.callbacks import HeuristicEvalCallback
+    from agents.ship import compare
+
+    config = {"cluster": "tiny", "workload": "thesis", "num_jobs": 8, "max_decisions": 5}
+    with pytest.raises(RuntimeError, match=r"thesis truncated on 'thesis' seed 1 .*max_decisions"):
+        compare("fifo", [config], [1], ["thesis"])
+    with pytest.raises(RuntimeError, match="reference 'thesis' was truncated"):
+        HeuristicEvalCallback([config], [1], eval_every=10, out_dir=tmp_path)
+    table = compare("fifo", [{**config, "max_decisions": 1000}], [1], ["thesis"])
+    assert table["thesis"]["agent"]["mean_jct_s"]["ratio_to_thesis"]["mean"] > 1.0

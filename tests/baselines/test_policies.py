@@ -51,6 +51,43 @@ def test_make_rejects_unknown_names_and_parameters_listing_the_allowed_ones() ->
     assert policy.params()["min_speed"] == 0.6
 
 
+def test_a_name_with_parameters_builds_the_same_policy_as_keywords() -> None:
+    spec = "thesis:critical_path_factor=inf:max_suspends=6:sample_then_suspend=always"
+    assert baselines.parse_spec(spec) == (
+        "thesis",
+        {"critical_path_factor": math.inf, "max_suspends": 6, "sample_then_suspend": "always"},
+    )
+    by_name = baselines.make(spec).params()
+    by_keywords = baselines.make(
+        "thesis", critical_path_factor=math.inf, max_suspends=6, sample_then_suspend="always"
+    ).params()
+    assert by_name == by_keywords
+    assert by_name != baselines.make("thesis").params()
+    tiresias = baselines.make("tiresias:queue_thresholds_gpu_s=[600, 7200]:promote_knob=0")
+    assert tiresias.params() == {"queue_thresholds_gpu_s": (600.0, 7200.0), "promote_knob": 0}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("thesis:min_speed", r"expected KEY=VALUE after ':', got 'min_speed'"),
+        ("thesis:=0.5", "expected KEY=VALUE"),
+        ("thesis:min_speed=0.5:min_speed=0.6", "given twice"),
+        ("thesis:min_sped=0.5", r"allowed: .*min_speed"),
+        ("thesis:min_speed=1.5", "min_speed"),
+        ("nope:min_speed=0.5", "available"),
+    ],
+)
+def test_a_malformed_name_with_parameters_says_what_is_wrong(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        baselines.make(spec)
+
+
+def test_a_parameter_in_the_name_and_as_a_keyword_is_refused() -> None:
+    with pytest.raises(ValueError, match="given twice"):
+        baselines.make("thesis:min_speed=0.5", min_speed=0.6)
+
+
 def test_predict_without_an_env_says_how_to_bind_one() -> None:
     with pytest.raises(RuntimeError, match=r"baselines\.make"):
         baselines.make("fifo").predict({})
