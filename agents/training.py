@@ -45,6 +45,9 @@ __all__ = [
 #: Algorithms ``train`` accepts.
 ALGORITHMS: tuple[str, ...] = ("maskable_ppo", "ppo", "dqn")
 
+#: ``--vec-env`` choices and the ``subprocess`` flag of ``make_vec_env`` they pass.
+VEC_ENVS: dict[str, bool | None] = {"auto": None, "subproc": True, "dummy": False}
+
 #: Held-out seeds of the periodic evaluation (model selection): disjoint from the training
 #: seeds (``PHILLY_TRAIN_SEEDS``, 0-99) and from the test seeds (1000-1009).
 VALIDATION_SEEDS: tuple[int, ...] = (500, 501)
@@ -63,7 +66,12 @@ class TrainConfig:
         running_window: Env ``running_window``.
         env_overrides: Further ``GPUShare-v0`` config keys (e.g. ``reward`` weights).
         timesteps: Environment steps of RL training (summed over envs).
-        n_envs: Parallel envs (``SubprocVecEnv`` when > 1).
+        n_envs: Parallel envs.
+        vec_env: How they run: ``"subproc"`` (``SubprocVecEnv``, one process each),
+            ``"dummy"`` (``DummyVecEnv``, in turn in this process: on few cores the
+            policy then acts on a batch of ``n_envs`` observations at once), or
+            ``"auto"`` (subprocesses when ``n_envs > 1``). The same seeds give the same
+            episodes either way.
         seed: Seed of the model, the envs' seed streams and the warm start.
         out: Output folder.
         resume: A saved model to continue training from (``None``: a new model).
@@ -106,6 +114,7 @@ class TrainConfig:
     env_overrides: Mapping[str, Any] = field(default_factory=dict)
     timesteps: int = 200_000
     n_envs: int = 2
+    vec_env: str = "auto"
     seed: int = 0
     out: str = "runs/agent"
     resume: str | None = None
@@ -150,6 +159,8 @@ class TrainConfig:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.n_envs < 1:
             raise ValueError(f"n_envs must be >= 1, got {self.n_envs}")
+        if self.vec_env not in VEC_ENVS:
+            raise ValueError(f"vec_env must be one of {list(VEC_ENVS)}, got {self.vec_env!r}")
         if set(self.eval_seeds) & set(self.train_seeds):
             raise ValueError("eval_seeds must be disjoint from train_seeds")
         import baselines
@@ -336,7 +347,12 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         torch.use_deterministic_algorithms(True)
     configs = env_configs(config)
     vec = make_vec_env(
-        configs, config.train_seeds, config.n_envs, config.seed, reward_scale=config.reward_scale
+        configs,
+        config.train_seeds,
+        config.n_envs,
+        config.seed,
+        reward_scale=config.reward_scale,
+        subprocess=VEC_ENVS[config.vec_env],
     )
     record: dict[str, Any] = {
         "algo": config.algo,

@@ -62,7 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pending-window", type=int, default=16)
     parser.add_argument("--running-window", type=int, default=16)
     parser.add_argument("--timesteps", type=int, default=200_000, help="RL environment steps")
-    parser.add_argument("--n-envs", type=int, default=2, help="parallel envs (SubprocVecEnv)")
+    parser.add_argument("--n-envs", type=int, default=2, help="parallel envs")
+    parser.add_argument(
+        "--vec-env",
+        choices=("auto", "subproc", "dummy"),
+        default="auto",
+        help="subproc: one process per env; dummy: all in this process, the policy acting on "
+        "a batch (faster on few cores); auto: subproc when --n-envs > 1",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/agent", help="output folder")
     parser.add_argument(
@@ -132,6 +139,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "running_window": args.running_window,
         "timesteps": args.timesteps,
         "n_envs": args.n_envs,
+        "vec_env": args.vec_env,
         "seed": args.seed,
         "out": args.out,
         "resume": args.resume,

@@ -78,6 +78,33 @@ def test_same_seed_same_steps_identical_parameters(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_dummy_and_subprocess_envs_train_the_same_parameters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``vec_env`` changes where the envs run, not what they do."""
+    import agents.training
+
+    built: list[str] = []
+    make = agents.training.make_vec_env
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        vec = make(*args, **kwargs)
+        built.append(type(vec.venv).__name__)
+        return vec
+
+    monkeypatch.setattr(agents.training, "make_vec_env", spy)
+    runs = {
+        vec: _params(train(_config(tmp_path, vec, n_envs=2, vec_env=vec, timesteps=128)))
+        for vec in ("dummy", "subproc")
+    }
+    assert built == ["DummyVecEnv", "SubprocVecEnv"]
+    for key, value in runs["dummy"].items():
+        assert torch.equal(value, runs["subproc"][key]), key
+    with pytest.raises(ValueError, match="vec_env"):
+        _config(tmp_path, "x", vec_env="threads")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["ppo", "dqn"])
 def test_ppo_and_dqn_variants_run(tmp_path: Path, algo: str) -> None:
     config = _config(tmp_path, algo, algo=algo, timesteps=128, learning_starts=32)
