@@ -1,4 +1,5 @@
-"""``gpushare-bench``: speed of the headless simulator (and, with ``--env``, of the env).
+"""``gpushare-bench``: speed of the headless simulator (with ``--env``, of the env; with
+``--train``, of RL training).
 
 Headless: runs a Philly-style workload to completion with a baseline policy and prints
 one JSON line per job count with ``jobs, events, wall_s, jobs_per_s, events_per_s,
@@ -8,6 +9,10 @@ other, each in a fresh process so that ``peak_rss_mb`` is that run's own.
     gpushare-bench --jobs 1000 10000 100000 --cluster philly --policy fifo_pack --seed 0
     gpushare-bench --env --cluster medium --jobs 500 --steps 200000 --seed 0
     gpushare-bench --env --cluster medium --jobs 500 --steps 50000 --seed 0 --repeat 5
+    gpushare-bench --train --preset philly_heavy --n-envs 8 --vec-env dummy
+
+``--train`` prints one JSON line with ``steps, wall_s, steps_per_s`` of MaskablePPO (or
+PPO) training as ``gpushare-train`` runs it (``agents.bench``; needs the ``rl`` extra).
 """
 
 from __future__ import annotations
@@ -76,6 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--load", type=float, default=0.8, help="offered load (headless)")
     parser.add_argument("--env", action="store_true", help="benchmark env steps instead")
     parser.add_argument("--steps", type=int, default=100_000, help="env steps (--env)")
+    train = parser.add_argument_group("--train: RL training steps per second")
+    train.add_argument("--train", action="store_true", help="benchmark training steps instead")
+    train.add_argument("--preset", default="philly_heavy", help="evaluation preset (--train)")
+    train.add_argument("--algo", default="maskable_ppo", choices=("maskable_ppo", "ppo"))
+    train.add_argument("--extractor", default="perm", choices=("flat", "perm"))
+    train.add_argument("--n-envs", type=int, default=8, help="envs stepped together")
+    train.add_argument("--vec-env", default="dummy", choices=("auto", "subproc", "dummy"))
+    train.add_argument("--rollout", type=int, default=2048, help="steps per rollout, all envs")
+    train.add_argument("--rollouts", type=int, default=2, help="timed rollouts")
     parser.add_argument(
         "--repeat",
         type=int,
@@ -108,6 +122,22 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.train:
+        try:
+            from agents.bench import train_benchmark
+        except ImportError as exc:
+            print(f"gpushare-bench: --train needs the rl extra ({exc})", file=sys.stderr)
+            return 2
+        try:
+            record = train_benchmark(
+                args.preset, args.algo, args.extractor, args.n_envs, args.vec_env,
+                args.rollout, args.rollouts, args.seed,
+            )  # fmt: skip
+        except ValueError as exc:
+            print(f"gpushare-bench: {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps(record), flush=True)
+        return 0
     if args.env:
         from gpushare_env.envs.bench import env_benchmark
 

@@ -1,0 +1,106 @@
+"""Speed of RL training on ``GPUShare-v0`` (``gpushare-bench --train``).
+
+Times what one ``gpushare-train`` step costs end to end: acting (the policy's forward
+pass on the observations of every env), stepping the envs, and the algorithm's updates,
+for a given number of envs and way of running them. The first rollout (and first update)
+is a warm-up and is not timed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import torch
+
+from agents.envs import make_vec_env
+from agents.training import VEC_ENVS, TrainConfig, build_model, env_configs
+
+__all__ = ["train_benchmark"]
+
+
+def train_benchmark(
+    preset: str = "philly_heavy",
+    algo: str = "maskable_ppo",
+    extractor: str = "perm",
+    n_envs: int = 8,
+    vec_env: str = "dummy",
+    rollout: int = 2048,
+    rollouts: int = 2,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Train ``rollouts`` rollouts of ``rollout`` steps (after one untimed) and time them.
+
+    Runs as ``gpushare-train`` does (one torch thread in this process), with its default
+    update settings (``n_epochs``, ``batch_size``) and ``n_steps = rollout // n_envs``.
+
+    Args:
+        preset: Evaluation preset giving the cluster, workload and episode size.
+        algo: ``maskable_ppo`` or ``ppo`` (on-policy: a rollout is ``n_steps * n_envs``).
+        extractor: ``flat`` or ``perm``.
+        n_envs: Envs stepped together.
+        vec_env: ``dummy``, ``subproc`` or ``auto`` (see ``TrainConfig.vec_env``).
+        rollout: Env steps per rollout, summed over envs; a multiple of ``n_envs``.
+        rollouts: Timed rollouts.
+        seed: Seed of the model and the envs.
+
+    Returns:
+        ``steps, wall_s, steps_per_s, cpu_s`` and the settings; ``cpu_s`` is this
+        process's CPU time (subprocess envs' time is not in it).
+
+    Raises:
+        ValueError: an off-policy ``algo``, or ``rollout`` not a multiple of ``n_envs``.
+    """
+    if algo not in ("maskable_ppo", "ppo"):
+        raise ValueError(f"train benchmark: algo must be maskable_ppo or ppo, got {algo!r}")
+    if rollout < n_envs or rollout % n_envs:
+        raise ValueError(
+            f"train benchmark: rollout ({rollout}) must be a multiple of n_envs ({n_envs})"
+        )
+    default_batch: Any = {f.name: f.default for f in dataclasses.fields(TrainConfig)}["batch_size"]
+    config = TrainConfig.from_preset(
+        preset,
+        algo=algo,
+        extractor=extractor,
+        n_envs=n_envs,
+        vec_env=vec_env,
+        n_steps=rollout // n_envs,
+        batch_size=min(int(default_batch), rollout),
+        seed=seed,
+        progress_bar=False,
+    )
+    torch.set_num_threads(1)
+    vec = make_vec_env(
+        env_configs(config),
+        config.train_seeds,
+        n_envs,
+        seed,
+        reward_scale=config.reward_scale,
+        subprocess=VEC_ENVS[vec_env],
+    )
+    try:
+        model = build_model(config, vec)
+        model.learn(rollout)  # warm-up: the first reset and update
+        start, cpu_start = time.perf_counter(), time.process_time()
+        model.learn(rollout * rollouts, reset_num_timesteps=False)
+        wall_s = time.perf_counter() - start
+        cpu_s = time.process_time() - cpu_start
+    finally:
+        vec.close()
+    steps = rollout * rollouts
+    return {
+        "mode": "train",
+        "preset": preset,
+        "algo": algo,
+        "extractor": extractor,
+        "n_envs": n_envs,
+        "vec_env": vec_env,
+        "n_epochs": config.n_epochs,
+        "batch_size": config.batch_size,
+        "seed": seed,
+        "steps": steps,
+        "wall_s": round(wall_s, 3),
+        "steps_per_s": round(steps / wall_s, 1),
+        "cpu_s": round(cpu_s, 3),
+    }
