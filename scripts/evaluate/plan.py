@@ -496,7 +496,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
             too_big = (workload.size or workload.num_jobs or 0) > GANTT_MAX_JOBS
             for k, seed in enumerate(seeds):
                 config = {**env_configs[workload.label], **policy.env_overrides}
-                params = {**policy.params, **({} if policy.is_agent else {"seed": seed})}
+                # a seed given in the name (random:seed=5) wins over the run's
+                params = {**({} if policy.is_agent else {"seed": seed}), **policy.params}
                 policy_for_run = (
                     policy if policy.is_agent else dataclasses.replace(policy, params=params)
                 )

@@ -230,6 +230,20 @@ def test_a_baseline_with_parameters_runs_under_its_own_label(tmp_path: Path) -> 
     assert default["mean_jct_s"] != tuned["mean_jct_s"]  # the parameters took effect
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert variant in json.dumps(summary)
+    runs = json.loads((tmp_path / "config.json").read_text())["runs"]
+    assert runs[1]["policy_spec"]["params"] == {
+        "seed": 2,  # the run's seed, as for every baseline
+        "queue_thresholds_gpu_s": [60, 600],
+        "promote_knob": 0,
+    }
+
+
+def test_a_seed_in_the_name_wins_over_the_runs_seed(tmp_path: Path) -> None:
+    argv = ["--policies", "random:seed=5", "--num-jobs", "6", "--seeds", "0", "1"]
+    argv += ["--workload", "thesis", "--cluster", "tiny", "--quiet", "--no-plots"]
+    assert evaluate.main([*argv, "--workers", "1", "--out", str(tmp_path)]) == 0
+    runs = json.loads((tmp_path / "config.json").read_text())["runs"]
+    assert [r["policy_spec"]["params"] for r in runs] == [{"seed": 5}, {"seed": 5}]
 
 
 BAD_ARGUMENTS = {
