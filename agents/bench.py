@@ -58,7 +58,6 @@ def train_benchmark(
         raise ValueError(
             f"train benchmark: rollout ({rollout}) must be a multiple of n_envs ({n_envs})"
         )
-    default_batch: Any = {f.name: f.default for f in dataclasses.fields(TrainConfig)}["batch_size"]
     config = TrainConfig.from_preset(
         preset,
         algo=algo,
@@ -66,10 +65,10 @@ def train_benchmark(
         n_envs=n_envs,
         vec_env=vec_env,
         n_steps=rollout // n_envs,
-        batch_size=min(int(default_batch), rollout),
         seed=seed,
         progress_bar=False,
     )
+    config = dataclasses.replace(config, batch_size=min(config.batch_size, rollout))
     torch.set_num_threads(1)
     vec = make_vec_env(
         env_configs(config),

@@ -320,7 +320,7 @@ def _resolve_policies(
         elif token.split(":")[0].strip() in names and ":" in token:
             try:  # a baseline with parameters: check them now, not in every run
                 name, params = baselines.parse_spec(token)
-                baselines.make(token)
+                baselines.make(name, **params)
             except (TypeError, ValueError) as exc:
                 raise UsageError(f"--policies: {exc}") from None
             if token not in {s.label for s in specs}:
