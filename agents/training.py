@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import platform
 import sys
 import time
@@ -91,7 +92,11 @@ class TrainConfig:
         n_steps: PPO rollout length per env.
         batch_size: Minibatch size.
         n_epochs: PPO epochs per rollout.
-        gamma: Discount per decision.
+        gamma: Discount per decision (ignored when ``time_constant_h`` is set).
+        time_constant_h: SMDP discount (``agents.smdp``): a step that lets simulated time
+            run by ``dt`` is discounted by ``exp(-dt / tau)`` with ``tau`` this many
+            hours, and decisions at one instant are not discounted (``None``: ``gamma``
+            per decision). PPO and MaskablePPO only.
         gae_lambda: PPO GAE lambda.
         clip_range: PPO clip range.
         ent_coef: PPO entropy bonus.
@@ -135,6 +140,7 @@ class TrainConfig:
     batch_size: int = 256
     n_epochs: int = 5
     gamma: float = 0.99
+    time_constant_h: float | None = None
     gae_lambda: float = 0.95
     clip_range: float = 0.1
     ent_coef: float = 0.0
@@ -161,6 +167,12 @@ class TrainConfig:
             raise ValueError(f"n_envs must be >= 1, got {self.n_envs}")
         if self.vec_env not in VEC_ENVS:
             raise ValueError(f"vec_env must be one of {list(VEC_ENVS)}, got {self.vec_env!r}")
+        tau = self.time_constant_h
+        if tau is not None:
+            if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
+                raise ValueError(f"time_constant_h must be None or a number > 0, got {tau!r}")
+            if self.algo == "dqn":
+                raise ValueError("time_constant_h needs PPO or MaskablePPO, not dqn")
         if set(self.eval_seeds) & set(self.train_seeds):
             raise ValueError("eval_seeds must be disjoint from train_seeds")
         import baselines
@@ -261,7 +273,7 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         policy_kwargs["features_extractor_kwargs"] = {"row_dim": 64, "slot_dim": 4}
     common: dict[str, Any] = {
         "learning_rate": config.learning_rate,
-        "gamma": config.gamma,
+        **_discount_kwargs(config),
         "seed": config.seed,
         "device": "cpu",
         "verbose": config.verbose,
@@ -296,13 +308,23 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     )
 
 
+def _discount_kwargs(config: TrainConfig) -> dict[str, Any]:
+    """SB3 arguments of the discount: ``gamma`` per decision, or the SMDP buffer."""
+    if config.time_constant_h is None:
+        return {"gamma": config.gamma}
+    from agents.smdp import smdp_buffer_class
+
+    # gamma is then only SB3's bootstrap of truncated episodes (see agents.smdp)
+    return {"gamma": 1.0, "rollout_buffer_class": smdp_buffer_class(config.algo)}
+
+
 def _resume_overrides(config: TrainConfig) -> dict[str, Any]:
     """Hyper-parameters of ``config`` that replace the saved ones when resuming.
 
     A resumed run continues the saved weights (and step count) with this run's
     optimisation settings, so a warm-started model can be fine-tuned more gently.
     """
-    values: dict[str, Any] = {"learning_rate": config.learning_rate, "gamma": config.gamma}
+    values: dict[str, Any] = {"learning_rate": config.learning_rate, **_discount_kwargs(config)}
     if config.algo == "dqn":
         values.update(batch_size=config.batch_size)
         return values
@@ -425,6 +447,10 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         }
         model.save(out / "bc_model.zip")
     callbacks: list[Any] = [SchedulingMetricsCallback()]
+    if config.time_constant_h is not None:
+        from agents.smdp import SMDPDiscountCallback
+
+        callbacks.append(SMDPDiscountCallback(config.time_constant_h * 3600.0))
     evaluator = None
     if config.eval_seeds and config.timesteps > 0:
         evaluator = HeuristicEvalCallback(

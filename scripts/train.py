@@ -107,7 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-epochs", type=int, default=5)
     parser.add_argument("--clip-range", type=float, default=0.1)
     parser.add_argument("--target-kl", type=float, default=0.02)
-    parser.add_argument("--gamma", type=float, default=0.99)
+    parser.add_argument("--gamma", type=float, default=0.99, help="discount per decision")
+    parser.add_argument(
+        "--time-constant-h",
+        type=float,
+        help="discount by simulated time instead (SMDP): a step that lets time run by dt "
+        "counts exp(-dt / tau), tau in hours",
+    )
     parser.add_argument("--ent-coef", type=float, default=0.0)
     parser.add_argument("--reward-scale", type=float, default=0.01)
     parser.add_argument(
@@ -158,6 +164,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "clip_range": args.clip_range,
         "target_kl": args.target_kl,
         "gamma": args.gamma,
+        "time_constant_h": args.time_constant_h,
         "ent_coef": args.ent_coef,
         "reward_scale": args.reward_scale,
         "progress_bar": not args.no_progress,

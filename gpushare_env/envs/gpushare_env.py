@@ -155,8 +155,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``"rgb_array"`` (a nodes x GPUs picture of memory and load).
 
     Info keys: ``action_mask``, ``reward_terms``, ``time_s``, ``jobs_done``,
-    ``decisions``, ``invalid`` (every step); ``num_jobs``, ``rejected_jobs`` (reset);
-    ``metrics`` and ``deadlock`` (last step).
+    ``decisions``, ``invalid`` (every step); ``elapsed_s``, the simulated time the step
+    let run, the SMDP sojourn time (every step but reset); ``num_jobs``,
+    ``rejected_jobs`` (reset); ``metrics`` and ``deadlock`` (last step).
 
     ## Version History
 
@@ -347,6 +348,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         sim = self._sim
         assert encoder is not None and sim is not None
         self._terms = terms = [0.0] * len(REWARD_COMPONENTS)
+        started_s = sim.now_s
         a = int(action)
         invalid = not (0 <= a <= self._advance_action and encoder.mask[a])
         if not invalid:
@@ -370,6 +372,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         for i, weight in self._active_weights:
             reward += weight * terms[i]
         info = self._info(invalid)
+        info["elapsed_s"] = sim.now_s - started_s
         if self._over:
             info["metrics"] = self._metrics()
             info["deadlock"] = self._deadlock

@@ -161,8 +161,10 @@ def test_invalid_action_raise_mode() -> None:
 def _episode_sums(env: GPUShareEnv, seed: int, allow_suspend: bool) -> tuple[dict, GPUShareEnv]:
     rng = np.random.default_rng(seed)
     _, info = env.reset(seed=seed)
+    assert "elapsed_s" not in info  # a reset is not a step
     sums = dict.fromkeys(REWARD_COMPONENTS, 0.0)
     total = 0.0
+    sums["elapsed_s"] = -info["time_s"]
     while True:
         mask = info["action_mask"].copy()
         if not allow_suspend or rng.random() < 0.9:  # suspend rarely, or episodes never end
@@ -172,7 +174,10 @@ def _episode_sums(env: GPUShareEnv, seed: int, allow_suspend: bool) -> tuple[dic
         for name, value in info["reward_terms"].items():
             sums[name] += value
         total += reward
+        assert info["elapsed_s"] >= 0.0
+        sums["elapsed_s"] += info["elapsed_s"]
         if terminated or truncated:
+            sums["elapsed_s"] -= info["time_s"]  # the sojourn times add up to the clock
             assert terminated
             sums["reward"] = total
             return sums, env
@@ -207,6 +212,7 @@ def test_episode_sums_match_the_metrics(seed: int) -> None:
     busy = float(np.sum(util.compute_in_use * util.durations_s)) / util.num_gpus
     assert sums["utilisation"] == pytest.approx(busy / scale, rel=1e-9)
     assert sums["reward"] == pytest.approx(sum(sums[name] for name in REWARD_COMPONENTS))
+    assert sums["elapsed_s"] == pytest.approx(0.0, abs=1e-6)
 
 
 def test_starvation_sum_without_suspensions() -> None:
