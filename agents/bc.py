@@ -11,6 +11,7 @@ that already knows the scale of the rewards.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +77,7 @@ def collect_demonstrations(
     gamma: float = 0.99,
     reward_scale: float = 1.0,
     driver: Any = None,
+    time_constant_s: float | None = None,
 ) -> Demonstrations:
     """Record ``heuristic``'s decision at every state of one episode per (config, seed).
 
@@ -88,11 +90,13 @@ def collect_demonstrations(
             ``i % len``).
         seeds: Training episode seeds.
         heuristic: A name of ``baselines.available()``.
-        gamma: Discount of the recorded returns (the RL algorithm's).
+        gamma: Discount per decision of the recorded returns (the RL algorithm's).
         reward_scale: Factor on the rewards (the training envs').
         driver: ``None``: the heuristic also acts (plain demonstrations). An SB3 model:
             it acts (deterministically, masked) while the heuristic only labels the states
             it visits (DAgger), so the clone learns to recover from its own mistakes.
+        time_constant_s: Discount by simulated time instead (``agents.smdp``): a step
+            that lets time run by ``dt`` counts ``exp(-dt / time_constant_s)``.
     """
     import baselines
     from agents.evaluation import policy_action
@@ -109,6 +113,7 @@ def collect_demonstrations(
         obs, _ = env.reset(seed=int(seed))
         policy = baselines.make(heuristic, env)
         rewards: list[float] = []
+        discounts: list[float] = []
         done = False
         info: dict[str, Any] = {}
         while not done:
@@ -120,11 +125,14 @@ def collect_demonstrations(
             action = int(label) if driver is None else policy_action(driver, obs, env)
             obs, reward, terminated, truncated, info = env.step(action)
             rewards.append(float(reward) * reward_scale)
+            discounts.append(
+                gamma if time_constant_s is None else math.exp(-info["elapsed_s"] / time_constant_s)
+            )
             done = terminated or truncated
         discounted = np.zeros(len(rewards), dtype=np.float32)
         running = 0.0
         for t in range(len(rewards) - 1, -1, -1):
-            running = rewards[t] + gamma * running
+            running = rewards[t] + discounts[t] * running
             discounted[t] = running
         returns.append(discounted)
         jcts.append(float(info.get("metrics", {}).get("mean_jct_s", np.nan)))
@@ -241,6 +249,7 @@ def dagger(
     batch_size: int = 256,
     learning_rate: float = 3e-4,
     log: Any = None,
+    time_constant_s: float | None = None,
 ) -> tuple[Demonstrations, list[dict[str, float]]]:
     """DAgger (Ross et al., 2011) after behaviour cloning: the clone drives, the heuristic labels.
 
@@ -260,8 +269,9 @@ def dagger(
         if not batch:
             break
         visited = collect_demonstrations(
-            env_configs, batch, heuristic, gamma, reward_scale, driver=model
-        )
+            env_configs, batch, heuristic, gamma, reward_scale, driver=model,
+            time_constant_s=time_constant_s,
+        )  # fmt: skip
         demos = demos.extend(visited)
         fit = clone(
             model, demos, epochs=epochs, batch_size=batch_size,

@@ -403,9 +403,11 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         bc_started = time.perf_counter()
         rng = np.random.default_rng(config.seed)
         bc_seeds = [int(s) for s in rng.permutation(config.train_seeds)[: config.bc_episodes]]
+        tau_s = None if config.time_constant_h is None else config.time_constant_h * 3600.0
         demos = collect_demonstrations(
-            configs, bc_seeds, config.bc_heuristic, config.gamma, config.reward_scale
-        )
+            configs, bc_seeds, config.bc_heuristic, config.gamma, config.reward_scale,
+            time_constant_s=tau_s,
+        )  # fmt: skip
 
         def _log(summary: dict[str, float]) -> None:
             if config.verbose or config.progress_bar:
@@ -436,6 +438,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
                 model, demos, configs, unused, config.dagger_iterations,
                 config.dagger_episodes, config.bc_heuristic, config.gamma,
                 config.reward_scale, batch_size=config.batch_size, log=_log_dagger,
+                time_constant_s=tau_s,
             )  # fmt: skip
             record["dagger"] = dagger_history
         record["bc"] = {

@@ -150,3 +150,31 @@ def test_resuming_with_a_time_constant_switches_the_buffer(tmp_path: Path) -> No
     model = load_model(resumed)
     assert model.gamma == 1.0  # only SB3's truncation bootstrap reads it
     assert model.rollout_buffer_class.__name__ == "SMDPMaskableDictRolloutBuffer"
+
+
+def test_demonstration_returns_are_discounted_by_time() -> None:
+    import baselines
+    from agents.bc import collect_demonstrations
+    from agents.envs import make_env
+
+    config = {"cluster": "tiny", "workload": "thesis", "num_jobs": 6}
+    tau = 1800.0
+    demos = collect_demonstrations([config], [3], "thesis", reward_scale=0.5, time_constant_s=tau)
+    # the same episode by hand: rewards and sojourn times of the heuristic's steps
+    env = make_env(config)
+    obs, _ = env.reset(seed=3)
+    policy = baselines.make("thesis", env)
+    rewards, elapsed, done = [], [], False
+    while not done:
+        action, _ = policy.predict(obs, deterministic=True)
+        obs, reward, terminated, truncated, info = env.step(int(action))
+        rewards.append(0.5 * float(reward))
+        elapsed.append(info["elapsed_s"])
+        done = terminated or truncated
+    expected, running = [], 0.0
+    for r, dt in zip(reversed(rewards), reversed(elapsed), strict=True):
+        running = r + np.exp(-dt / tau) * running
+        expected.append(running)
+    np.testing.assert_allclose(demos.returns, expected[::-1], rtol=1e-5)
+    per_decision = collect_demonstrations([config], [3], "thesis", gamma=0.99, reward_scale=0.5)
+    assert not np.allclose(per_decision.returns, demos.returns)
