@@ -126,6 +126,7 @@ HAND_SUMMARY = {
     "p50_jct_s": 20.0,
     "p95_jct_s": 20 + 0.9 * 8,  # rank 1.9 -> 27.2
     "p99_jct_s": 20 + 0.98 * 8,  # rank 1.98 -> 27.84
+    "mean_solo_s": (10 + 10 + 5) / 3,  # JCT / slowdown of each job
     "makespan_s": 30.0,  # 30 - 0
     # Delays sorted [0, 1, 8].
     "mean_queue_s": 3.0,
@@ -208,7 +209,13 @@ def test_group_functions_on_hand_example() -> None:
     assert metrics.makespan_window(HAND_RECORDS) == (0.0, 30.0)
     assert metrics.makespan_s(HAND_RECORDS) == 30.0
     assert metrics.jct_stats(HAND_RECORDS) == pytest.approx(
-        {"mean_jct_s": 58 / 3, "p50_jct_s": 20.0, "p95_jct_s": 27.2, "p99_jct_s": 27.84}
+        {
+            "mean_jct_s": 58 / 3,
+            "p50_jct_s": 20.0,
+            "p95_jct_s": 27.2,
+            "p99_jct_s": 27.84,
+            "mean_solo_s": 25 / 3,
+        }
     )
     assert metrics.queue_stats(HAND_RECORDS)["p95_queue_s"] == pytest.approx(7.3)
     assert metrics.slowdown_stats(HAND_RECORDS)["p95_slowdown"] == pytest.approx(3.88)

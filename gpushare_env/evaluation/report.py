@@ -113,7 +113,9 @@ def summarize_runs(
         "best", "vs_reference"}}}}}}}``; ``vs_reference`` is ``None`` for the reference
         itself (and when it is absent), else ``{"n", "mean", "half_width", "ci_low",
         "ci_high", "relative", "t", "p_value", "significant"}``. Undefined numbers are
-        ``None``.
+        ``None``. When the rows carry ``mean_solo_s`` (the jobs' mean solo duration, the
+        same for every policy on a seed), a workload also has ``"jct_lower_bound_s":
+        {"n", "mean", "half_width"}`` over its seeds: no scheduler's mean JCT is lower.
 
     Raises:
         ValueError: A row misses a key, or a (policy, workload, seed) appears twice.
@@ -202,6 +204,19 @@ def summarize_runs(
         for metric in metrics:
             for policy in _best_policies(means[metric], metric):
                 entry["policies"][policy]["metrics"][metric]["best"] = True
+        solo = {
+            seed: float(row["mean_solo_s"])
+            for policy in present
+            for seed, row in by_cell[(workload, policy)].items()
+            if "mean_solo_s" in row
+        }
+        if solo:
+            bound = mean_ci([solo[s] for s in sorted(solo)], level)
+            entry["jct_lower_bound_s"] = {
+                "n": bound.n,
+                "mean": _finite_or_none(bound.mean),
+                "half_width": _finite_or_none(bound.half_width),
+            }
         summary["workloads"][workload] = entry
     return summary
 
@@ -303,6 +318,13 @@ def render_markdown(
             ),
         )
         lines.append("")
+        bound = entry.get("jct_lower_bound_s")
+        if bound is not None and "mean_jct_s" in metrics:
+            lines += [
+                "Lower bound of `mean_jct_s` (the jobs' mean solo duration, which no "
+                f"scheduler beats): {_mean_cell({**bound, 'best': False})}.",
+                "",
+            ]
         if main_table_only:
             continue
         if baseline in entry["policies"]:

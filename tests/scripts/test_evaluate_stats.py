@@ -238,3 +238,17 @@ def test_presets_keep_train_and_test_seeds_apart() -> None:
     thesis = EVALUATION_PRESETS["thesis"]
     assert (thesis.seeds, thesis.num_jobs, thesis.cluster) == ((0, 1, 2), 100, "thesis")
     assert thesis.workloads == ("thesis", "thesis_poisson")
+
+
+def test_summary_reports_the_solo_time_lower_bound_per_workload() -> None:
+    rows = _tiny_rows()
+    assert "jct_lower_bound_s" not in summarize_runs(rows, ("mean_jct_s",))["workloads"]["w"]
+    solo = [30.0, 40.0, 50.0]  # per seed, the same for every policy
+    for row in rows:
+        row["mean_solo_s"] = solo[int(row["seed"])]  # type: ignore[call-overload]
+    summary = summarize_runs(rows, ("mean_jct_s",))
+    bound = summary["workloads"]["w"]["jct_lower_bound_s"]
+    assert bound["n"] == 3 and bound["mean"] == pytest.approx(40.0)
+    assert bound["half_width"] == pytest.approx(4.302653 * 10 / math.sqrt(3), abs=1e-4)
+    text = render_markdown(summary, main_table_only=True)
+    assert "Lower bound of `mean_jct_s`" in text and "40.00 ± 24.84" in text
