@@ -102,8 +102,14 @@ def make_env_fn(
     seeds: Sequence[int],
     stream_seed: int,
     reward_scale: float = 1.0,
+    reward_reference: str | None = None,
 ) -> Callable[[], gym.Env[Any, Any]]:
-    """A picklable constructor of one training env (for ``SubprocVecEnv``)."""
+    """A picklable constructor of one training env (for ``SubprocVecEnv``).
+
+    ``reward_reference``: a heuristic whose ``jct`` term on the same episode is added
+    back to the reward (:class:`agents.reference.RelativeReward`); ``None``: the plain
+    reward.
+    """
     config = dict(env_config)
     seed_list = [int(s) for s in seeds]
 
@@ -111,7 +117,12 @@ def make_env_fn(
         import torch
 
         torch.set_num_threads(1)  # a worker process must not grab every core
-        return SeededEpisodes(make_env(config), seed_list, stream_seed, reward_scale)
+        env = make_env(config)
+        if reward_reference is not None:
+            from agents.reference import RelativeReward
+
+            env = RelativeReward(env, config, reward_reference)
+        return SeededEpisodes(env, seed_list, stream_seed, reward_scale)
 
     return _init
 
@@ -123,6 +134,7 @@ def make_vec_env(
     seed: int,
     reward_scale: float = 1.0,
     subprocess: bool | None = None,
+    reward_reference: str | None = None,
 ) -> VecEnv:
     """``n_envs`` training envs, env ``i`` on ``env_configs[i % len(env_configs)]``.
 
@@ -137,11 +149,19 @@ def make_vec_env(
         reward_scale: Factor on every reward.
         subprocess: ``SubprocVecEnv`` (``True``) or ``DummyVecEnv`` (``False``); ``None``
             picks subprocesses when ``n_envs > 1``.
+        reward_reference: Make the ``jct`` reward relative to this heuristic on the same
+            episode (see :mod:`agents.reference`); ``None``: the plain reward.
     """
     if n_envs < 1:
         raise ValueError(f"n_envs must be >= 1, got {n_envs}")
     fns = [
-        make_env_fn(env_configs[i % len(env_configs)], seeds, seed * 1000 + i, reward_scale)
+        make_env_fn(
+            env_configs[i % len(env_configs)],
+            seeds,
+            seed * 1000 + i,
+            reward_scale,
+            reward_reference,
+        )
         for i in range(n_envs)
     ]
     use_subprocess = n_envs > 1 if subprocess is None else subprocess

@@ -13,13 +13,14 @@ held-out validation seeds, and writes into ``out``:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
 import platform
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,13 @@ class TrainConfig:
         eval_seeds: Held-out seeds of the periodic evaluation (empty: no evaluation).
         eval_every: Steps between evaluations.
         reward_scale: Factor on the rewards seen by the learner.
+        reward_reference: Make the ``jct`` reward relative to this heuristic played on the
+            same episode (``agents.reference``: a control variate against the variance the
+            arrivals cause; the optimal policies stay the same); ``None``: plain reward.
+        critic_warmup: RL steps at the start during which only the value head learns (the
+            policy and the shared extractor are frozen): a resumed model whose critic was
+            fitted to another reward or discount first relearns its values.
+        critic_warmup_lr: Adam step size during ``critic_warmup``.
         bc_episodes: Heuristic episodes recorded for the behaviour-cloning warm start (0: none).
         bc_epochs: Passes of behaviour cloning.
         bc_heuristic: Heuristic cloned.
@@ -129,6 +137,9 @@ class TrainConfig:
     eval_seeds: tuple[int, ...] = VALIDATION_SEEDS
     eval_every: int = 20_000
     reward_scale: float = 0.01
+    reward_reference: str | None = None
+    critic_warmup: int = 0
+    critic_warmup_lr: float = 3e-4
     bc_episodes: int = 0
     bc_epochs: int = 10
     bc_heuristic: str = "thesis"
@@ -160,7 +171,7 @@ class TrainConfig:
             raise ValueError(f"extractor must be one of {list(EXTRACTORS)}, got {self.extractor!r}")
         if not self.workloads:
             raise ValueError("workloads: give at least one workload")
-        for name in ("timesteps", "bc_episodes", "bc_epochs"):
+        for name in ("timesteps", "bc_episodes", "bc_epochs", "critic_warmup"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.n_envs < 1:
@@ -177,10 +188,16 @@ class TrainConfig:
             raise ValueError("eval_seeds must be disjoint from train_seeds")
         import baselines
 
-        try:  # a bad teacher fails here, not after the env set-up
-            baselines.make(self.bc_heuristic)
-        except ValueError as exc:
-            raise ValueError(f"bc_heuristic: {exc}") from None
+        for name in ("bc_heuristic", "reward_reference"):
+            heuristic = getattr(self, name)
+            if heuristic is None and name == "reward_reference":
+                continue
+            try:  # a bad heuristic fails here, not after the env set-up
+                baselines.make(heuristic)
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+        if self.critic_warmup and self.algo == "dqn":
+            raise ValueError("critic_warmup needs PPO or MaskablePPO, not dqn")
         object.__setattr__(self, "workloads", tuple(self.workloads))
         object.__setattr__(self, "net_arch", tuple(int(n) for n in self.net_arch))
         object.__setattr__(self, "train_seeds", tuple(int(s) for s in self.train_seeds))
@@ -340,6 +357,28 @@ def _resume_overrides(config: TrainConfig) -> dict[str, Any]:
     return values
 
 
+@contextlib.contextmanager
+def _only_value_head_learns(model: Any, learning_rate: float) -> Iterator[None]:
+    """Freeze every parameter of an actor-critic policy but the value head's, and train
+    that at ``learning_rate``."""
+    policy = model.policy
+    value_head = [*policy.value_net.parameters(), *policy.mlp_extractor.value_net.parameters()]
+    if not policy.share_features_extractor:
+        value_head += list(policy.vf_features_extractor.parameters())
+    keep = {id(p) for p in value_head}
+    frozen = [p for p in policy.parameters() if p.requires_grad and id(p) not in keep]
+    for p in frozen:
+        p.requires_grad_(False)
+    schedule = model.lr_schedule
+    model.lr_schedule = lambda _progress: learning_rate
+    try:
+        yield
+    finally:
+        model.lr_schedule = schedule
+        for p in frozen:
+            p.requires_grad_(True)
+
+
 def _versions() -> dict[str, str]:
     import gymnasium
     import sb3_contrib
@@ -375,6 +414,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         config.seed,
         reward_scale=config.reward_scale,
         subprocess=VEC_ENVS[config.vec_env],
+        reward_reference=config.reward_reference,
     )
     record: dict[str, Any] = {
         "algo": config.algo,
@@ -464,12 +504,21 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         callbacks.append(ProgressBarCallback(config.timesteps))
     (out / "config.json").write_text(json.dumps(record, indent=2, default=str))
     rl_started = time.perf_counter()
-    if config.timesteps > 0:
+    warmup = min(config.critic_warmup, config.timesteps)
+    if warmup > 0:
+        with _only_value_head_learns(model, config.critic_warmup_lr):
+            model.learn(
+                total_timesteps=warmup,
+                callback=CallbackList(callbacks),
+                tb_log_name=config.algo,
+                reset_num_timesteps=not config.resume,
+            )
+    if config.timesteps > warmup:
         model.learn(
-            total_timesteps=config.timesteps,
+            total_timesteps=config.timesteps - warmup,
             callback=CallbackList(callbacks),
             tb_log_name=config.algo,
-            reset_num_timesteps=not config.resume,
+            reset_num_timesteps=not config.resume and warmup == 0,
         )
     vec.close()
     path = out / "model.zip"

@@ -117,6 +117,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ent-coef", type=float, default=0.0)
     parser.add_argument("--reward-scale", type=float, default=0.01)
     parser.add_argument(
+        "--reward-reference",
+        metavar="HEURISTIC",
+        help="make the jct reward relative to this heuristic on the same episode "
+        "(a control variate against the arrivals' variance; agents.reference)",
+    )
+    parser.add_argument(
+        "--critic-warmup",
+        type=int,
+        default=0,
+        metavar="STEPS",
+        help="first RL steps train only the value head (after --resume with a new reward)",
+    )
+    parser.add_argument("--critic-warmup-lr", type=float, default=3e-4)
+    parser.add_argument(
         "--reward",
         type=json.loads,
         help='reward weights as JSON, e.g. \'{"jct": 1, "makespan": 0.1}\'',
@@ -167,6 +181,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "time_constant_h": args.time_constant_h,
         "ent_coef": args.ent_coef,
         "reward_scale": args.reward_scale,
+        "reward_reference": args.reward_reference,
+        "critic_warmup": args.critic_warmup,
+        "critic_warmup_lr": args.critic_warmup_lr,
         "progress_bar": not args.no_progress,
     }
     if args.cluster:

@@ -1,0 +1,142 @@
+"""The ``jct`` reward relative to a reference heuristic on the same episode.
+
+On ``GPUShare-v0`` most of the variance of a return comes from the episode's input, the
+job arrivals, not from the agent: a burst of arrivals costs every scheduler. Mao et al.
+("Variance Reduction for Reinforcement Learning in Input-Driven Environments", ICLR
+2019) remove it with baselines that depend on the input sequence. The cheapest form of
+that idea here is a control variate inside the reward: the ``jct`` term is
+``-(jobs in system) x elapsed / T``, and ``RelativeReward`` adds back
+``+(jobs in system under the reference) x elapsed / T`` over the same simulated
+interval, where the reference is a heuristic played once on the same seed. What is
+left is "how many more jobs than the reference hold the system now", which arrivals
+move much less.
+
+The added terms depend only on simulated time and the seed, and when the episode ends
+the rest of the reference's integral is added at once, so an episode's added total is
+the same constant whatever the agent does: the optimal policies do not change (only the
+discounting of the added terms differs, by when the agent's decisions fall).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = ["JobsInSystem", "RelativeReward", "reference_profile"]
+
+
+class JobsInSystem:
+    """The number of jobs in the system over time, and its integral.
+
+    Args:
+        arrivals_s: Each job's arrival.  # (J,) [s]
+        finishes_s: Each job's finish.  # (J,) [s]
+    """
+
+    def __init__(self, arrivals_s: np.ndarray, finishes_s: np.ndarray) -> None:
+        arrivals = np.asarray(arrivals_s, dtype=float)
+        finishes = np.asarray(finishes_s, dtype=float)
+        if arrivals.shape != finishes.shape or np.any(finishes < arrivals):
+            raise ValueError("JobsInSystem: every job needs an arrival before its finish")
+        times = np.concatenate([arrivals, finishes])
+        steps = np.concatenate([np.ones_like(arrivals), -np.ones_like(finishes)])
+        order = np.argsort(times, kind="stable")
+        self.times_s = times[order]  # [s] breakpoints
+        self.counts = np.cumsum(steps[order])  # jobs in system just after each breakpoint
+        # integral from 0 to each breakpoint: sum of count x interval before it
+        widths = np.diff(self.times_s, prepend=self.times_s[0] if len(times) else 0.0)
+        before = np.concatenate([[0.0], self.counts[:-1]]) if len(times) else self.counts
+        self._cumulative = np.cumsum(before * widths)  # [job-s]
+        self.total = float(self._cumulative[-1]) if len(times) else 0.0  # [job-s]
+
+    def integral(self, t_s: float) -> float:
+        """``integral from 0 to t_s`` of the jobs in the system.  [job-s]"""
+        k = int(np.searchsorted(self.times_s, t_s, side="right")) - 1
+        if k < 0:
+            return 0.0
+        return float(self._cumulative[k] + self.counts[k] * (t_s - self.times_s[k]))
+
+
+@lru_cache(maxsize=512)
+def _profile(config_json: str, seed: int, heuristic: str) -> JobsInSystem:
+    import baselines
+    from agents.envs import heuristic_env_config, make_env
+    from agents.evaluation import policy_action
+
+    env = make_env(heuristic_env_config(json.loads(config_json)))
+    obs, _ = env.reset(seed=seed)
+    policy = baselines.make(heuristic, env)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        obs, _, terminated, truncated, _ = env.step(policy_action(policy, obs, env))
+    if truncated:
+        raise RuntimeError(
+            f"reward reference {heuristic!r} was truncated on seed {seed}: raise the env's "
+            "max_decisions / max_time_s"
+        )
+    records = env.unwrapped.simulator.records()  # type: ignore[attr-defined]
+    env.close()
+    return JobsInSystem(
+        np.array([r.arrival_s for r in records]), np.array([r.finish_s for r in records])
+    )
+
+
+def reference_profile(env_config: Mapping[str, Any], seed: int, heuristic: str) -> JobsInSystem:
+    """Jobs in the system when ``heuristic`` plays ``reset(seed=seed)`` of ``env_config``.
+
+    Computed once per (config, seed, heuristic) and process (cached).
+    """
+    return _profile(json.dumps(dict(env_config), sort_keys=True), int(seed), heuristic)
+
+
+class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
+    """Add the reference's ``jct`` term back: the reward becomes relative to the reference.
+
+    Each step adds ``w_jct x (integral of the reference's jobs in system over the step's
+    simulated interval) / T``; the last step adds the rest of the reference's integral.
+    ``info["reward_terms"]`` is left as the env computed it.
+
+    Args:
+        env: A ``GPUShare-v0`` env; reset it with an explicit seed.
+        env_config: Its config (the reference plays the same episodes).
+        heuristic: Reference policy, a name of ``baselines.available()``.
+    """
+
+    def __init__(
+        self, env: gym.Env[Any, Any], env_config: Mapping[str, Any], heuristic: str
+    ) -> None:
+        super().__init__(env)
+        config = env.unwrapped.config  # type: ignore[attr-defined]
+        self.env_config = dict(env_config)
+        self.heuristic = heuristic
+        self._weight = float(config.reward.jct) / float(config.time_scale_s)
+        self._profile: JobsInSystem | None = None
+        self._time_s = 0.0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset; ``seed`` is required (the reference must play the same episode)."""
+        if seed is None:
+            raise ValueError("RelativeReward: reset needs the episode seed")
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._profile = reference_profile(self.env_config, seed, self.heuristic)
+        self._time_s = float(info["time_s"])
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step, adding the reference's share of the ``jct`` term."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        profile = self._profile
+        if profile is None:
+            raise RuntimeError("RelativeReward: call reset() first")
+        now = float(info["time_s"])
+        end = profile.total if terminated else profile.integral(now)
+        bonus = self._weight * (end - profile.integral(self._time_s))
+        self._time_s = now
+        return obs, float(reward) + bonus, terminated, truncated, info

@@ -1,0 +1,123 @@
+"""The reward relative to a reference heuristic, and the critic warm-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import baselines
+from agents.envs import make_env
+from agents.evaluation import policy_action
+from agents.reference import JobsInSystem, RelativeReward, reference_profile
+from agents.training import TrainConfig, load_model, train
+
+
+def test_jobs_in_system_integral_by_hand() -> None:
+    # job a in [0, 10), job b in [5, 20): 1 job, then 2, then 1
+    profile = JobsInSystem(np.array([0.0, 5.0]), np.array([10.0, 20.0]))
+    assert profile.integral(-1.0) == 0.0
+    assert profile.integral(5.0) == pytest.approx(5.0)
+    assert profile.integral(7.0) == pytest.approx(9.0)
+    assert profile.integral(10.0) == pytest.approx(15.0)
+    assert profile.integral(30.0) == pytest.approx(25.0)
+    assert profile.total == pytest.approx(25.0)  # = the sum of the JCTs, 10 + 15
+    with pytest.raises(ValueError, match="arrival before its finish"):
+        JobsInSystem(np.array([3.0]), np.array([1.0]))
+
+
+_CONFIG: dict[str, Any] = {"cluster": "tiny", "workload": "thesis_poisson", "num_jobs": 10}
+
+
+def _play(policy_name: str, seed: int, reference: str) -> tuple[float, float, float]:
+    """(sum of wrapped rewards, sum of raw rewards, reset time) of one episode."""
+    env = RelativeReward(make_env(_CONFIG), _CONFIG, reference)
+    obs, info = env.reset(seed=seed)
+    reset_s = info["time_s"]
+    policy = baselines.make(policy_name, env)
+    wrapped = raw = 0.0
+    done = False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(policy_action(policy, obs, env))
+        wrapped += float(reward)
+        raw += sum(info["reward_terms"][k] * w for k, w in (("jct", 1.0), ("invalid", 1.0)))
+        done = terminated or truncated
+    assert terminated
+    return wrapped, raw, reset_s
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_reference_itself_scores_zero(seed: int) -> None:
+    wrapped, raw, _ = _play("thesis", seed, "thesis")
+    assert raw < -1.0  # the plain jct reward is far from zero
+    assert wrapped == pytest.approx(0.0, abs=1e-9 * abs(raw))
+
+
+def test_the_added_total_does_not_depend_on_the_policy() -> None:
+    profile = reference_profile(_CONFIG, 2, "thesis")
+    totals = []
+    for name in ("fifo", "sjf_pack", "gandiva"):
+        wrapped, raw, reset_s = _play(name, 2, "thesis")
+        added = wrapped - raw
+        assert added == pytest.approx((profile.total - profile.integral(reset_s)) / 3600.0)
+        totals.append(added)
+    assert max(totals) == pytest.approx(min(totals))
+
+
+def test_relative_reward_needs_the_seed() -> None:
+    env = RelativeReward(make_env(_CONFIG), _CONFIG, "thesis")
+    with pytest.raises(ValueError, match="seed"):
+        env.reset()
+
+
+_TINY: dict[str, Any] = {
+    "cluster": "tiny",
+    "workloads": ("thesis",),
+    "num_jobs": 8,
+    "n_envs": 1,
+    "vec_env": "dummy",
+    "n_steps": 64,
+    "batch_size": 32,
+    "n_epochs": 2,
+    "eval_seeds": (),
+    "progress_bar": False,
+    "train_seeds": (0, 1, 2, 3),
+    "env_overrides": {"max_decisions": 300},
+}
+
+
+def test_config_checks_reference_and_warmup(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="reward_reference"):
+        TrainConfig(**_TINY, out=str(tmp_path), reward_reference="no_such_policy")
+    with pytest.raises(ValueError, match="critic_warmup"):
+        TrainConfig(**_TINY, out=str(tmp_path), algo="dqn", critic_warmup=10)
+    with pytest.raises(ValueError, match="critic_warmup"):
+        TrainConfig(**_TINY, out=str(tmp_path), critic_warmup=-1)
+
+
+@pytest.mark.slow
+def test_critic_warmup_trains_only_the_value_head(tmp_path: Path) -> None:
+    start = train(TrainConfig(**_TINY, out=str(tmp_path / "a"), timesteps=0))
+    warmed = train(
+        TrainConfig(
+            **_TINY,
+            out=str(tmp_path / "b"),
+            timesteps=128,
+            critic_warmup=128,
+            resume=str(start),
+            reward_reference="thesis",
+        )
+    )
+    before = load_model(start).policy.state_dict()
+    after = load_model(warmed).policy.state_dict()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed, "the value head did not learn"
+    assert all(k.startswith(("value_net.", "mlp_extractor.value_net.")) for k in changed), changed
+    assert any(k.startswith("value_net.") for k in changed)
+    # after the warm-up everything trains again
+    more = train(TrainConfig(**_TINY, out=str(tmp_path / "c"), timesteps=128, resume=str(warmed)))
+    final = load_model(more).policy.state_dict()
+    assert not torch.equal(after["action_net.weight"], final["action_net.weight"])
