@@ -9,7 +9,8 @@ that idea here is a control variate inside the reward: the ``jct`` term is
 ``+(jobs in system under the reference) x elapsed / T`` over the same simulated
 interval, where the reference is a heuristic played once on the same seed. What is
 left is "how many more jobs than the reference hold the system now", which arrivals
-move much less.
+move much less. The ``makespan`` term (``-elapsed / T`` while jobs remain) is treated
+the same way, with the reference's span from the first arrival to its last finish.
 
 The added terms depend only on simulated time and the seed, and when the episode ends
 the rest of the reference's integral is added at once, so an episode's added total is
@@ -53,6 +54,8 @@ class JobsInSystem:
         before = np.concatenate([[0.0], self.counts[:-1]]) if len(times) else self.counts
         self._cumulative = np.cumsum(before * widths)  # [job-s]
         self.total = float(self._cumulative[-1]) if len(times) else 0.0  # [job-s]
+        self.start_s = float(self.times_s[0]) if len(times) else 0.0  # first arrival [s]
+        self.end_s = float(self.times_s[-1]) if len(times) else 0.0  # last finish [s]
 
     def integral(self, t_s: float) -> float:
         """``integral from 0 to t_s`` of the jobs in the system.  [job-s]"""
@@ -60,6 +63,10 @@ class JobsInSystem:
         if k < 0:
             return 0.0
         return float(self._cumulative[k] + self.counts[k] * (t_s - self.times_s[k]))
+
+    def busy(self, t_s: float) -> float:
+        """Time from the first arrival to ``t_s`` while jobs remain (the makespan so far).  [s]"""
+        return min(max(t_s, self.start_s), self.end_s) - self.start_s
 
 
 @lru_cache(maxsize=512)
@@ -95,11 +102,12 @@ def reference_profile(env_config: Mapping[str, Any], seed: int, heuristic: str) 
 
 
 class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
-    """Add the reference's ``jct`` term back: the reward becomes relative to the reference.
+    """Add the reference's ``jct`` and ``makespan`` terms back: the reward becomes relative.
 
-    Each step adds ``w_jct x (integral of the reference's jobs in system over the step's
-    simulated interval) / T``; the last step adds the rest of the reference's integral.
-    ``info["reward_terms"]`` is left as the env computed it.
+    Each step adds ``(w_jct x the integral of the reference's jobs in system + w_makespan
+    x the time the reference still had jobs) / T`` over the step's simulated interval;
+    the last step adds the rest of both. ``info["reward_terms"]`` is left as the env
+    computed it.
 
     Args:
         env: A ``GPUShare-v0`` env; reset it with an explicit seed.
@@ -114,7 +122,8 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         config = env.unwrapped.config  # type: ignore[attr-defined]
         self.env_config = dict(env_config)
         self.heuristic = heuristic
-        self._weight = float(config.reward.jct) / float(config.time_scale_s)
+        self._jct = float(config.reward.jct) / float(config.time_scale_s)
+        self._makespan = float(config.reward.makespan) / float(config.time_scale_s)
         self._profile: JobsInSystem | None = None
         self._time_s = 0.0
 
@@ -136,7 +145,10 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         if profile is None:
             raise RuntimeError("RelativeReward: call reset() first")
         now = float(info["time_s"])
-        end = profile.total if terminated else profile.integral(now)
-        bonus = self._weight * (end - profile.integral(self._time_s))
+        then = self._time_s
+        jobs = (profile.total if terminated else profile.integral(now)) - profile.integral(then)
+        last = max(profile.end_s if terminated else now, then)
+        span = profile.busy(last) - profile.busy(then)
+        bonus = self._jct * jobs + self._makespan * span
         self._time_s = now
         return obs, float(reward) + bonus, terminated, truncated, info

@@ -25,11 +25,18 @@ def test_jobs_in_system_integral_by_hand() -> None:
     assert profile.integral(10.0) == pytest.approx(15.0)
     assert profile.integral(30.0) == pytest.approx(25.0)
     assert profile.total == pytest.approx(25.0)  # = the sum of the JCTs, 10 + 15
+    assert [profile.busy(t) for t in (-1.0, 4.0, 25.0)] == [0.0, 4.0, 20.0]
     with pytest.raises(ValueError, match="arrival before its finish"):
         JobsInSystem(np.array([3.0]), np.array([1.0]))
 
 
-_CONFIG: dict[str, Any] = {"cluster": "tiny", "workload": "thesis_poisson", "num_jobs": 10}
+_WEIGHTS = {"jct": 1.0, "makespan": 3.0, "invalid": 1.0}
+_CONFIG: dict[str, Any] = {
+    "cluster": "tiny",
+    "workload": "thesis_poisson",
+    "num_jobs": 10,
+    "reward": _WEIGHTS,
+}
 
 
 def _play(policy_name: str, seed: int, reference: str) -> tuple[float, float, float]:
@@ -43,7 +50,7 @@ def _play(policy_name: str, seed: int, reference: str) -> tuple[float, float, fl
     while not done:
         obs, reward, terminated, truncated, info = env.step(policy_action(policy, obs, env))
         wrapped += float(reward)
-        raw += sum(info["reward_terms"][k] * w for k, w in (("jct", 1.0), ("invalid", 1.0)))
+        raw += sum(info["reward_terms"][k] * w for k, w in _WEIGHTS.items())
         done = terminated or truncated
     assert terminated
     return wrapped, raw, reset_s
@@ -62,7 +69,9 @@ def test_the_added_total_does_not_depend_on_the_policy() -> None:
     for name in ("fifo", "sjf_pack", "gandiva"):
         wrapped, raw, reset_s = _play(name, 2, "thesis")
         added = wrapped - raw
-        assert added == pytest.approx((profile.total - profile.integral(reset_s)) / 3600.0)
+        jobs = profile.total - profile.integral(reset_s)
+        span = profile.end_s - max(reset_s, profile.start_s)
+        assert added == pytest.approx((jobs + 3.0 * span) / 3600.0)
         totals.append(added)
     assert max(totals) == pytest.approx(min(totals))
 
