@@ -63,20 +63,34 @@ class PermutationExtractor(BaseFeaturesExtractor):
         row_dim: Width of each row encoder (hidden and output).
         slot_dim: Per-slot code length appended for the pending and running windows
             (0: a fully permutation-invariant output).
+        running_columns: Columns of a running row (18 with the env's
+            ``observe_held_time``; default: the standard ones).
     """
 
-    def __init__(self, observation_space: gym.spaces.Dict, row_dim: int = 64, slot_dim: int = 4):
+    def __init__(
+        self,
+        observation_space: gym.spaces.Dict,
+        row_dim: int = 64,
+        slot_dim: int = 4,
+        running_columns: int = len(RUNNING_FEATURES),
+    ):
         sizes = {key: int(np.prod(space.shape or (0,))) for key, space in observation_space.items()}
         self.num_gpus = sizes["gpus"] // len(GPU_FEATURES)
         self.pending_window = sizes["pending"] // len(PENDING_FEATURES)
-        self.running_window = sizes["running"] // len(RUNNING_FEATURES)
+        if sizes["running"] % running_columns:
+            raise ValueError(
+                f"PermutationExtractor: obs['running'] has {sizes['running']} entries, not a "
+                f"multiple of running_columns={running_columns}"
+            )
+        self.running_columns = running_columns
+        self.running_window = sizes["running"] // running_columns
         extra = sizes["frag_hist"] + sizes["global"]
         slots = self.pending_window + self.running_window
         super().__init__(observation_space, features_dim=6 * row_dim + extra + slot_dim * slots)
         self.slot_dim = slot_dim
         self.gpu_encoder = _row_encoder(len(GPU_FEATURES), row_dim)
         self.pending_encoder = _row_encoder(len(PENDING_FEATURES), row_dim)
-        self.running_encoder = _row_encoder(len(RUNNING_FEATURES), row_dim)
+        self.running_encoder = _row_encoder(running_columns, row_dim)
         if slot_dim > 0:
             self.pending_code = nn.Linear(row_dim, slot_dim)
             self.running_code = nn.Linear(row_dim, slot_dim)
@@ -86,7 +100,7 @@ class PermutationExtractor(BaseFeaturesExtractor):
         batch = observations["gpus"].shape[0]
         gpus = observations["gpus"].reshape(batch, self.num_gpus, len(GPU_FEATURES))
         pending = observations["pending"].reshape(batch, self.pending_window, len(PENDING_FEATURES))
-        running = observations["running"].reshape(batch, self.running_window, len(RUNNING_FEATURES))
+        running = observations["running"].reshape(batch, self.running_window, self.running_columns)
         pending_mask = pending[..., _VALID]
         running_mask = running[..., _VALID]
         gpu_rows = self.gpu_encoder(gpus)

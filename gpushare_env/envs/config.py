@@ -162,6 +162,9 @@ class EnvConfig:
         max_suspends_per_job: Mask ``suspend`` for a job once it has been suspended this
             many times, >= 0 (``None``: no cap). A guard for learning agents, which can
             otherwise learn to postpone costs by suspending and resuming jobs forever.
+        observe_held_time: Append a ``held_time`` column to ``obs["running"]``: the time
+            since the job got its current GPUs (``log_time``), which time-slicing
+            schedulers decide by (``False``: the standard 17 columns).
     """
 
     cluster: str | Mapping[str, Any] | ClusterConfig = "thesis"
@@ -182,6 +185,7 @@ class EnvConfig:
     auto_advance: bool = True
     on_unfit: str = "reject"
     max_suspends_per_job: int | None = None
+    observe_held_time: bool = False
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> ValueError:
@@ -238,8 +242,9 @@ class EnvConfig:
             _is_number(self.max_time_s) and self.max_time_s > 0
         ):
             raise bad("max_time_s", "None or a number > 0")
-        if not isinstance(self.auto_advance, bool):
-            raise bad("auto_advance", "True or False")
+        for name in ("auto_advance", "observe_held_time"):
+            if not isinstance(getattr(self, name), bool):
+                raise bad(name, "True or False")
         cap = self.max_suspends_per_job
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
             raise bad("max_suspends_per_job", "None or an integer >= 0")

@@ -96,7 +96,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       ``predicted_remaining`` (log_time of the predicted remaining solo time, 0 if
       unknown), ``suspended``, ``progress`` (fraction of iterations done).
     * ``running`` (R x 17), the first R running jobs: the same columns (``wait`` is the
-      total time waited so far) plus ``speed`` (current speed x solo V100 / fastest GPU).
+      total time waited so far) plus ``speed`` (current speed x solo V100 / fastest GPU);
+      with ``observe_held_time`` (R x 18) also ``held_time`` (log_time of the time since
+      the job got its current GPUs: its last start or resume).
     * ``global`` (15): ``time`` (log_time), ``waiting``, ``backlog`` (waiting beyond the
       window), ``running``, ``in_transition`` (suspending or resuming), ``in_system``,
       ``finished`` (all as shares of the episode's jobs), ``utilisation`` (sum of
@@ -149,7 +151,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``pending_window``, ``running_window``, ``reward``, ``time_scale_s``,
     ``invalid_action``, ``invalid_penalty``, ``duration_info``, ``sample_iterations``,
     ``sample_noise``, ``max_decisions``, ``max_time_s``, ``auto_advance``, ``on_unfit``,
-    ``max_suspends_per_job``;
+    ``max_suspends_per_job``, ``observe_held_time``;
     see ``EnvConfig``); keyword arguments override single keys. Unknown keys are
     rejected with the allowed ones listed. ``render_mode`` is ``"ansi"`` (text) or
     ``"rgb_array"`` (a nodes x GPUs picture of memory and load).
@@ -187,7 +189,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._advance_action = self._num_schedule_actions + cfg.running_window
         self.action_space = spaces.Discrete(self._advance_action + 1)
         self.observation_space = observation_space(
-            self.cluster.num_gpus, cfg.pending_window, cfg.running_window
+            self.cluster.num_gpus, cfg.pending_window, cfg.running_window, cfg.observe_held_time
         )
         self._sim_config = SimConfig(
             sample_iterations=cfg.sample_iterations,
@@ -318,6 +320,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             self.pending_window,
             self.running_window,
             self.config.max_suspends_per_job,
+            self.config.observe_held_time,
         )
         self._num_jobs = len(jobs)
         self._decision_cap = self.config.decision_cap(len(jobs))

@@ -43,11 +43,13 @@ __all__ = [
     "FRAG_FEATURES",
     "GLOBAL_FEATURES",
     "GPU_FEATURES",
+    "HELD_TIME_FEATURE",
     "PENDING_FEATURES",
     "RUNNING_FEATURES",
     "StateEncoder",
     "log_time",
     "observation_space",
+    "running_features",
 ]
 
 #: Columns of ``obs["gpus"]`` (one row per GPU, flattened GPU-major).
@@ -95,6 +97,17 @@ RUNNING_FEATURES: tuple[str, ...] = (
     *PENDING_FEATURES,
     "speed",  # current speed (x solo V100) / fastest GPU of the cluster
 )
+
+#: The optional last column of ``obs["running"]`` (``EnvConfig.observe_held_time``):
+#: ``log_time`` of the time since the job got its current GPUs (its last start or
+#: resume), what time-slicing schedulers such as Gandiva decide by.
+HELD_TIME_FEATURE = "held_time"
+
+
+def running_features(held_time: bool = False) -> tuple[str, ...]:
+    """Columns of ``obs["running"]``: ``RUNNING_FEATURES``, then ``held_time`` if asked."""
+    return (*RUNNING_FEATURES, HELD_TIME_FEATURE) if held_time else RUNNING_FEATURES
+
 
 #: Entries of ``obs["global"]``.
 GLOBAL_FEATURES: tuple[str, ...] = (
@@ -158,7 +171,9 @@ _PACK_RUNNING_TAIL = struct.Struct(f"<{_NUM_R - _WAIT}f").pack_into
 _PACK_GLOBAL = struct.Struct(f"<{_NUM_GLOBAL}f").pack_into
 
 
-def observation_space(num_gpus: int, pending_window: int, running_window: int) -> spaces.Dict:
+def observation_space(
+    num_gpus: int, pending_window: int, running_window: int, held_time: bool = False
+) -> spaces.Dict:
     """The ``Dict`` of flat ``float32`` ``Box`` es in ``[0, 1]`` (SB3 ``MultiInputPolicy``)."""
 
     def box(size: int) -> spaces.Box:
@@ -169,7 +184,7 @@ def observation_space(num_gpus: int, pending_window: int, running_window: int) -
             "gpus": box(num_gpus * _NUM_GPU_F),
             "frag_hist": box(_NUM_FRAG),
             "pending": box(pending_window * _NUM_P),
-            "running": box(running_window * _NUM_R),
+            "running": box(running_window * len(running_features(held_time))),
             "global": box(_NUM_GLOBAL),
         }
     )
@@ -194,6 +209,8 @@ class StateEncoder:
         view: Its read-only view.
         pending_window: ``W``.
         running_window: ``R``.
+        max_suspends_per_job: Mask ``suspend`` for jobs suspended this often (``None``: no cap).
+        held_time: Append the ``held_time`` column to the running rows.
     """
 
     def __init__(
@@ -203,8 +220,11 @@ class StateEncoder:
         pending_window: int,
         running_window: int,
         max_suspends_per_job: int | None = None,
+        held_time: bool = False,
     ) -> None:
         self.sim = sim
+        self.held_time = held_time
+        self._num_r = len(running_features(held_time))
         self.view = view
         self.pending_window = pending_window
         self.running_window = running_window
@@ -252,7 +272,7 @@ class StateEncoder:
         self._since: list[float] = [0.0] * size  # [s] queued_since - 1 (see log_time)
         self._version: list[int] = [-1] * size
         self._pend_rows = np.zeros((size, _NUM_P), dtype=np.float32)
-        self._run_rows = np.zeros((size, _NUM_R), dtype=np.float32)
+        self._run_rows = np.zeros((size, self._num_r), dtype=np.float32)
         log_gpus = 1.0 / math.log2(1.0 + g)
         for s in specs:
             i = s.job_id if index is None else index[s.job_id]
@@ -269,7 +289,7 @@ class StateEncoder:
             self._run_rows[i, :_NUM_P] = row
 
         # -- one float32 buffer holding every observation key, and views into it
-        sizes = (g * _NUM_GPU_F, _NUM_FRAG, pending_window * _NUM_P, running_window * _NUM_R)
+        sizes = (g * _NUM_GPU_F, _NUM_FRAG, pending_window * _NUM_P, running_window * self._num_r)
         self._bounds: list[int] = np.cumsum((0, *sizes, _NUM_GLOBAL)).tolist()
         self._buffer = np.zeros(self._bounds[-1], dtype=np.float32)
         n_actions = pending_window * _NUM_STRATEGIES + running_window + 1
@@ -316,7 +336,7 @@ class StateEncoder:
         self.gpu_rows = buffer[b[0] : b[1]].reshape(self.num_gpus, _NUM_GPU_F)
         self.frag_out = buffer[b[1] : b[2]]
         self.pending_out = buffer[b[2] : b[3]].reshape(self.pending_window, _NUM_P)
-        self.running_out = buffer[b[3] : b[4]].reshape(self.running_window, _NUM_R)
+        self.running_out = buffer[b[3] : b[4]].reshape(self.running_window, self._num_r)
         self.global_out = buffer[b[4] : b[5]]
         # flat byte views for struct writes (cheaper than numpy item assignment)
         self._buffer_bytes = self._buffer.data.cast("B")
@@ -591,6 +611,8 @@ class StateEncoder:
         if k:
             out[:k, _PRED] = predicted
             out[:k, _PROG] = progress
+            if self.held_time:
+                out[:k, _NUM_R] = [log_time(now - jobs[j].held_since_s) for j in running]
 
     def _refresh_running(self, i: int, job: JobState) -> None:
         self._version[i] = job.version
@@ -601,7 +623,7 @@ class StateEncoder:
         self._step_s[i] = 0.0 if step is None else step
         _PACK_RUNNING_TAIL(
             self._run_bytes,
-            (i * _NUM_R + _WAIT) * _F32,
+            (i * self._num_r + _WAIT) * _F32,
             log_time(job.queued_s),
             1.0 if job.sampled else 0.0,
             0.0 if step is None else 1.0,

@@ -10,7 +10,7 @@ from gpushare_env.envs.observation import (
     GLOBAL_FEATURES,
     GPU_FEATURES,
     PENDING_FEATURES,
-    RUNNING_FEATURES,
+    running_features,
 )
 from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.placement import STRATEGIES
@@ -50,6 +50,8 @@ FEATURE_DOCS: dict[str, dict[str, str]] = {
         "suspended": "1 if the job waits after a suspension (resuming costs an overhead)",
         "progress": "fraction of iterations done",
         "speed": "running only: current speed (x solo V100) / fastest GPU of the cluster",
+        "held_time": "running only, with observe_held_time: log_time(time since the job got "
+        "its current GPUs)",
     },
     "global": {
         "time": "log_time(simulated time)",
@@ -106,20 +108,21 @@ CONFIG_DOCS: dict[str, str] = {
     "auto_advance": "skip states where advance is the only valid action",
     "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",
     "max_suspends_per_job": "mask suspend for a job suspended this many times (None: no cap)",
+    "observe_held_time": "append held_time (time since the job got its GPUs) to the running rows",
 }
 
 _COLUMNS = {
     "gpus": GPU_FEATURES,
     "frag_hist": FRAG_FEATURES,
     "pending": PENDING_FEATURES,
-    "running": RUNNING_FEATURES,
+    "running": running_features(held_time=True),
     "global": GLOBAL_FEATURES,
 }
 _SHAPES = {
     "gpus": "G x 6 (flattened)",
     "frag_hist": "10",
     "pending": "W x 16 (flattened)",
-    "running": "R x 17 (flattened)",
+    "running": "R x 17, or R x 18 with observe_held_time (flattened)",
     "global": "15",
 }
 
@@ -145,7 +148,7 @@ def env_spec_markdown() -> str:
     for key, columns in _COLUMNS.items():
         docs = FEATURE_DOCS["pending" if key == "running" else key]
         for i, name in enumerate(columns):
-            if key == "running" and name != "speed" and i > 0:
+            if key == "running" and name not in ("speed", "held_time") and i > 0:
                 continue
             shape = _SHAPES[key] if i == 0 else ""
             label = f"`{key}`" if i == 0 else ""

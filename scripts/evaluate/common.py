@@ -60,6 +60,7 @@ AGENT_ENV_KEYS: tuple[str, ...] = (
     "running_window",
     "time_scale_s",
     "max_suspends_per_job",
+    "observe_held_time",
 )
 
 #: Gantt views are drawn only for runs of at most this many jobs (unreadable beyond).

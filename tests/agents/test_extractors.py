@@ -101,3 +101,24 @@ def test_masked_mean_max_of_empty_table_is_zero() -> None:
 def test_features_dim_matches_output(slot_dim: int) -> None:
     extractor = _extractor(slot_dim)
     assert extractor(_batch()).shape[1] == extractor.features_dim
+
+
+def test_extractor_reads_the_held_time_column() -> None:
+    space = observation_space(_G, _W, _R, held_time=True)
+    with pytest.raises(ValueError, match="running_columns"):
+        PermutationExtractor(space, row_dim=16)  # 5 x 18 entries are not rows of 17
+    torch.manual_seed(0)
+    extractor = PermutationExtractor(space, row_dim=16, running_columns=_Q + 1)
+    rng = np.random.default_rng(0)
+    obs = {
+        k: torch.as_tensor(rng.random((2, v.shape[0]), dtype=np.float32))
+        for k, v in space.spaces.items()
+    }
+    out = extractor(obs)
+    assert out.shape == (2, extractor.features_dim)
+    # the last column of a running row reaches the features
+    changed = dict(obs)
+    running = obs["running"].clone().reshape(2, _R, _Q + 1)
+    running[:, :, -1] += 0.5
+    changed["running"] = running.reshape(2, -1)
+    assert not torch.allclose(extractor(changed), out)

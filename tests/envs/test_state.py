@@ -77,6 +77,10 @@ CASES = {
     "medium-philly": ({"cluster": "medium", "num_jobs": 30, "workload": "philly"}, None),
     "mixed-memory": ({"cluster": MIXED, "num_jobs": 1}, mixed_memory_jobs(16, 0)),
     "sparse-ids": ({"cluster": "tiny"}, sparse_id_jobs(12)),
+    "thesis-held-time": (
+        {"cluster": "thesis", "num_jobs": 20, "workload": "thesis", "observe_held_time": True},
+        None,
+    ),
 }
 
 
@@ -159,8 +163,10 @@ def reference_observation(env: GPUShareEnv) -> dict[str, np.ndarray]:
     specs = [j.spec for j in sim.jobs.values()]
     jobs_total = len(specs)
 
+    held_time = env.config.observe_held_time
+
     def rows(ids: list[int], width: int, running: bool) -> np.ndarray:
-        out = np.zeros((width, 17 if running else 16))
+        out = np.zeros((width, 16 + running + (running and held_time)))
         for slot, job_id in enumerate(ids):
             j = view.job(job_id)
             predicted = j.predicted_remaining_s
@@ -172,6 +178,8 @@ def reference_observation(env: GPUShareEnv) -> dict[str, np.ndarray]:
             row += [float(j.suspended), j.progress]
             if running:
                 row.append(min(1.0, j.speed / view.gpu_speed.max()))
+            if running and held_time:
+                row.append(log_time(view.now_s - sim.jobs[job_id].held_since_s))
             out[slot] = row
         return out.reshape(-1)
 
