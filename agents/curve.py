@@ -1,5 +1,8 @@
 """Plot a training run's learning curve: ``python -m agents.curve RUN_DIR [--out PNG]``.
 
+With several runs (``python -m agents.curve RUN_A RUN_B ... --out PNG``) it overlays their
+mean-JCT ratios and suspensions, labelled by folder name, to compare training variants.
+
 Reads ``RUN_DIR/evaluations.json`` (written by the periodic evaluation of
 ``gpushare-train``) and draws the validation mean JCT and makespan as ratios to the
 reference heuristic, and the suspensions per episode, against training steps. Training
@@ -15,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load_evaluations", "main", "write_learning_curve"]
+__all__ = ["compare_learning_curves", "load_evaluations", "main", "write_learning_curve"]
 
 
 def load_evaluations(path: str | Path) -> dict[str, Any]:
@@ -59,16 +62,47 @@ def write_learning_curve(run: str | Path, out: str | Path | None = None) -> Path
     return plot_learning_curve(data["history"], target, reference, title)
 
 
+def compare_learning_curves(runs: list[str | Path], out: str | Path) -> Path:
+    """Overlay the learning curves of ``runs`` (run folders or ``evaluations.json`` files).
+
+    Raises:
+        ValueError: the runs were validated against different references or seeds.
+    """
+    from gpushare_env.evaluation.plots import plot_learning_curves
+
+    histories: dict[str, Any] = {}
+    setups = set()
+    for run in runs:
+        data = load_evaluations(run)
+        folder = Path(run) if Path(run).is_dir() else Path(run).parent
+        histories[folder.name] = data["history"]
+        setups.add((str(data.get("reference", "reference")), tuple(data.get("seeds", []))))
+    if len(setups) > 1:
+        raise ValueError(f"the runs were validated differently, not comparable: {sorted(setups)}")
+    reference, seeds = setups.pop()
+    title = f"validation on seeds {list(seeds)} against {reference}"
+    return plot_learning_curves(histories, Path(out), reference, title)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     parser = argparse.ArgumentParser(
         prog="python -m agents.curve", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("run", help="a gpushare-train output folder, or its evaluations.json")
-    parser.add_argument("--out", help="PNG to write (default RUN/learning_curve.png)")
+    parser.add_argument(
+        "runs", nargs="+", help="gpushare-train output folders, or their evaluations.json"
+    )
+    parser.add_argument(
+        "--out", help="PNG to write (default RUN/learning_curve.png; required for several runs)"
+    )
     args = parser.parse_args(argv)
+    if len(args.runs) > 1 and not args.out:
+        parser.error("--out is required when comparing several runs")
     try:
-        path = write_learning_curve(args.run, args.out)
+        if len(args.runs) > 1:
+            path = compare_learning_curves(args.runs, args.out)
+        else:
+            path = write_learning_curve(args.runs[0], args.out)
     except (FileNotFoundError, ValueError) as error:
         print(f"agents.curve: {error}", file=sys.stderr)
         return 2

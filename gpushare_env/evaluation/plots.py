@@ -343,3 +343,42 @@ def plot_learning_curve(
     figure.savefig(path, dpi=_DPI)
     plt.close(figure)
     return path
+
+
+def plot_learning_curves(
+    histories: Mapping[str, Sequence[Mapping[str, float]]], path: Path, reference: str, title: str
+) -> Path:
+    """Several training runs overlaid: mean-JCT ratio to the reference, and suspensions.
+
+    Args:
+        histories: Evaluation histories (as :func:`plot_learning_curve` takes) by run label.
+        path: Output PNG.
+        reference: The heuristic the ratios refer to (for the labels).
+        title: Figure title.
+
+    Returns:
+        ``path``.
+    """
+    plt = _pyplot()
+    figure, (top, bottom) = plt.subplots(
+        2, 1, figsize=(7, 5.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
+    )
+    for label, history in histories.items():
+        steps = np.asarray([h["timesteps"] for h in history], dtype=float) / 1000.0
+        (line,) = top.plot(
+            steps, [h.get("jct_ratio", math.nan) for h in history], marker="o", markersize=3,
+            label=label,
+        )  # fmt: skip
+        bottom.plot(steps, [h.get("suspends", math.nan) for h in history], color=line.get_color())
+    top.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    top.set_ylabel(f"mean JCT / {reference} (lower is better)")
+    top.grid(alpha=0.3)
+    top.legend(fontsize=8)
+    bottom.set_ylabel("suspends per episode")
+    bottom.set_xlabel("training steps [thousands]")
+    bottom.grid(alpha=0.3)
+    top.set_title(title, fontsize=10)
+    figure.subplots_adjust(left=0.11, right=0.98, top=0.93, bottom=0.1, hspace=0.08)
+    figure.savefig(path, dpi=_DPI)
+    plt.close(figure)
+    return path

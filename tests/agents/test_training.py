@@ -232,6 +232,26 @@ def test_learning_curve_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "history[0] lacks ['timesteps']" in capsys.readouterr().err
 
 
+def test_learning_curve_cli_compares_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agents.curve import main as curve
+
+    for name, seeds in (("a", [500]), ("b", [500]), ("c", [501])):
+        run = tmp_path / name
+        run.mkdir()
+        history = [{"timesteps": 0.0, "jct_ratio": 1.0, "suspends": 3.0}]
+        data = {"reference": "thesis", "seeds": seeds, "history": history}
+        (run / "evaluations.json").write_text(json.dumps(data))
+    out = tmp_path / "compare.png"
+    assert curve([str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert curve([str(tmp_path / "a"), str(tmp_path / "c"), "--out", str(out)]) == 2
+    assert "validated differently" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # several runs need --out
+        curve([str(tmp_path / "a"), str(tmp_path / "b")])
+
+
 def test_truncated_episodes_are_never_compared(tmp_path: Path) -> None:
     """A truncated run covers only the finished jobs (a livelock looks fast): refused."""
     from agents.callbacks import HeuristicEvalCallback
