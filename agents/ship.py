@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -79,6 +78,16 @@ def compare(
     return table
 
 
+def _save_without_optimizer_state(model: Any, path: Path) -> None:
+    """Save with a fresh optimizer: Adam's moments are twice the weights' size and only
+    matter for continuing that exact run (a resumed fine-tune starts its own)."""
+    policy = model.policy
+    policy.optimizer = policy.optimizer_class(
+        policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs
+    )
+    model.save(path)
+
+
 def ship(
     model_path: str | Path,
     name: str,
@@ -92,7 +101,7 @@ def ship(
     run_record = json.loads((model_path.parent / "config.json").read_text(encoding="utf-8"))
     zoo.mkdir(parents=True, exist_ok=True)
     target = zoo / f"{name}.zip"
-    shutil.copyfile(model_path, target)
+    _save_without_optimizer_state(load_model(model_path), target)
     model = load_model(target)
     configs = run_record["env_configs"]
     recorded = []

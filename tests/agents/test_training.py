@@ -264,3 +264,23 @@ def test_truncated_episodes_are_never_compared(tmp_path: Path) -> None:
         HeuristicEvalCallback([config], [1], eval_every=10, out_dir=tmp_path)
     table = compare("fifo", [{**config, "max_decisions": 1000}], [1], ["thesis"])
     assert table["thesis"]["agent"]["mean_jct_s"]["ratio_to_thesis"]["mean"] > 1.0
+
+
+@pytest.mark.slow
+def test_ship_writes_a_small_model_that_acts_like_the_source(tmp_path: Path) -> None:
+    import zipfile
+
+    from agents.ship import ship
+
+    source = train(_config(tmp_path, "run", timesteps=128))
+    shipped = ship(source, "tiny_agent", test_seed=1000, zoo=tmp_path / "zoo")
+    record = json.loads((tmp_path / "zoo" / "tiny_agent.json").read_text())
+    assert record["recorded_evaluation"][0]["seed"] == 1000
+    assert (tmp_path / "zoo" / "tiny_agent.md").is_file()
+    with zipfile.ZipFile(source) as a, zipfile.ZipFile(shipped) as b:
+        trained = a.getinfo("policy.optimizer.pth").file_size
+        fresh = b.getinfo("policy.optimizer.pth").file_size
+    assert fresh < trained / 10  # Adam's moments are left behind
+    original, copy = load_model(source), load_model(shipped)
+    for key, value in original.policy.state_dict().items():
+        assert torch.equal(value, copy.policy.state_dict()[key]), key
