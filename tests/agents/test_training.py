@@ -284,3 +284,23 @@ def test_ship_writes_a_small_model_that_acts_like_the_source(tmp_path: Path) -> 
     original, copy = load_model(source), load_model(shipped)
     for key, value in original.policy.state_dict().items():
         assert torch.equal(value, copy.policy.state_dict()[key]), key
+
+
+def test_cli_discount_reference_and_warmup_options(tmp_path: Path) -> None:
+    from scripts.train import build_parser, config_from_args
+
+    argv = ["--cluster", "tiny", "--workload", "thesis", "--out", str(tmp_path / "x")]
+    config = config_from_args(build_parser().parse_args(argv))
+    assert config.time_constant_h is None and config.reward_reference is None
+    assert config.critic_warmup == 0
+    args = build_parser().parse_args(
+        [
+            *argv, "--time-constant-h", "50", "--reward-reference", "thesis",
+            "--critic-warmup", "4096", "--critic-warmup-lr", "1e-3",
+        ]
+    )  # fmt: skip
+    config = config_from_args(args)
+    assert config.time_constant_h == 50.0 and config.reward_reference == "thesis"
+    assert (config.critic_warmup, config.critic_warmup_lr) == (4096, 1e-3)
+    with pytest.raises(ValueError, match="reward_reference"):
+        config_from_args(build_parser().parse_args([*argv, "--reward-reference", "nope"]))
