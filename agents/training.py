@@ -191,7 +191,7 @@ class TrainConfig:
 
         for name in ("bc_heuristic", "reward_reference"):
             heuristic = getattr(self, name)
-            if heuristic is None and name == "reward_reference":
+            if heuristic is None:
                 continue
             try:  # a bad heuristic fails here, not after the env set-up
                 baselines.make(heuristic)
@@ -332,9 +332,15 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
 
 
 def _discount_kwargs(config: TrainConfig) -> dict[str, Any]:
-    """SB3 arguments of the discount: ``gamma`` per decision, or the SMDP buffer."""
-    if config.time_constant_h is None:
+    """SB3 arguments of the discount: ``gamma`` per decision, or the SMDP buffer.
+
+    The buffer class is always given for PPO, so that resuming a model saved with the
+    other kind of discount switches it (``None``: SB3's default buffer).
+    """
+    if config.algo == "dqn":
         return {"gamma": config.gamma}
+    if config.time_constant_h is None:
+        return {"gamma": config.gamma, "rollout_buffer_class": None}
     from agents.smdp import smdp_buffer_class
 
     # gamma is then only SB3's bootstrap of truncated episodes (see agents.smdp)

@@ -150,6 +150,11 @@ def test_resuming_with_a_time_constant_switches_the_buffer(tmp_path: Path) -> No
     model = load_model(resumed)
     assert model.gamma == 1.0  # only SB3's truncation bootstrap reads it
     assert model.rollout_buffer_class.__name__ == "SMDPMaskableDictRolloutBuffer"
+    # and back: resuming without a time constant restores the per-decision discount
+    again = train(TrainConfig(**_TINY, out=str(tmp_path / "c"), timesteps=128, resume=str(resumed)))
+    model = load_model(again)
+    assert model.gamma == 0.99
+    assert model.rollout_buffer_class.__name__ == "MaskableDictRolloutBuffer"
 
 
 def test_demonstration_returns_are_discounted_by_time() -> None:
