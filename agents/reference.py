@@ -42,20 +42,22 @@ class JobsInSystem:
     def __init__(self, arrivals_s: np.ndarray, finishes_s: np.ndarray) -> None:
         arrivals = np.asarray(arrivals_s, dtype=float)
         finishes = np.asarray(finishes_s, dtype=float)
-        if arrivals.shape != finishes.shape or np.any(finishes < arrivals):
+        if arrivals.size == 0 or arrivals.shape != finishes.shape:
+            raise ValueError("JobsInSystem: give one arrival and one finish per job, >= 1 job")
+        if np.any(finishes < arrivals):
             raise ValueError("JobsInSystem: every job needs an arrival before its finish")
         times = np.concatenate([arrivals, finishes])
         steps = np.concatenate([np.ones_like(arrivals), -np.ones_like(finishes)])
         order = np.argsort(times, kind="stable")
         self.times_s = times[order]  # [s] breakpoints
         self.counts = np.cumsum(steps[order])  # jobs in system just after each breakpoint
-        # integral from 0 to each breakpoint: sum of count x interval before it
-        widths = np.diff(self.times_s, prepend=self.times_s[0] if len(times) else 0.0)
-        before = np.concatenate([[0.0], self.counts[:-1]]) if len(times) else self.counts
+        # integral from 0 to each breakpoint: the count before it x the interval before it
+        widths = np.diff(self.times_s, prepend=self.times_s[0])
+        before = np.concatenate([[0.0], self.counts[:-1]])
         self._cumulative = np.cumsum(before * widths)  # [job-s]
-        self.total = float(self._cumulative[-1]) if len(times) else 0.0  # [job-s]
-        self.start_s = float(self.times_s[0]) if len(times) else 0.0  # first arrival [s]
-        self.end_s = float(self.times_s[-1]) if len(times) else 0.0  # last finish [s]
+        self.total = float(self._cumulative[-1])  # [job-s] the sum of the JCTs
+        self.start_s = float(self.times_s[0])  # [s] first arrival
+        self.end_s = float(self.times_s[-1])  # [s] last finish
 
     def integral(self, t_s: float) -> float:
         """``integral from 0 to t_s`` of the jobs in the system.  [job-s]"""

@@ -28,6 +28,8 @@ def test_jobs_in_system_integral_by_hand() -> None:
     assert [profile.busy(t) for t in (-1.0, 4.0, 25.0)] == [0.0, 4.0, 20.0]
     with pytest.raises(ValueError, match="arrival before its finish"):
         JobsInSystem(np.array([3.0]), np.array([1.0]))
+    with pytest.raises(ValueError, match=">= 1 job"):
+        JobsInSystem(np.array([]), np.array([]))
 
 
 _WEIGHTS = {"jct": 1.0, "makespan": 3.0, "invalid": 1.0}
