@@ -296,6 +296,33 @@ def plot_gantt(
     return path
 
 
+def _steps_k(history: Sequence[Mapping[str, float]]) -> np.ndarray:
+    """Training steps of an evaluation history, in thousands."""
+    return np.asarray([h["timesteps"] for h in history], dtype=float) / 1000.0
+
+
+def _curve_axes(plt: Any) -> tuple[Any, Any]:
+    """A learning-curve figure: ratios on top, suspensions below, sharing the steps axis."""
+    return plt.subplots(2, 1, figsize=(7, 5.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+
+
+def _finish_curve(plt: Any, figure: Any, ylabel: str, title: str, path: Path) -> Path:
+    """Label, grid and save a learning-curve figure drawn on :func:`_curve_axes`."""
+    top, bottom = figure.axes
+    top.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    top.set_ylabel(ylabel)
+    top.grid(alpha=0.3)
+    top.legend(fontsize=8)
+    bottom.set_ylabel("suspends per episode")
+    bottom.set_xlabel("training steps [thousands]")
+    bottom.grid(alpha=0.3)
+    top.set_title(title, fontsize=10)
+    figure.subplots_adjust(left=0.11, right=0.98, top=0.93, bottom=0.1, hspace=0.08)
+    figure.savefig(path, dpi=_DPI)
+    plt.close(figure)
+    return path
+
+
 def plot_learning_curve(
     history: Sequence[Mapping[str, float]], path: Path, reference: str, title: str
 ) -> Path:
@@ -313,10 +340,8 @@ def plot_learning_curve(
         ``path``.
     """
     plt = _pyplot()
-    steps = np.asarray([h["timesteps"] for h in history], dtype=float) / 1000.0
-    figure, (top, bottom) = plt.subplots(
-        2, 1, figsize=(7, 5.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
-    )
+    steps = _steps_k(history)
+    figure, (top, bottom) = _curve_axes(plt)
     for key, label, colour in (
         ("jct_ratio", "mean JCT", "tab:blue"),
         ("makespan_ratio", "makespan", "tab:orange"),
@@ -330,19 +355,8 @@ def plot_learning_curve(
             steps[last], history[last]["jct_ratio"], marker="*", markersize=14,
             color="tab:blue", linestyle="none", label="kept as best",
         )  # fmt: skip
-    top.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    top.set_ylabel(f"ratio to {reference} (lower is better)")
-    top.grid(alpha=0.3)
-    top.legend(fontsize=8)
     bottom.plot(steps, [h.get("suspends", math.nan) for h in history], color="tab:red")
-    bottom.set_ylabel("suspends per episode")
-    bottom.set_xlabel("training steps [thousands]")
-    bottom.grid(alpha=0.3)
-    top.set_title(title, fontsize=10)
-    figure.subplots_adjust(left=0.11, right=0.98, top=0.93, bottom=0.1, hspace=0.08)
-    figure.savefig(path, dpi=_DPI)
-    plt.close(figure)
-    return path
+    return _finish_curve(plt, figure, f"ratio to {reference} (lower is better)", title, path)
 
 
 def plot_learning_curves(
@@ -360,25 +374,12 @@ def plot_learning_curves(
         ``path``.
     """
     plt = _pyplot()
-    figure, (top, bottom) = plt.subplots(
-        2, 1, figsize=(7, 5.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
-    )
+    figure, (top, bottom) = _curve_axes(plt)
     for label, history in histories.items():
-        steps = np.asarray([h["timesteps"] for h in history], dtype=float) / 1000.0
+        steps = _steps_k(history)
         (line,) = top.plot(
             steps, [h.get("jct_ratio", math.nan) for h in history], marker="o", markersize=3,
             label=label,
         )  # fmt: skip
         bottom.plot(steps, [h.get("suspends", math.nan) for h in history], color=line.get_color())
-    top.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    top.set_ylabel(f"mean JCT / {reference} (lower is better)")
-    top.grid(alpha=0.3)
-    top.legend(fontsize=8)
-    bottom.set_ylabel("suspends per episode")
-    bottom.set_xlabel("training steps [thousands]")
-    bottom.grid(alpha=0.3)
-    top.set_title(title, fontsize=10)
-    figure.subplots_adjust(left=0.11, right=0.98, top=0.93, bottom=0.1, hspace=0.08)
-    figure.savefig(path, dpi=_DPI)
-    plt.close(figure)
-    return path
+    return _finish_curve(plt, figure, f"mean JCT / {reference} (lower is better)", title, path)

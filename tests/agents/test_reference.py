@@ -14,6 +14,7 @@ from agents.envs import make_env
 from agents.evaluation import policy_action
 from agents.reference import JobsInSystem, RelativeReward, reference_profile
 from agents.training import TrainConfig, load_model, train
+from tests.agents.helpers import TINY_TRAINING
 
 
 def test_jobs_in_system_integral_by_hand() -> None:
@@ -84,20 +85,7 @@ def test_relative_reward_needs_the_seed() -> None:
         env.reset()
 
 
-_TINY: dict[str, Any] = {
-    "cluster": "tiny",
-    "workloads": ("thesis",),
-    "num_jobs": 8,
-    "n_envs": 1,
-    "vec_env": "dummy",
-    "n_steps": 64,
-    "batch_size": 32,
-    "n_epochs": 2,
-    "eval_seeds": (),
-    "progress_bar": False,
-    "train_seeds": (0, 1, 2, 3),
-    "env_overrides": {"max_decisions": 300},
-}
+_TINY = {**TINY_TRAINING, "vec_env": "dummy"}
 
 
 def test_config_checks_reference_and_warmup(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from agents.envs import make_vec_env
 from agents.smdp import SMDPDiscountCallback, SMDPRolloutBuffer, smdp_buffer_class
 from agents.training import TrainConfig, build_model, env_configs, train
+from tests.agents.helpers import TINY_TRAINING
 
 _OBS = spaces.Box(-1.0, 1.0, (2,), np.float32)
 _ACT = spaces.Discrete(3)
@@ -73,20 +73,7 @@ def test_buffer_class_by_algorithm() -> None:
         SMDPDiscountCallback(0.0)
 
 
-_TINY: dict[str, Any] = {
-    "cluster": "tiny",
-    "workloads": ("thesis",),
-    "num_jobs": 8,
-    "n_envs": 2,
-    "vec_env": "dummy",
-    "n_steps": 64,
-    "batch_size": 32,
-    "n_epochs": 1,
-    "eval_seeds": (),
-    "progress_bar": False,
-    "train_seeds": (0, 1, 2, 3),
-    "env_overrides": {"max_decisions": 300},
-}
+_TINY = {**TINY_TRAINING, "n_envs": 2, "vec_env": "dummy", "n_epochs": 1}
 
 
 def test_config_checks_the_time_constant(tmp_path: Path) -> None:

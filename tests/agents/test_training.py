@@ -14,20 +14,9 @@ from agents.bc import clone, collect_demonstrations, dagger
 from agents.envs import make_env, make_vec_env
 from agents.evaluation import policy_action
 from agents.training import TrainConfig, build_model, env_configs, load_model, train
+from tests.agents.helpers import TINY_TRAINING
 
-_TINY: dict[str, Any] = {
-    "cluster": "tiny",
-    "workloads": ("thesis",),
-    "num_jobs": 8,
-    "n_envs": 1,
-    "n_steps": 64,
-    "batch_size": 32,
-    "n_epochs": 2,
-    "eval_seeds": (),
-    "progress_bar": False,
-    "train_seeds": (0, 1, 2, 3),
-    "env_overrides": {"max_decisions": 300},  # bounds an untrained policy's livelocks
-}
+_TINY = TINY_TRAINING
 
 
 def _config(tmp_path: Path, name: str, **overrides: Any) -> TrainConfig:
