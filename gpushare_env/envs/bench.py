@@ -20,6 +20,7 @@ def env_benchmark(
     workload: str = "philly",
     pending_window: int = 16,
     running_window: int = 16,
+    engine: str = "python",
 ) -> dict[str, Any]:
     """Step the env ``steps`` times with a uniformly random valid action.
 
@@ -35,6 +36,7 @@ def env_benchmark(
         workload: Workload preset (default ``philly``: Philly-style jobs at load 0.8).
         pending_window: ``W``.
         running_window: ``R``.
+        engine: ``EnvConfig.engine``: ``"python"`` or ``"compiled"``.
 
     Returns:
         ``steps, episodes, wall_s, steps_per_s`` (keys other tools parse) and details,
@@ -48,6 +50,7 @@ def env_benchmark(
             "num_jobs": num_jobs,
             "pending_window": pending_window,
             "running_window": running_window,
+            "engine": engine,
         }
     )
     uniform = np.random.default_rng(seed).random(steps).tolist()
@@ -66,18 +69,19 @@ def env_benchmark(
         if terminated or truncated:
             episodes += 1
             finished += int(terminated)
-            events += env.simulator.events_processed
+            events += env.events_processed
             t = time.perf_counter()
             _, info = env.reset()
             reset_s += time.perf_counter() - t
             mask = info["action_mask"]
     wall_s = time.perf_counter() - start
     cpu_s = time.process_time() - cpu_start
-    events += env.simulator.events_processed
+    events += env.events_processed
     return {
         "mode": "env",
         "cluster": cluster,
         "workload": workload,
+        "engine": engine,
         "jobs": num_jobs,
         "seed": seed,
         "policy": "random_masked",

@@ -48,8 +48,10 @@ __all__ = [
     "RUNNING_FEATURES",
     "StateEncoder",
     "log_time",
+    "observation_bounds",
     "observation_space",
     "running_features",
+    "split_observation",
 ]
 
 #: Columns of ``obs["gpus"]`` (one row per GPU, flattened GPU-major).
@@ -190,6 +192,33 @@ def observation_space(
     )
 
 
+def observation_bounds(
+    num_gpus: int, pending_window: int, running_window: int, held_time: bool = False
+) -> list[int]:
+    """Offsets of the observation's keys in one flat buffer (``gpus``, ``frag_hist``,
+    ``pending``, ``running``, ``global``; the last entry is the buffer's length)."""
+    sizes = (
+        num_gpus * _NUM_GPU_F,
+        _NUM_FRAG,
+        pending_window * _NUM_P,
+        running_window * len(running_features(held_time)),
+        _NUM_GLOBAL,
+    )
+    return np.cumsum((0, *sizes)).tolist()
+
+
+def split_observation(flat: np.ndarray, bounds: list[int]) -> dict[str, np.ndarray]:
+    """The observation dict as slices of one flat buffer (``observation_bounds``)."""
+    b = bounds
+    return {
+        "gpus": flat[b[0] : b[1]],
+        "frag_hist": flat[b[1] : b[2]],
+        "pending": flat[b[2] : b[3]],
+        "running": flat[b[3] : b[4]],
+        "global": flat[b[4] : b[5]],
+    }
+
+
 class StateEncoder:
     """Observation and mask of one episode's simulator, updated incrementally.
 
@@ -289,8 +318,7 @@ class StateEncoder:
             self._run_rows[i, :_NUM_P] = row
 
         # -- one float32 buffer holding every observation key, and views into it
-        sizes = (g * _NUM_GPU_F, _NUM_FRAG, pending_window * _NUM_P, running_window * self._num_r)
-        self._bounds: list[int] = np.cumsum((0, *sizes, _NUM_GLOBAL)).tolist()
+        self._bounds = observation_bounds(g, pending_window, running_window, held_time)
         self._buffer = np.zeros(self._bounds[-1], dtype=np.float32)
         n_actions = pending_window * _NUM_STRATEGIES + running_window + 1
         self.mask = np.zeros(n_actions, dtype=bool)
@@ -523,15 +551,7 @@ class StateEncoder:
         self._observe_pending(now)
         self._observe_running(now)
         self._observe_global(now)
-        b = self._bounds
-        flat = self._buffer.copy()
-        return {
-            "gpus": flat[b[0] : b[1]],
-            "frag_hist": flat[b[1] : b[2]],
-            "pending": flat[b[2] : b[3]],
-            "running": flat[b[3] : b[4]],
-            "global": flat[b[4] : b[5]],
-        }
+        return split_observation(self._buffer.copy(), self._bounds)
 
     def _observe_pending(self, now: float) -> None:
         # a waiting job's row is fixed for its whole wait but for the wait itself

@@ -109,6 +109,8 @@ CONFIG_DOCS: dict[str, str] = {
     "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",
     "max_suspends_per_job": "mask suspend for a job suspended this many times (None: no cap)",
     "observe_held_time": "append held_time (time since the job got its GPUs) to the running rows",
+    "engine": "'python' (reference; view, simulator, render, pickle) or 'compiled' "
+    "(the same episodes bit for bit, in C; for policies acting through observations)",
 }
 
 _COLUMNS = {

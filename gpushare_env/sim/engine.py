@@ -55,6 +55,7 @@ __all__ = [
     "JobState",
     "SimConfig",
     "Simulator",
+    "timeline_from_rows",
 ]
 
 DURATION_INFO: tuple[str, ...] = ("none", "sampled", "oracle")
@@ -551,19 +552,7 @@ class Simulator:
     def timeline(self) -> Timeline:
         """The cluster timeline up to now."""
         rows = np.asarray(self._timeline, dtype=np.float64).reshape(-1, 8)
-        return Timeline(
-            num_gpus=self.cluster.num_gpus,
-            total_memory_gib=float(self.cluster.gpu_memory_gib.sum()),
-            end_s=self.now_s,
-            time_s=rows[:, 0],
-            compute_in_use=rows[:, 1],
-            allocated_gpus=rows[:, 2],
-            free_memory_gib=rows[:, 3],
-            fragmented_memory_gib=rows[:, 4],
-            expected_fragment_gib=rows[:, 5],
-            jobs_in_system=rows[:, 6],
-            jobs_waiting=rows[:, 7],
-        )
+        return timeline_from_rows(rows, self.cluster, self.now_s)
 
     def check_invariants(self) -> None:
         """Raise ``AssertionError`` if the state is inconsistent (for tests; O(G + J))."""
@@ -886,6 +875,24 @@ class Simulator:
             timeline[-1] = row
         else:
             timeline.append(row)
+
+
+def timeline_from_rows(rows: np.ndarray, cluster: Cluster, end_s: float) -> Timeline:
+    """A ``Timeline`` from rows of ``(time, compute_in_use, allocated_gpus, free_memory,
+    fragmented_memory, expected_fragment, jobs_in_system, jobs_waiting)``.  # (T, 8)"""
+    return Timeline(
+        num_gpus=cluster.num_gpus,
+        total_memory_gib=float(cluster.gpu_memory_gib.sum()),
+        end_s=end_s,
+        time_s=rows[:, 0],
+        compute_in_use=rows[:, 1],
+        allocated_gpus=rows[:, 2],
+        free_memory_gib=rows[:, 3],
+        fragmented_memory_gib=rows[:, 4],
+        expected_fragment_gib=rows[:, 5],
+        jobs_in_system=rows[:, 6],
+        jobs_waiting=rows[:, 7],
+    )
 
 
 def _pick(override: float | None, model: object, attribute: str, default: float) -> float:

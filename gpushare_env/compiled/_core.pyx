@@ -1,0 +1,1452 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""The compiled episode core of ``GPUShare-v0``: simulator, encoder and reward in C.
+
+One ``Core`` holds one episode. It carries out exactly what the Python reference does
+(``gpushare_env.sim.engine.Simulator``, ``gpushare_env.envs.observation.StateEncoder``
+and the bookkeeping of ``GPUShareEnv``), with the same float operations in the same
+order, so both give bit-identical observations, masks, rewards and metrics (tested).
+What differs is the data layout: jobs are C structs indexed by their rank in arrival
+order, the event heap and the queues are C arrays, and a step is one call.
+
+The per-GPU arrays the placement fallback reads (``free``, ``load``, ``computing``,
+``holders``, ``factor``) are numpy arrays the core writes through raw pointers, so the
+rare placements done in Python (shared gangs of several GPUs, see
+``Core._find_placement``) read the live state through ``GPUState``.
+"""
+
+from libc.math cimport INFINITY, log2, log10, pow
+from libc.stdlib cimport malloc, free, realloc
+from libc.string cimport memset, memmove, memcpy
+
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+cdef enum:
+    # job status (gpushare_env.sim.types.JobStatus)
+    FUTURE = 0
+    PENDING = 1
+    RUNNING = 2
+    SUSPENDING = 3
+    SUSPENDED = 4
+    RESUMING = 5
+    FINISHED = 6
+    # event kinds (gpushare_env.sim.engine.EventKind): the value is the tie-break priority
+    EV_FINISH = 0
+    EV_SUSPEND_DONE = 1
+    EV_RESUME_DONE = 2
+    EV_SAMPLED = 3
+    EV_ARRIVAL = 4
+    # duration_info
+    INFO_NONE = 0
+    INFO_SAMPLED = 1
+    INFO_ORACLE = 2
+    # reward components (gpushare_env.envs.config.REWARD_COMPONENTS)
+    T_JCT = 0
+    T_MAKESPAN = 1
+    T_UTIL = 2
+    T_SLOWDOWN = 3
+    T_STARVATION = 4
+    T_OVERHEAD = 5
+    T_INVALID = 6
+    NUM_TERMS = 7
+    # strategies (gpushare_env.sim.placement.STRATEGIES)
+    S_EXCLUSIVE = 0
+    S_PACK = 1
+    S_SPREAD = 2
+    S_MIN_FRAG = 3
+    # observation layout (gpushare_env.envs.observation)
+    NUM_GPU_F = 6
+    NUM_FRAG = 10
+    NUM_GLOBAL = 15
+    MAX_MODELS = 64
+
+cdef double EPS = 1e-9
+cdef double IDLE_PENALTY = 1e6
+cdef double LOG_TIME_DECADES = 7.0
+cdef double INV_DECADES = 1.0 / 7.0
+cdef double[7] FRAG_EDGES = [2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0]
+
+
+cdef struct Job:
+    long job_id
+    int num_gpus
+    double memory
+    double intensity
+    double iterations
+    double step_time
+    double arrival
+    int model  # index into the encoder's model names, -1 for other models
+    double noise
+    double suspend_overhead
+    double resume_overhead
+    double cross_factor
+    int size_index  # index of its worker memory among the workload's sizes
+    int status
+    double progress
+    double last_update
+    double rate
+    double speed
+    int held  # GPUs held now (0 or num_gpus); they are gpus[offset : offset + held]
+    int prev_held  # len(prev_gpus)
+    int offset  # into Core.gpus_of and Core.prev_of
+    long version
+    double first_start
+    double finish
+    double held_since
+    double gpu_seconds
+    double overhead_gpu_seconds
+    double transition_since
+    double queued_since
+    double queued_s
+    int suspends
+    int resumes
+    int migrations
+    bint sampled
+    bint cross_node
+
+
+cdef struct Entry:
+    double time
+    int kind
+    long seq
+    int job  # rank
+    long version
+
+
+cdef inline bint entry_less(Entry* a, Entry* b) noexcept nogil:
+    if a.time != b.time:
+        return a.time < b.time
+    if a.kind != b.kind:
+        return a.kind < b.kind
+    return a.seq < b.seq
+
+
+cdef inline double log_time(double seconds) noexcept nogil:
+    """``min(1, log10(1 + max(seconds, 0)) / 7)`` as ``observation.log_time``."""
+    cdef double value = log10(1.0 + (seconds if seconds > 0.0 else 0.0)) / LOG_TIME_DECADES
+    return value if value < 1.0 else 1.0
+
+
+cdef inline double clip01(double x) noexcept nogil:
+    return 0.0 if x < 0.0 else (1.0 if x > 1.0 else x)
+
+
+cdef inline int upper_bound(double* values, int n, double x) noexcept nogil:
+    """``bisect.bisect_right(values[:n], x)``."""
+    cdef int lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < values[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef void* checked_malloc(size_t size) except NULL:
+    cdef void* p = malloc(size if size > 0 else 1)
+    if p == NULL:
+        raise MemoryError()
+    memset(p, 0, size if size > 0 else 1)
+    return p
+
+
+cdef class Core:
+    """One episode: jobs, cluster, events, observation buffer, mask and reward terms.
+
+    Built by ``gpushare_env.compiled.new_core`` from the same inputs as the Python
+    reference; read the docstring of ``gpushare_env.compiled`` for the contract.
+    """
+
+    # ------------------------------------------------------------ jobs and GPUs
+    cdef Job* jobs
+    cdef int num_jobs
+    cdef int* gpus_of  # flat, each job's slice at its offset
+    cdef int* prev_of
+    cdef int num_gpus
+    cdef int num_nodes
+    cdef int node_width
+    cdef int max_jobs
+    cdef int* gpu_node
+    cdef int* node_gpus  # (num_nodes, node_width), -1 padded
+    cdef double* capacity
+    cdef double* inv_capacity
+    cdef double* gpu_speed
+    cdef int* gpu_jobs  # (num_gpus, max_jobs) ranks in insertion order
+    cdef int* gpu_jobs_n
+    cdef double* free_mem  # numpy-owned
+    cdef double* load
+    cdef long* computing
+    cdef long* holders
+    cdef double* factor
+    cdef public object free_array, load_array, computing_array, holders_array, factor_array
+    cdef public object gpu_state  # GPUState over the live arrays (Python placement fallback)
+    cdef object find_placement_py
+    cdef object strategy_names
+    cdef bint equal_capacity
+    cdef double min_capacity
+
+    # -------------------------------------------------------------- simulator
+    cdef double alpha
+    cdef bint interference
+    cdef int sample_iterations
+    cdef int duration_info
+    cdef bint record_timeline
+    cdef double median_worker
+    cdef double* reference
+    cdef int num_reference
+    cdef double* util_part
+    cdef int* alloc_part
+    cdef double* free_part
+    cdef double* frag_part
+    cdef double* fgd_part
+    cdef public double util_sum
+    cdef public long allocated
+    cdef public double free_sum
+    cdef public double frag_sum
+    cdef public double fgd_sum
+    cdef Entry* heap
+    cdef int heap_n
+    cdef int heap_cap
+    cdef long seq
+    cdef int* queue  # waiting ranks, sorted (rank order = (arrival, id) order)
+    cdef int queue_n
+    cdef int* running  # RUNNING ranks in the order they started
+    cdef int running_n
+    cdef int* finished  # ranks in finishing order
+    cdef int finished_n
+    cdef int next_arrival
+    cdef public double now
+    cdef public int in_system
+    cdef public long events_processed
+    cdef public long sim_decisions
+    cdef double* timeline
+    cdef long timeline_n
+    cdef long timeline_cap
+    cdef int* events_kind  # events of the last advance
+    cdef int* events_job
+    cdef int events_n
+    cdef int events_cap
+    cdef int* touched_jobs  # scratch for _touch_compute
+    cdef int* scratch_gpus  # scratch for placements (num_gpus)
+    cdef double* scratch_score  # (num_gpus)
+    cdef int* scratch_nodes  # (num_nodes)
+
+    # -------------------------------------------------------------- encoder
+    cdef int W
+    cdef int R
+    cdef int num_r  # running columns
+    cdef bint held_time
+    cdef int max_suspends  # -1: no cap
+    cdef double* mem_values
+    cdef int num_mem_values
+    cdef int* fit_counts
+    cdef int* level
+    cdef int* category
+    cdef int[NUM_FRAG] category_counts
+    cdef public int idle_gpus
+    cdef bint* dirty
+    cdef int* dirty_list
+    cdef int dirty_n
+    cdef public object buffer_array  # float32, every observation key
+    cdef float* buffer
+    cdef public object mask_array
+    cdef cnp.npy_bool* mask
+    cdef int num_actions
+    cdef int gpu_at, frag_at, pending_at, running_at, global_at
+    cdef int num_p
+    cdef int num_models
+    cdef int* window_pending  # ranks in the window
+    cdef public int pending_n
+    cdef int* window_running
+    cdef public int running_n_window
+    cdef public int waiting_gpus
+    cdef public int in_transition
+    cdef public bint has_choice
+    cdef public bint can_advance
+    cdef double inv_max_speed
+    cdef double inv_slots
+    cdef double inv_gpus
+    cdef double inv_jobs
+    cdef double inv_total_memory
+    cdef double log_gpus
+    cdef double max_capacity
+
+    # -------------------------------------------------------------- env
+    cdef double[NUM_TERMS] weights
+    cdef double[NUM_TERMS] terms
+    cdef double inv_scale
+    cdef double* inv_solo
+    cdef double queued_since_sum
+    cdef double inv_solo_sum
+    cdef int transition_gpus
+    cdef bint arrived
+    cdef public bint deadlock
+    cdef bint auto_advance
+    cdef bint has_time_cap
+    cdef double max_time
+    cdef public long decisions
+    cdef long decision_cap
+    cdef double invalid_penalty
+
+    def __cinit__(self):
+        self.jobs = NULL
+
+    def __dealloc__(self):
+        free(self.jobs)
+        free(self.gpus_of)
+        free(self.prev_of)
+        free(self.gpu_node)
+        free(self.node_gpus)
+        free(self.capacity)
+        free(self.inv_capacity)
+        free(self.gpu_speed)
+        free(self.gpu_jobs)
+        free(self.gpu_jobs_n)
+        free(self.reference)
+        free(self.util_part)
+        free(self.alloc_part)
+        free(self.free_part)
+        free(self.frag_part)
+        free(self.fgd_part)
+        free(self.heap)
+        free(self.queue)
+        free(self.running)
+        free(self.finished)
+        free(self.timeline)
+        free(self.events_kind)
+        free(self.events_job)
+        free(self.touched_jobs)
+        free(self.scratch_gpus)
+        free(self.scratch_score)
+        free(self.scratch_nodes)
+        free(self.mem_values)
+        free(self.fit_counts)
+        free(self.level)
+        free(self.category)
+        free(self.dirty)
+        free(self.dirty_list)
+        free(self.window_pending)
+        free(self.window_running)
+        free(self.inv_solo)
+
+    def __init__(
+        self,
+        dict jobs_in,
+        dict cluster_in,
+        dict sim_in,
+        dict encoder_in,
+        dict env_in,
+    ):
+        """Build the episode (see ``gpushare_env.compiled.new_core`` for the keys)."""
+        cdef int i, g, n, k, offset
+        cdef Job* job
+        # ---- cluster
+        capacity = np.ascontiguousarray(cluster_in["gpu_memory_gib"], dtype=np.float64)
+        gpu_node = np.ascontiguousarray(cluster_in["gpu_node"], dtype=np.int64)
+        node_gpus = np.ascontiguousarray(cluster_in["node_gpus"], dtype=np.int64)
+        speed = np.ascontiguousarray(cluster_in["gpu_speed"], dtype=np.float64)
+        self.num_gpus = g = len(capacity)
+        self.num_nodes = node_gpus.shape[0]
+        self.node_width = node_gpus.shape[1]
+        self.max_jobs = cluster_in["max_jobs_per_gpu"]
+        self.gpu_node = <int*>checked_malloc(g * sizeof(int))
+        self.node_gpus = <int*>checked_malloc(self.num_nodes * self.node_width * sizeof(int))
+        self.capacity = <double*>checked_malloc(g * sizeof(double))
+        self.inv_capacity = <double*>checked_malloc(g * sizeof(double))
+        self.gpu_speed = <double*>checked_malloc(g * sizeof(double))
+        for i in range(g):
+            self.gpu_node[i] = gpu_node[i]
+            self.capacity[i] = capacity[i]
+            self.inv_capacity[i] = 1.0 / capacity[i]
+            self.gpu_speed[i] = speed[i]
+        flat_nodes = node_gpus.ravel().tolist()
+        for i in range(self.num_nodes * self.node_width):
+            self.node_gpus[i] = flat_nodes[i]
+        self.gpu_jobs = <int*>checked_malloc(g * self.max_jobs * sizeof(int))
+        self.gpu_jobs_n = <int*>checked_malloc(g * sizeof(int))
+        self.max_capacity = float(capacity.max())
+        self.min_capacity = float(capacity.min())
+        self.equal_capacity = bool(np.all(capacity == capacity[0]))
+        self.free_array = capacity.copy()
+        self.load_array = np.zeros(g)
+        self.computing_array = np.zeros(g, dtype=np.int64)
+        self.holders_array = np.zeros(g, dtype=np.int64)
+        self.factor_array = np.ones(g)
+        self.free_mem = <double*>cnp.PyArray_DATA(self.free_array)
+        self.load = <double*>cnp.PyArray_DATA(self.load_array)
+        self.computing = <long*>cnp.PyArray_DATA(self.computing_array)
+        self.holders = <long*>cnp.PyArray_DATA(self.holders_array)
+        self.factor = <double*>cnp.PyArray_DATA(self.factor_array)
+        self.find_placement_py = cluster_in["find_placement"]
+        self.strategy_names = tuple(cluster_in["strategies"])
+        self.scratch_gpus = <int*>checked_malloc(g * sizeof(int))
+        self.scratch_score = <double*>checked_malloc(g * sizeof(double))
+        self.scratch_nodes = <int*>checked_malloc(self.num_nodes * sizeof(int))
+
+        # ---- jobs, in (arrival, id) order
+        ids = jobs_in["job_id"]
+        n = self.num_jobs = len(ids)
+        self.jobs = <Job*>checked_malloc(n * sizeof(Job))
+        total_gpus = int(sum(jobs_in["num_gpus"]))
+        self.gpus_of = <int*>checked_malloc(total_gpus * sizeof(int))
+        self.prev_of = <int*>checked_malloc(total_gpus * sizeof(int))
+        self.inv_solo = <double*>checked_malloc(n * sizeof(double))
+        offset = 0
+        for i in range(n):
+            job = &self.jobs[i]
+            job.job_id = ids[i]
+            job.num_gpus = jobs_in["num_gpus"][i]
+            job.memory = jobs_in["memory_gib"][i]
+            job.intensity = jobs_in["intensity"][i]
+            job.iterations = jobs_in["iterations"][i]
+            job.step_time = jobs_in["step_time_s"][i]
+            job.arrival = jobs_in["arrival_s"][i]
+            job.model = jobs_in["model_index"][i]
+            job.noise = jobs_in["noise"][i]
+            job.suspend_overhead = jobs_in["suspend_overhead_s"][i]
+            job.resume_overhead = jobs_in["resume_overhead_s"][i]
+            job.cross_factor = jobs_in["cross_node_factor"][i]
+            job.size_index = jobs_in["size_index"][i]
+            job.status = FUTURE
+            job.offset = offset
+            job.first_start = float("nan")
+            job.finish = float("nan")
+            offset += job.num_gpus
+            self.inv_solo[i] = jobs_in["inv_solo_s"][i]
+
+        # ---- simulator
+        self.alpha = sim_in["alpha"]
+        self.interference = sim_in["interference"]
+        self.sample_iterations = sim_in["sample_iterations"]
+        self.duration_info = ("none", "sampled", "oracle").index(sim_in["duration_info"])
+        self.record_timeline = sim_in["record_timeline"]
+        reference = sim_in["reference_memory_gib"]  # sorted
+        self.num_reference = len(reference)
+        self.reference = <double*>checked_malloc(self.num_reference * sizeof(double))
+        for i in range(self.num_reference):
+            self.reference[i] = reference[i]
+        self.median_worker = sim_in["median_worker_gib"]
+        fgd = sim_in["fgd_part"]
+        self.util_part = <double*>checked_malloc(g * sizeof(double))
+        self.alloc_part = <int*>checked_malloc(g * sizeof(int))
+        self.free_part = <double*>checked_malloc(g * sizeof(double))
+        self.frag_part = <double*>checked_malloc(g * sizeof(double))
+        self.fgd_part = <double*>checked_malloc(g * sizeof(double))
+        for i in range(g):
+            self.free_part[i] = capacity[i]
+            self.fgd_part[i] = fgd[i]
+        self.util_sum = 0.0
+        self.allocated = 0
+        self.free_sum = float(capacity.sum())
+        self.frag_sum = 0.0
+        self.fgd_sum = sim_in["fgd_sum"]
+        self.heap_cap = 64
+        self.heap = <Entry*>checked_malloc(self.heap_cap * sizeof(Entry))
+        self.queue = <int*>checked_malloc(n * sizeof(int))
+        self.running = <int*>checked_malloc(n * sizeof(int))
+        self.finished = <int*>checked_malloc(n * sizeof(int))
+        self.timeline_cap = 1024
+        self.timeline = <double*>checked_malloc(self.timeline_cap * 8 * sizeof(double))
+        self.events_cap = 64
+        self.events_kind = <int*>checked_malloc(self.events_cap * sizeof(int))
+        self.events_job = <int*>checked_malloc(self.events_cap * sizeof(int))
+        self.touched_jobs = <int*>checked_malloc((n + 1) * sizeof(int))
+        self.now = 0.0
+        self._record()
+
+        # ---- encoder
+        self.W = encoder_in["pending_window"]
+        self.R = encoder_in["running_window"]
+        self.held_time = encoder_in["held_time"]
+        cap = encoder_in["max_suspends_per_job"]
+        self.max_suspends = -1 if cap is None else cap
+        self.num_p = encoder_in["num_pending_features"]
+        self.num_r = self.num_p + 1 + (1 if self.held_time else 0)
+        self.num_models = encoder_in["num_models"]
+        if self.num_models > MAX_MODELS:
+            raise ValueError(f"the compiled core handles at most {MAX_MODELS} models")
+        mem_values = encoder_in["memory_sizes"]
+        self.num_mem_values = len(mem_values)
+        self.mem_values = <double*>checked_malloc(self.num_mem_values * sizeof(double))
+        for i in range(self.num_mem_values):
+            self.mem_values[i] = mem_values[i]
+        self.fit_counts = <int*>checked_malloc(self.num_mem_values * sizeof(int))
+        self.level = <int*>checked_malloc(g * sizeof(int))
+        self.category = <int*>checked_malloc(g * sizeof(int))
+        memset(self.category_counts, 0, sizeof(self.category_counts))
+        self.category_counts[0] = g
+        self.idle_gpus = g
+        self.dirty = <bint*>checked_malloc(g * sizeof(bint))
+        self.dirty_list = <int*>checked_malloc(g * sizeof(int))
+        self.window_pending = <int*>checked_malloc((self.W + 1) * sizeof(int))
+        self.window_running = <int*>checked_malloc((self.R + 1) * sizeof(int))
+        self.gpu_at = 0
+        self.frag_at = g * NUM_GPU_F
+        self.pending_at = self.frag_at + NUM_FRAG
+        self.running_at = self.pending_at + self.W * self.num_p
+        self.global_at = self.running_at + self.R * self.num_r
+        self.buffer_array = np.zeros(self.global_at + NUM_GLOBAL, dtype=np.float32)
+        self.buffer = <float*>cnp.PyArray_DATA(self.buffer_array)
+        self.num_actions = self.W * 4 + self.R + 1
+        self.mask_array = np.zeros(self.num_actions, dtype=bool)
+        self.mask = <cnp.npy_bool*>cnp.PyArray_DATA(self.mask_array)
+        self.inv_max_speed = 1.0 / float(speed.max())
+        self.inv_slots = 1.0 / self.max_jobs
+        self.inv_gpus = 1.0 / g
+        self.inv_jobs = 1.0 / n
+        self.inv_total_memory = 1.0 / float(capacity.sum())
+        self.log_gpus = encoder_in["log_gpus"]
+        gpu_rows = self.buffer_array[: self.frag_at].reshape(g, NUM_GPU_F)
+        num_nodes = max(self.num_nodes - 1, 1)
+        gpu_rows[:, 3] = gpu_node / num_nodes
+        gpu_rows[:, 4] = speed * self.inv_max_speed
+        gpu_rows[:, 5] = capacity / self.max_capacity
+        self.buffer[self.frag_at] = 1.0
+        for i in range(g):
+            self._mark(i)
+        self.pending_n = 0
+        self.running_n_window = 0
+
+        # ---- env
+        weights = env_in["weights"]
+        for i in range(NUM_TERMS):
+            self.weights[i] = weights[i]
+        self.inv_scale = env_in["inv_scale"]
+        self.auto_advance = env_in["auto_advance"]
+        self.has_time_cap = env_in["max_time_s"] is not None
+        self.max_time = env_in["max_time_s"] if self.has_time_cap else 0.0
+        self.decision_cap = env_in["decision_cap"]
+        self.invalid_penalty = env_in["invalid_penalty"]
+        self.decisions = 0
+
+    # ================================================================ simulator
+    cdef inline void _push(self, double time, int kind, int rank) except *:
+        cdef Entry e
+        cdef int i, parent
+        if self.heap_n == self.heap_cap:
+            self.heap_cap *= 2
+            self.heap = <Entry*>realloc(self.heap, self.heap_cap * sizeof(Entry))
+            if self.heap == NULL:
+                raise MemoryError()
+        self.seq += 1
+        e.time = time
+        e.kind = kind
+        e.seq = self.seq
+        e.job = rank
+        e.version = self.jobs[rank].version
+        i = self.heap_n
+        self.heap_n += 1
+        while i > 0:
+            parent = (i - 1) >> 1
+            if entry_less(&e, &self.heap[parent]):
+                self.heap[i] = self.heap[parent]
+                i = parent
+            else:
+                break
+        self.heap[i] = e
+
+    cdef inline void _pop(self) noexcept:
+        cdef int n = self.heap_n - 1
+        cdef int i = 0, child
+        cdef Entry last = self.heap[n]
+        self.heap_n = n
+        if n == 0:
+            return
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and entry_less(&self.heap[child + 1], &self.heap[child]):
+                child += 1
+            if entry_less(&self.heap[child], &last):
+                self.heap[i] = self.heap[child]
+                i = child
+            else:
+                break
+        self.heap[i] = last
+
+    cdef inline void _drop_stale(self) noexcept:
+        while self.heap_n and self.heap[0].version != self.jobs[self.heap[0].job].version:
+            self._pop()
+
+    cdef void _record(self) except *:
+        cdef double* row
+        if not self.record_timeline:
+            return
+        if self.timeline_n and self.timeline[(self.timeline_n - 1) * 8] == self.now:
+            row = &self.timeline[(self.timeline_n - 1) * 8]
+        else:
+            if self.timeline_n == self.timeline_cap:
+                self.timeline_cap *= 2
+                self.timeline = <double*>realloc(
+                    self.timeline, self.timeline_cap * 8 * sizeof(double)
+                )
+                if self.timeline == NULL:
+                    raise MemoryError()
+            row = &self.timeline[self.timeline_n * 8]
+            self.timeline_n += 1
+        row[0] = self.now
+        row[1] = self.util_sum
+        row[2] = <double>self.allocated
+        row[3] = self.free_sum
+        row[4] = self.frag_sum
+        row[5] = self.fgd_sum
+        row[6] = <double>self.in_system
+        row[7] = <double>self.queue_n
+
+    cdef inline void _mark(self, int g) noexcept:
+        if not self.dirty[g]:
+            self.dirty[g] = True
+            self.dirty_list[self.dirty_n] = g
+            self.dirty_n += 1
+
+    cdef void _enqueue(self, int rank) noexcept:
+        cdef int lo = 0, hi = self.queue_n, mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.queue[mid] < rank:
+                lo = mid + 1
+            else:
+                hi = mid
+        memmove(&self.queue[lo + 1], &self.queue[lo], (self.queue_n - lo) * sizeof(int))
+        self.queue[lo] = rank
+        self.queue_n += 1
+        self.jobs[rank].queued_since = self.now
+
+    cdef void _dequeue(self, int rank) noexcept:
+        cdef int lo = 0, hi = self.queue_n, mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.queue[mid] < rank:
+                lo = mid + 1
+            else:
+                hi = mid
+        memmove(&self.queue[lo], &self.queue[lo + 1], (self.queue_n - lo - 1) * sizeof(int))
+        self.queue_n -= 1
+        cdef Job* job = &self.jobs[rank]
+        job.queued_s += self.now - job.queued_since
+
+    cdef inline void _fold(self, Job* job) noexcept:
+        cdef double done
+        if job.rate > 0.0:
+            done = job.progress + job.rate * (self.now - job.last_update)
+            job.progress = job.iterations if job.iterations < done else done
+        job.last_update = self.now
+
+    cdef void _touch_memory(self, int* gpus, int count) noexcept:
+        cdef int i, g, alloc, fits
+        cdef long held
+        cdef double free_gib, frag, fgd
+        for i in range(count):
+            g = gpus[i]
+            self._mark(g)
+            free_gib = self.free_mem[g]
+            held = self.holders[g]
+            alloc = 1 if held > 0 else 0
+            self.allocated += alloc - self.alloc_part[g]
+            self.alloc_part[g] = alloc
+            self.free_sum += free_gib - self.free_part[g]
+            self.free_part[g] = free_gib
+            if held > 0 and (free_gib + EPS < self.median_worker or held >= self.max_jobs):
+                frag = free_gib
+            else:
+                frag = 0.0
+            self.frag_sum += frag - self.frag_part[g]
+            self.frag_part[g] = frag
+            if held >= self.max_jobs:
+                fgd = free_gib
+            else:
+                fits = upper_bound(self.reference, self.num_reference, free_gib + EPS)
+                fgd = free_gib * (1.0 - <double>fits / <double>self.num_reference)
+            self.fgd_sum += fgd - self.fgd_part[g]
+            self.fgd_part[g] = fgd
+
+    cdef void _touch_compute(self, int* gpus, int count, int force) except *:
+        """The computing workers of ``gpus`` changed (``force``: a rank or -1)."""
+        cdef int i, j, g, k, rank, n = 0
+        cdef double load, util, contention
+        cdef int* affected = self.touched_jobs
+        cdef bint seen
+        for i in range(count):
+            g = gpus[i]
+            self._mark(g)
+            k = self.computing[g]
+            load = self.load[g]
+            if k > 0:
+                if self.interference:
+                    contention = 1.0 if load <= 1.0 else 1.0 / load
+                    self.factor[g] = contention * pow(1.0 - self.alpha, <double>(k - 1))
+                else:
+                    self.factor[g] = 1.0
+            else:
+                self.factor[g] = 1.0
+            for j in range(self.gpu_jobs_n[g]):
+                rank = self.gpu_jobs[g * self.max_jobs + j]
+                seen = False
+                for k in range(n):
+                    if affected[k] == rank:
+                        seen = True
+                        break
+                if not seen:
+                    affected[n] = rank
+                    n += 1
+            util = load if load < 1.0 else 1.0
+            self.util_sum += util - self.util_part[g]
+            self.util_part[g] = util
+        if force >= 0:
+            seen = False
+            for k in range(n):
+                if affected[k] == force:
+                    seen = True
+                    break
+            if not seen:
+                affected[n] = force
+                n += 1
+        for i in range(n):
+            rank = affected[i]
+            if self.jobs[rank].status == RUNNING:
+                self._update_rate(rank, rank == force)
+
+    cdef void _update_rate(self, int rank, bint force) except *:
+        cdef Job* job = &self.jobs[rank]
+        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef int i, g
+        cdef double slowest, value, rate, remaining, finish_in
+        g = gpus[0]
+        slowest = self.factor[g] * self.gpu_speed[g]
+        for i in range(1, job.held):
+            g = gpus[i]
+            value = self.factor[g] * self.gpu_speed[g]
+            if value < slowest:
+                slowest = value
+        if job.cross_node:
+            slowest *= job.cross_factor
+        rate = slowest / job.step_time
+        if not force and rate == job.rate:
+            return
+        self._fold(job)
+        job.rate = rate
+        job.speed = slowest
+        job.version += 1
+        remaining = job.iterations - job.progress
+        finish_in = 0.0 if remaining <= 1e-9 * job.iterations else remaining / rate
+        self._push(self.now + finish_in, EV_FINISH, rank)
+        if not job.sampled:
+            if job.progress >= self.sample_iterations:
+                job.sampled = True
+            elif self.sample_iterations < job.iterations:
+                self._push(
+                    self.now + (self.sample_iterations - job.progress) / rate, EV_SAMPLED, rank
+                )
+
+    cdef void _start_compute(self, int rank) except *:
+        cdef Job* job = &self.jobs[rank]
+        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef int i, g
+        job.status = RUNNING
+        self.running[self.running_n] = rank
+        self.running_n += 1
+        for i in range(job.held):
+            g = gpus[i]
+            self.load[g] = self.load[g] + job.intensity
+            self.computing[g] += 1
+        job.last_update = self.now
+        job.rate = 0.0
+        self._touch_compute(gpus, job.held, rank)
+
+    cdef void _stop_compute(self, int rank, int status) noexcept:
+        cdef Job* job = &self.jobs[rank]
+        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef int i, g
+        cdef long left
+        self._fold(job)
+        job.status = status
+        job.rate = 0.0
+        job.speed = 0.0
+        job.version += 1
+        for i in range(self.running_n):
+            if self.running[i] == rank:
+                memmove(
+                    &self.running[i], &self.running[i + 1], (self.running_n - i - 1) * sizeof(int)
+                )
+                self.running_n -= 1
+                break
+        for i in range(job.held):
+            g = gpus[i]
+            left = self.computing[g] - 1
+            self.computing[g] = left
+            self.load[g] = self.load[g] - job.intensity if left > 0 else 0.0
+
+    cdef void _release(self, int rank) noexcept:
+        cdef Job* job = &self.jobs[rank]
+        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef int i, j, g, n
+        cdef long held
+        cdef int* row
+        job.gpu_seconds += (self.now - job.held_since) * job.num_gpus
+        for i in range(job.held):
+            g = gpus[i]
+            held = self.holders[g] - 1
+            self.holders[g] = held
+            if held == 0:
+                self.free_mem[g] = self.capacity[g]
+            else:
+                self.free_mem[g] = self.free_mem[g] + job.memory
+            row = &self.gpu_jobs[g * self.max_jobs]
+            n = self.gpu_jobs_n[g]
+            for j in range(n):
+                if row[j] == rank:
+                    memmove(&row[j], &row[j + 1], (n - j - 1) * sizeof(int))
+                    break
+            self.gpu_jobs_n[g] = n - 1
+        memcpy(&self.prev_of[job.offset], gpus, job.held * sizeof(int))
+        job.prev_held = job.held
+        job.held = 0
+
+    cdef void _finish(self, int rank) except *:
+        cdef Job* job = &self.jobs[rank]
+        job.progress = job.iterations
+        job.rate = 0.0
+        self._stop_compute(rank, FINISHED)
+        self._release(rank)
+        self._touch_memory(&self.prev_of[job.offset], job.prev_held)
+        self._touch_compute(&self.prev_of[job.offset], job.prev_held, -1)
+        job.finish = self.now
+        self.in_system -= 1
+        self.finished[self.finished_n] = rank
+        self.finished_n += 1
+
+    cdef void _occupy(self, int rank, int* chosen, int count) except *:
+        """Carry out a checked placement: ``chosen`` sorted, distinct, with room."""
+        cdef Job* job = &self.jobs[rank]
+        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef int i, g, node
+        self.sim_decisions += 1
+        self._dequeue(rank)
+        memcpy(gpus, chosen, count * sizeof(int))
+        job.held = count
+        job.held_since = self.now
+        job.cross_node = False
+        if count > 1:
+            node = self.gpu_node[gpus[0]]
+            for i in range(1, count):
+                if self.gpu_node[gpus[i]] != node:
+                    job.cross_node = True
+                    break
+        for i in range(count):
+            g = gpus[i]
+            self.free_mem[g] = self.free_mem[g] - job.memory
+            self.holders[g] += 1
+            self.gpu_jobs[g * self.max_jobs + self.gpu_jobs_n[g]] = rank
+            self.gpu_jobs_n[g] += 1
+        self._touch_memory(gpus, count)
+        if job.status == PENDING:
+            job.first_start = self.now
+            self._start_compute(rank)
+        else:  # SUSPENDED: restart first, holding the GPUs without progress
+            job.status = RESUMING
+            job.transition_since = self.now
+            job.version += 1
+            self._push(self.now + job.resume_overhead, EV_RESUME_DONE, rank)
+        self._record()
+
+    cdef void _suspend(self, int rank) except *:
+        cdef Job* job = &self.jobs[rank]
+        self.sim_decisions += 1
+        self._stop_compute(rank, SUSPENDING)
+        self._touch_compute(&self.gpus_of[job.offset], job.held, -1)
+        job.transition_since = self.now
+        self._push(self.now + job.suspend_overhead, EV_SUSPEND_DONE, rank)
+        self._record()
+
+    cdef void _add_event(self, int kind, int rank) except *:
+        if self.events_n == self.events_cap:
+            self.events_cap *= 2
+            self.events_kind = <int*>realloc(self.events_kind, self.events_cap * sizeof(int))
+            self.events_job = <int*>realloc(self.events_job, self.events_cap * sizeof(int))
+            if self.events_kind == NULL or self.events_job == NULL:
+                raise MemoryError()
+        self.events_kind[self.events_n] = kind
+        self.events_job[self.events_n] = rank
+        self.events_n += 1
+
+    cdef void _handle(self, int kind, int rank) except *:
+        cdef Job* job = &self.jobs[rank]
+        cdef int i
+        cdef bint moved
+        if kind == EV_FINISH:
+            self._finish(rank)
+        elif kind == EV_SAMPLED:
+            self._fold(job)
+            job.sampled = True
+        elif kind == EV_SUSPEND_DONE:
+            job.overhead_gpu_seconds += (self.now - job.transition_since) * job.num_gpus
+            job.suspends += 1
+            self._release(rank)
+            self._touch_memory(&self.prev_of[job.offset], job.prev_held)
+            job.status = SUSPENDED
+            self._enqueue(rank)
+        elif kind == EV_RESUME_DONE:
+            job.overhead_gpu_seconds += (self.now - job.transition_since) * job.num_gpus
+            job.resumes += 1
+            if job.prev_held:
+                moved = job.prev_held != job.held
+                if not moved:
+                    for i in range(job.held):
+                        if self.prev_of[job.offset + i] != self.gpus_of[job.offset + i]:
+                            moved = True
+                            break
+                if moved:
+                    job.migrations += 1
+            self._start_compute(rank)
+        self._add_event(kind, rank)
+
+    cdef double _next_event_time(self) noexcept:
+        """Time of the next event, or +inf when nothing is left to happen."""
+        cdef double t = INFINITY
+        self._drop_stale()
+        if self.heap_n:
+            t = self.heap[0].time
+        if self.next_arrival < self.num_jobs and self.jobs[self.next_arrival].arrival < t:
+            t = self.jobs[self.next_arrival].arrival
+        return t
+
+    cdef void _sim_advance(self) except *:
+        cdef double t = self._next_event_time()
+        cdef Entry top
+        cdef Job* job
+        if t == INFINITY:
+            raise RuntimeError(
+                f"advance(): no event left and {self.queue_n} job(s) waiting"
+            )
+        self.now = t
+        self.events_n = 0
+        while True:
+            self._drop_stale()
+            if self.heap_n and self.heap[0].time <= t:
+                top = self.heap[0]
+                self._pop()
+                self._handle(top.kind, top.job)
+            elif self.next_arrival < self.num_jobs and self.jobs[self.next_arrival].arrival <= t:
+                job = &self.jobs[self.next_arrival]
+                job.status = PENDING
+                self.in_system += 1
+                self._enqueue(self.next_arrival)
+                self._add_event(EV_ARRIVAL, self.next_arrival)
+                self.next_arrival += 1
+            else:
+                break
+        self.events_processed += self.events_n
+        self._record()
+
+    # ================================================================ placement
+    cdef int _find_placement(self, int rank, int strategy, int* out) except -2:
+        """GPUs (sorted, into ``out``) the strategy gives the job now; their count or -1."""
+        cdef Job* job = &self.jobs[rank]
+        cdef int n = job.num_gpus
+        cdef int g, best_g, max_jobs = self.max_jobs
+        cdef double memory = job.memory, score, best, before, after, free_gib, left
+        cdef long held
+        if strategy == S_EXCLUSIVE:
+            return self._exclusive(n, memory, out)
+        if n > 1:
+            # shared gangs (rare): the Python reference, on the live arrays
+            chosen = self.find_placement_py(
+                self.strategy_names[strategy], self.gpu_state, n, memory
+            )
+            if chosen is None:
+                return -1
+            for g in range(n):
+                out[g] = chosen[g]
+            return n
+        best = INFINITY
+        best_g = -1
+        for g in range(self.num_gpus):
+            free_gib = self.free_mem[g]
+            held = self.holders[g]
+            if not (free_gib + EPS >= memory and held < max_jobs):
+                continue
+            if strategy == S_PACK:
+                score = (free_gib - memory) + (IDLE_PENALTY if held == 0 else 0.0)
+            elif strategy == S_SPREAD:
+                score = self.load[g] + 0.01 * held
+            else:
+                before = free_gib if held >= max_jobs else free_gib * (
+                    1.0 - <double>upper_bound(self.reference, self.num_reference, free_gib + EPS)
+                    / <double>self.num_reference
+                )
+                left = free_gib - memory
+                after = left if held + 1 >= max_jobs else left * (
+                    1.0 - <double>upper_bound(self.reference, self.num_reference, left + EPS)
+                    / <double>self.num_reference
+                )
+                score = (after - before) + 1e-3 * (free_gib - memory)
+            if score < best:
+                best = score
+                best_g = g
+        if best_g < 0:
+            return -1
+        out[0] = best_g
+        return 1
+
+    cdef int _exclusive(self, int n, double memory, int* out) noexcept:
+        """``find_placement("exclusive", ...)``: idle GPUs, best-fit node, else fewest nodes."""
+        cdef int g, node, col, best_node, best_count, count, taken, total = 0, i, j, tmp
+        cdef int* per_node = self.scratch_nodes
+        cdef int width = self.node_width
+        memset(per_node, 0, self.num_nodes * sizeof(int))
+        for g in range(self.num_gpus):
+            if self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
+                per_node[self.gpu_node[g]] += 1
+                total += 1
+        if total < n:
+            return -1
+        if n == 1:
+            best_count = self.num_gpus + 1
+            best_node = -1
+            for g in range(self.num_gpus):
+                if self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
+                    if per_node[self.gpu_node[g]] < best_count:
+                        best_count = per_node[self.gpu_node[g]]
+                        out[0] = g
+            return 1
+        if n <= width:
+            best_node = -1
+            best_count = self.num_gpus + 1
+            for node in range(self.num_nodes):
+                if n <= per_node[node] < best_count:
+                    best_count = per_node[node]
+                    best_node = node
+            if best_node >= 0:
+                taken = self._take_idle(best_node, n, memory, out, 0)
+                self._sort(out, taken)
+                return taken
+        # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
+        taken = 0
+        for count in range(width, 0, -1):
+            for node in range(self.num_nodes):
+                if per_node[node] == count:
+                    taken = self._take_idle(node, min(count, n - taken), memory, out, taken)
+                    if taken == n:
+                        self._sort(out, taken)
+                        return taken
+        return -1
+
+    cdef int _take_idle(self, int node, int k, double memory, int* out, int taken) noexcept:
+        cdef int col, g, got = 0
+        for col in range(self.node_width):
+            if got == k:
+                break
+            g = self.node_gpus[node * self.node_width + col]
+            if g >= 0 and self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
+                out[taken + got] = g
+                got += 1
+        return taken + got
+
+    cdef void _sort(self, int* values, int n) noexcept:
+        cdef int i, j, v
+        for i in range(1, n):
+            v = values[i]
+            j = i - 1
+            while j >= 0 and values[j] > v:
+                values[j + 1] = values[j]
+                j -= 1
+            values[j + 1] = v
+
+    # ================================================================ encoder
+    cdef void _refresh_gpus(self) noexcept:
+        cdef int i, g, new, old, k
+        cdef double free_gib, load
+        cdef long held
+        cdef float* row
+        for i in range(self.dirty_n):
+            g = self.dirty_list[i]
+            self.dirty[g] = False
+            free_gib = self.free_mem[g]
+            held = self.holders[g]
+            load = self.load[g]
+            row = &self.buffer[self.gpu_at + g * NUM_GPU_F]
+            row[0] = <float>(free_gib * self.inv_capacity[g] if free_gib > 0.0 else 0.0)
+            row[1] = <float>(load * self.inv_slots if load > 0.0 else 0.0)
+            row[2] = <float>(held * self.inv_slots)
+            if held == 0:
+                new = 0
+            elif held >= self.max_jobs:
+                new = NUM_FRAG - 1
+            else:
+                new = upper_bound(FRAG_EDGES, 7, free_gib) + 1
+            old = self.category[g]
+            if new != old:
+                self.category[g] = new
+                self.category_counts[old] -= 1
+                self.category_counts[new] += 1
+                self.buffer[self.frag_at + old] = <float>(
+                    self.category_counts[old] * self.inv_gpus
+                )
+                self.buffer[self.frag_at + new] = <float>(
+                    self.category_counts[new] * self.inv_gpus
+                )
+                if new == 0:
+                    self.idle_gpus += 1
+                elif old == 0:
+                    self.idle_gpus -= 1
+            if held < self.max_jobs:
+                new = upper_bound(self.mem_values, self.num_mem_values, free_gib + EPS)
+            else:
+                new = 0
+            old = self.level[g]
+            if new != old:
+                self.level[g] = new
+                if new > old:
+                    for k in range(old, new):
+                        self.fit_counts[k] += 1
+                else:
+                    for k in range(new, old):
+                        self.fit_counts[k] -= 1
+        self.dirty_n = 0
+
+    cdef void _update_mask(self) except *:
+        cdef int i, slot, n, rank, width = self.W * 4
+        cdef bint exclusive, shared, schedule_choice = False, can_suspend = False
+        cdef Job* job
+        self._refresh_gpus()
+        self.pending_n = self.queue_n if self.queue_n < self.W else self.W
+        memset(self.mask, 0, self.num_actions * sizeof(cnp.npy_bool))
+        for slot in range(self.pending_n):
+            rank = self.queue[slot]
+            self.window_pending[slot] = rank
+            job = &self.jobs[rank]
+            n = job.num_gpus
+            exclusive = n <= self.idle_gpus
+            if exclusive and not self.equal_capacity:
+                exclusive = self._exclusive_memory_ok(job)
+            shared = n <= self.fit_counts[job.size_index]
+            self.mask[4 * slot] = exclusive
+            self.mask[4 * slot + 1] = shared
+            self.mask[4 * slot + 2] = shared
+            self.mask[4 * slot + 3] = shared
+            if exclusive or shared:
+                schedule_choice = True
+        self.running_n_window = self.running_n if self.running_n < self.R else self.R
+        for slot in range(self.running_n_window):
+            rank = self.running[slot]
+            self.window_running[slot] = rank
+            if self.max_suspends < 0 or self.jobs[rank].suspends < self.max_suspends:
+                self.mask[width + slot] = True
+                can_suspend = True
+        self.can_advance = (
+            self.running_n_window > 0
+            or self.in_transition > 0
+            or self.in_system + self.finished_n < self.num_jobs
+        )
+        self.mask[self.num_actions - 1] = self.can_advance
+        self.has_choice = schedule_choice or can_suspend
+
+    cdef bint _exclusive_memory_ok(self, Job* job) noexcept:
+        cdef int i, count
+        if job.memory <= self.min_capacity + EPS:
+            return True
+        count = self._exclusive(job.num_gpus, job.memory, self.scratch_gpus)
+        if count < 0:
+            return False
+        for i in range(count):
+            if not self.free_mem[self.scratch_gpus[i]] + EPS >= job.memory:
+                return False
+        return True
+
+    cdef double _predicted_remaining(self, Job* job, bint* known) noexcept:
+        cdef double done, remaining
+        known[0] = False
+        if self.duration_info == INFO_NONE:
+            return 0.0
+        done = job.progress + job.rate * (self.now - job.last_update)
+        if job.iterations < done:
+            done = job.iterations
+        remaining = job.iterations - done
+        if self.duration_info == INFO_ORACLE:
+            known[0] = True
+            return remaining * job.step_time
+        if not job.sampled:
+            return 0.0
+        known[0] = True
+        return remaining * job.step_time * (1.0 + job.noise)
+
+    cdef double _measured_step(self, Job* job, bint* known) noexcept:
+        known[0] = False
+        if self.duration_info == INFO_ORACLE:
+            known[0] = True
+            return job.step_time
+        if self.duration_info == INFO_NONE or not job.sampled:
+            return 0.0
+        known[0] = True
+        return job.step_time * (1.0 + job.noise)
+
+    cdef void _job_row(self, float* row, Job* job) noexcept:
+        """The spec columns of a pending / running row."""
+        cdef int m
+        row[0] = 1.0
+        row[1] = <float>(log2(1.0 + job.num_gpus) * self.log_gpus)
+        row[2] = <float>(job.memory / self.max_capacity)
+        row[3] = <float>job.intensity
+        for m in range(self.num_models):
+            row[4 + m] = 0.0
+        if job.model >= 0:
+            row[4 + job.model] = 1.0
+
+    cdef void _observe(self) noexcept:
+        cdef int slot, rank, c, base = 4 + self.num_models
+        cdef float* row
+        cdef Job* job
+        cdef double now = self.now, value, done, left, step, predicted, backlog
+        cdef double util, free_share, fragmented, expected, waiting_gpus, t
+        cdef bint known
+        # pending rows
+        for slot in range(self.W):
+            row = &self.buffer[self.pending_at + slot * self.num_p]
+            if slot >= self.pending_n:
+                memset(row, 0, self.num_p * sizeof(float))
+                continue
+            job = &self.jobs[self.window_pending[slot]]
+            self._job_row(row, job)
+            value = log10(now - (job.queued_since - 1.0)) * INV_DECADES
+            row[base] = <float>(value if value < 1.0 else 1.0)
+            row[base + 1] = 1.0 if job.sampled else 0.0
+            predicted = self._predicted_remaining(job, &known)
+            row[base + 2] = 1.0 if known else 0.0
+            row[base + 3] = <float>(log_time(predicted) if known else 0.0)
+            row[base + 4] = 1.0 if job.status == SUSPENDED else 0.0
+            row[base + 5] = <float>(job.progress / job.iterations)
+        # running rows
+        for slot in range(self.R):
+            row = &self.buffer[self.running_at + slot * self.num_r]
+            if slot >= self.running_n_window:
+                memset(row, 0, self.num_r * sizeof(float))
+                continue
+            job = &self.jobs[self.window_running[slot]]
+            self._job_row(row, job)
+            step = self._measured_step(job, &known)
+            row[base] = <float>log_time(job.queued_s)
+            row[base + 1] = 1.0 if job.sampled else 0.0
+            row[base + 2] = 1.0 if known else 0.0
+            done = job.progress + job.rate * (now - job.last_update)
+            if done > job.iterations:
+                done = job.iterations
+            left = log10(1.0 + (job.iterations - done) * step) * INV_DECADES
+            row[base + 3] = <float>(left if left < 1.0 else 1.0)
+            row[base + 4] = 0.0
+            row[base + 5] = <float>(done / job.iterations)
+            value = job.speed * self.inv_max_speed
+            row[base + 6] = <float>(value if value < 1.0 else 1.0)
+            if self.held_time:
+                row[base + 7] = <float>log_time(now - job.held_since)
+        # global
+        row = &self.buffer[self.global_at]
+        t = log10(1.0 + now) * INV_DECADES
+        row[0] = <float>(t if t < 1.0 else 1.0)
+        row[1] = <float>(self.queue_n * self.inv_jobs)
+        backlog = self.queue_n - self.W
+        row[2] = <float>(backlog * self.inv_jobs if backlog > 0 else 0.0)
+        row[3] = <float>(self.running_n * self.inv_jobs)
+        row[4] = <float>(self.in_transition * self.inv_jobs)
+        row[5] = <float>(self.in_system * self.inv_jobs)
+        row[6] = <float>(self.finished_n * self.inv_jobs)
+        util = self.util_sum * self.inv_gpus
+        free_share = self.free_sum * self.inv_total_memory
+        if self.free_sum > EPS:
+            fragmented = self.frag_sum / self.free_sum
+            expected = self.fgd_sum / self.free_sum
+        else:
+            fragmented = expected = 0.0
+        waiting_gpus = self.waiting_gpus * self.inv_gpus
+        row[7] = <float>clip01(util)
+        row[8] = <float>(self.allocated * self.inv_gpus)
+        row[9] = <float>clip01(free_share)
+        row[10] = <float>clip01(fragmented)
+        row[11] = <float>clip01(expected)
+        row[12] = <float>(waiting_gpus if waiting_gpus < 1.0 else 1.0)
+        row[13] = <float>(self.idle_gpus * self.inv_gpus)
+        row[14] = 1.0 if self.can_advance else 0.0
+
+    # ================================================================ env
+    cdef bint _time_capped(self) noexcept:
+        return self.has_time_cap and self.now >= self.max_time
+
+    cdef void _advance(self) except *:
+        cdef double t0 = self.now, dt, scaled, waits
+        cdef int in_system = self.in_system, waiting = self.queue_n, i, kind, rank
+        cdef double compute_in_use = self.util_sum
+        cdef Job* job
+        self._sim_advance()
+        dt = self.now - t0
+        if dt > 0.0:
+            scaled = dt * self.inv_scale
+            self.terms[T_JCT] -= in_system * scaled
+            if self.arrived:
+                self.terms[T_MAKESPAN] -= scaled
+            self.terms[T_UTIL] += compute_in_use * self.inv_gpus * scaled
+            self.terms[T_SLOWDOWN] -= self.inv_solo_sum * dt
+            if waiting:
+                waits = waiting * t0 - self.queued_since_sum
+                self.terms[T_STARVATION] -= scaled * (waits + 0.5 * waiting * dt) * self.inv_scale
+            self.terms[T_OVERHEAD] -= self.transition_gpus * scaled
+        for i in range(self.events_n):
+            kind = self.events_kind[i]
+            rank = self.events_job[i]
+            job = &self.jobs[rank]
+            if kind == EV_ARRIVAL:
+                self.arrived = True
+                self.inv_solo_sum += self.inv_solo[rank]
+                self.queued_since_sum += job.queued_since
+                self.waiting_gpus += job.num_gpus
+            elif kind == EV_FINISH:
+                self.inv_solo_sum -= self.inv_solo[rank]
+                if self.in_system == 0:
+                    self.inv_solo_sum = 0.0  # no drift across busy periods
+            elif kind == EV_SUSPEND_DONE:
+                self.transition_gpus -= job.num_gpus
+                self.in_transition -= 1
+                self.queued_since_sum += job.queued_since
+                self.waiting_gpus += job.num_gpus
+            elif kind == EV_RESUME_DONE:
+                self.transition_gpus -= job.num_gpus
+                self.in_transition -= 1
+
+    cdef void _apply(self, int action) except *:
+        cdef int slot, strategy, rank, count
+        cdef Job* job
+        cdef bint resuming
+        cdef double queued_since
+        if action == self.num_actions - 1:
+            self._advance()
+            return
+        if action < self.W * 4:
+            slot = action >> 2
+            strategy = action & 3
+            rank = self.window_pending[slot]
+            job = &self.jobs[rank]
+            resuming = job.status == SUSPENDED
+            queued_since = job.queued_since
+            count = self._find_placement(rank, strategy, self.scratch_gpus)
+            if count < 0:  # pragma: no cover - the mask is exact (tested)
+                raise RuntimeError(f"schedule action {action}: the job does not fit")
+            self._occupy(rank, self.scratch_gpus, count)
+            self.queued_since_sum -= queued_since
+            if self.queue_n == 0:
+                self.queued_since_sum = 0.0  # no drift across queue stints
+            self.waiting_gpus -= job.num_gpus
+            if resuming:
+                self.transition_gpus += job.num_gpus
+                self.in_transition += 1
+            return
+        rank = self.window_running[action - self.W * 4]
+        self._suspend(rank)
+        self.transition_gpus += self.jobs[rank].num_gpus
+        self.in_transition += 1
+
+    cdef void _settle(self) except *:
+        self._update_mask()
+        if self.auto_advance:
+            while not self.has_choice and self.can_advance and not self._time_capped():
+                self._advance()
+                self._update_mask()
+        self.deadlock = not (
+            self.finished_n == self.num_jobs or self.has_choice or self.can_advance
+        )
+
+    # ------------------------------------------------------------ Python API
+    def start(self):
+        """Settle the first decision point (what ``reset`` does); time before it is free."""
+        self._settle()
+        memset(self.terms, 0, sizeof(self.terms))
+        self._observe()
+
+    def step(self, int action, bint invalid):
+        """One env step: apply ``action`` (unless ``invalid``), settle, observe.
+
+        Returns:
+            ``(reward, terminated, truncated)``.
+        """
+        cdef int i
+        cdef double reward = 0.0
+        cdef bint terminated, truncated
+        memset(self.terms, 0, sizeof(self.terms))
+        if not invalid:
+            self._apply(action)
+        else:
+            self.terms[T_INVALID] = -self.invalid_penalty
+        self.decisions += 1
+        if not invalid:
+            self._settle()
+        terminated = self.finished_n == self.num_jobs
+        truncated = not terminated and (
+            self.decisions >= self.decision_cap or self._time_capped() or self.deadlock
+        )
+        for i in range(NUM_TERMS):
+            if self.weights[i] != 0.0:
+                reward += self.weights[i] * self.terms[i]
+        self._observe()
+        return reward, terminated, truncated
+
+    @property
+    def done(self):
+        return self.finished_n == self.num_jobs
+
+    @property
+    def num_finished(self):
+        return self.finished_n
+
+    @property
+    def num_waiting(self):
+        return self.queue_n
+
+    @property
+    def num_running(self):
+        return self.running_n
+
+    def reward_terms(self):
+        """The reward components of the last step, in ``REWARD_COMPONENTS`` order."""
+        return [self.terms[i] for i in range(NUM_TERMS)]
+
+    def pending_ids(self):
+        """Job ids of the pending window."""
+        return [self.jobs[self.window_pending[i]].job_id for i in range(self.pending_n)]
+
+    def running_ids(self):
+        """Job ids of the running window."""
+        return [self.jobs[self.window_running[i]].job_id for i in range(self.running_n_window)]
+
+    def timeline_rows(self):
+        """The timeline as a ``(T, 8)`` float64 array (``Simulator.timeline`` columns)."""
+        out = np.empty((self.timeline_n, 8))
+        cdef double* dst = <double*>cnp.PyArray_DATA(out)
+        memcpy(dst, self.timeline, self.timeline_n * 8 * sizeof(double))
+        return out
+
+    def finished_jobs(self):
+        """One tuple per finished job, in finishing order: the ``JobRecord`` fields
+        ``(job_id, first_start_s, finish_s, gpu_seconds, overhead_gpu_seconds, suspends,
+        resumes, migrations, queued_s)``."""
+        cdef Job* job
+        rows = []
+        for i in range(self.finished_n):
+            job = &self.jobs[self.finished[i]]
+            rows.append(
+                (
+                    job.job_id, job.first_start, job.finish, job.gpu_seconds,
+                    job.overhead_gpu_seconds, job.suspends, job.resumes, job.migrations,
+                    job.queued_s,
+                )
+            )
+        return rows
+
+    def __reduce__(self):
+        raise TypeError(
+            "the compiled GPUShare-v0 core cannot be pickled or copied; "
+            'use engine="python" for that'
+        )
+
+
