@@ -146,6 +146,31 @@ cdef inline int upper_bound(double* values, int n, double x) noexcept nogil:
     return lo
 
 
+cdef inline double numpy_sum(double* a, int n) noexcept:
+    """``np.sum`` of ``a[:n]`` for ``n <= 128``, in numpy's order (its pairwise sum keeps
+    eight accumulators from eight elements on), so that totals round the same way."""
+    cdef double res
+    cdef double[8] r
+    cdef int i, j
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    for j in range(8):
+        r[j] = a[j]
+    i = 8
+    while i < n - (n % 8):
+        for j in range(8):
+            r[j] += a[i + j]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        res += a[i]
+        i += 1
+    return res
+
+
 cdef void* checked_malloc(size_t size) except NULL:
     cdef void* p = malloc(size if size > 0 else 1)
     if p == NULL:
@@ -954,37 +979,20 @@ cdef class Core:
         if strategy == S_EXCLUSIVE:
             return self._exclusive(n, memory, out)
         if n > 1:
-            # shared gangs (rare): the Python reference, on the live arrays
-            chosen = self.find_placement_py(
-                self.strategy_names[strategy], self.gpu_state, n, memory
-            )
-            if chosen is None:
-                return -1
-            for g in range(n):
-                out[g] = chosen[g]
-            return n
+            if self.node_width > 128:  # beyond numpy's unrolled sum (below): the reference
+                chosen = self.find_placement_py(
+                    self.strategy_names[strategy], self.gpu_state, n, memory
+                )
+                if chosen is None:
+                    return -1
+                for g in range(n):
+                    out[g] = chosen[g]
+                return n
+            return self._shared_gang(strategy, n, memory, out)
         best = INFINITY
         best_g = -1
         for g in range(self.num_gpus):
-            free_gib = self.free_mem[g]
-            held = self.holders[g]
-            if not (free_gib + EPS >= memory and held < max_jobs):
-                continue
-            if strategy == S_PACK:
-                score = (free_gib - memory) + (IDLE_PENALTY if held == 0 else 0.0)
-            elif strategy == S_SPREAD:
-                score = self.load[g] + 0.01 * held
-            else:
-                before = free_gib if held >= max_jobs else free_gib * (
-                    1.0 - <double>upper_bound(self.reference, self.num_reference, free_gib + EPS)
-                    / <double>self.num_reference
-                )
-                left = free_gib - memory
-                after = left if held + 1 >= max_jobs else left * (
-                    1.0 - <double>upper_bound(self.reference, self.num_reference, left + EPS)
-                    / <double>self.num_reference
-                )
-                score = (after - before) + 1e-3 * (free_gib - memory)
+            score = self._score(strategy, g, memory)
             if score < best:
                 best = score
                 best_g = g
@@ -992,6 +1000,91 @@ cdef class Core:
             return -1
         out[0] = best_g
         return 1
+
+    cdef inline double _score(self, int strategy, int g, double memory) noexcept:
+        """``find_placement``'s score of GPU ``g`` (+inf where the worker does not fit)."""
+        cdef double free_gib = self.free_mem[g], before, after, left
+        cdef long held = self.holders[g]
+        cdef int max_jobs = self.max_jobs
+        if not (free_gib + EPS >= memory and held < max_jobs):
+            return INFINITY
+        if strategy == S_PACK:
+            return (free_gib - memory) + (IDLE_PENALTY if held == 0 else 0.0)
+        if strategy == S_SPREAD:
+            return self.load[g] + 0.01 * held
+        before = free_gib if held >= max_jobs else free_gib * (
+            1.0 - <double>upper_bound(self.reference, self.num_reference, free_gib + EPS)
+            / <double>self.num_reference
+        )
+        left = free_gib - memory
+        after = left if held + 1 >= max_jobs else left * (
+            1.0 - <double>upper_bound(self.reference, self.num_reference, left + EPS)
+            / <double>self.num_reference
+        )
+        return (after - before) + 1e-3 * (free_gib - memory)
+
+    cdef int _shared_gang(self, int strategy, int n, double memory, int* out) noexcept:
+        """``_select`` of ``find_placement`` for a gang of ``n`` workers on shared GPUs:
+        the node whose ``n`` lowest scores sum least, else the fewest nodes."""
+        cdef int width = self.node_width, node, col, g, total = 0, taken, count, best_node = -1
+        cdef double best_total = INFINITY, node_total
+        cdef double* score = self.scratch_score
+        cdef double[128] row
+        cdef int[128] cols
+        cdef int* per_node = self.scratch_nodes
+        for g in range(self.num_gpus):
+            score[g] = self._score(strategy, g, memory)
+        memset(per_node, 0, self.num_nodes * sizeof(int))
+        for node in range(self.num_nodes):
+            for col in range(width):
+                g = self.node_gpus[node * width + col]
+                if g >= 0 and score[g] != INFINITY:
+                    per_node[node] += 1
+            total += per_node[node]
+        if n <= width:
+            for node in range(self.num_nodes):
+                self._node_order(node, score, row, cols)
+                node_total = numpy_sum(row, n)
+                if node_total < best_total:  # np.argmin: the first smallest, finite only
+                    best_total = node_total
+                    best_node = node
+            if best_node >= 0:
+                self._node_order(best_node, score, row, cols)
+                for col in range(n):
+                    out[col] = self.node_gpus[best_node * width + cols[col]]
+                self._sort(out, n)
+                return n
+        if total < n:
+            return -1
+        # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
+        taken = 0
+        for count in range(width, 0, -1):
+            for node in range(self.num_nodes):
+                if per_node[node] != count:
+                    continue
+                self._node_order(node, score, row, cols)
+                for col in range(min(count, n - taken)):
+                    out[taken] = self.node_gpus[node * width + cols[col]]
+                    taken += 1
+                if taken == n:
+                    self._sort(out, n)
+                    return n
+        return -1  # unreachable when total >= n
+
+    cdef void _node_order(self, int node, double* score, double* row, int* cols) noexcept:
+        """A node's GPU scores (+inf for padding) sorted, stable: ``row`` and ``cols``."""
+        cdef int width = self.node_width, col, j, g
+        cdef double value
+        for col in range(width):
+            g = self.node_gpus[node * width + col]
+            value = score[g] if g >= 0 else INFINITY
+            j = col - 1
+            while j >= 0 and row[j] > value:  # insertion sort: equal values keep their order
+                row[j + 1] = row[j]
+                cols[j + 1] = cols[j]
+                j -= 1
+            row[j + 1] = value
+            cols[j + 1] = col
 
     cdef int _exclusive(self, int n, double memory, int* out) noexcept:
         """``find_placement("exclusive", ...)``: idle GPUs, best-fit node, else fewest nodes."""

@@ -53,6 +53,18 @@ CASES: dict[str, dict[str, Any]] = {
     },
     "decision_cap": {"cluster": "thesis", "workload": "thesis", "num_jobs": 50, "max_decisions": 300},
     "philly_cluster": {"cluster": "philly", "workload": "philly", "num_jobs": 300},
+    # nodes wider than 128 GPUs: shared gangs take the Python placement, on the C arrays
+    "wide_nodes": {
+        "cluster": {
+            "groups": [
+                {"nodes": 1, "gpus_per_node": 130, "gpu_type": "v100"},
+                {"nodes": 2, "gpus_per_node": 2, "gpu_type": "p100"},
+            ],
+            "max_jobs_per_gpu": 2,
+        },
+        "workload": "philly",
+        "num_jobs": 120,
+    },
 }
 
 
@@ -111,7 +123,7 @@ def test_the_extension_is_built() -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_compiled_engine_replays_the_reference(case: str) -> None:
     config = CASES[case]
-    max_steps = 2_500 if case == "philly_cluster" else 40_000
+    max_steps = 2_500 if case in ("philly_cluster", "wide_nodes") else 40_000
     steps = play_both(config, seed=7, max_steps=max_steps, invalid_share=0.02)
     assert steps > 100
 
