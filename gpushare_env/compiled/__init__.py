@@ -36,7 +36,7 @@ __all__ = ["available", "build_error", "new_core", "records", "timeline"]
 try:
     from gpushare_env.compiled import _core
 except ImportError as error:  # not built (no C compiler when the package was installed)
-    _core = None  # type: ignore[assignment]
+    _core = None
     _IMPORT_ERROR: str | None = str(error)
 else:
     _IMPORT_ERROR = None
@@ -177,9 +177,17 @@ def new_core(
 def records(core: Core, sim: Simulator) -> list[JobRecord]:
     """The finished jobs of a compiled episode, in finishing order (``Simulator.records``)."""
     out = []
-    for job_id, first, finish, gpu_s, overhead_s, suspends, resumes, moves, queued in (
-        core.finished_jobs()
-    ):
+    for (
+        job_id,
+        first,
+        finish,
+        gpu_s,
+        overhead_s,
+        suspends,
+        resumes,
+        moves,
+        queued,
+    ) in core.finished_jobs():
         spec = sim.jobs[job_id].spec
         out.append(
             JobRecord(

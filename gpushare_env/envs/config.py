@@ -170,7 +170,7 @@ class EnvConfig:
             schedulers decide by (``False``: the standard 17 columns).
         engine: ``"python"`` (the reference: ``env.view``, ``env.simulator``, rendering
             and pickling work) or ``"compiled"`` (``gpushare_env.compiled``: the same
-            episodes, bit for bit, about 5x faster, for policies that act through
+            episodes, bit for bit, several times faster, for policies that act through
             observations and masks only).
     """
 

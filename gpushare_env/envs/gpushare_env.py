@@ -162,9 +162,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     see ``EnvConfig``); keyword arguments override single keys. ``engine="compiled"``
     runs the episode in C (``gpushare_env.compiled``): the same observations, masks,
     rewards and infos bit for bit, several times faster, without ``view``,
-    ``simulator``, rendering or pickling (which need ``engine="python"``, the default). Unknown keys are
-    rejected with the allowed ones listed. ``render_mode`` is ``"ansi"`` (text) or
-    ``"rgb_array"`` (a nodes x GPUs picture of memory and load).
+    ``simulator``, rendering or pickling (which need ``engine="python"``, the default).
+    Unknown keys are rejected with the allowed ones listed. ``render_mode`` is ``"ansi"``
+    (text) or ``"rgb_array"`` (a nodes x GPUs picture of memory and load).
 
     Info keys: ``action_mask``, ``reward_terms``, ``time_s``, ``jobs_done``,
     ``decisions``, ``invalid`` (every step); ``elapsed_s``, the simulated time the step
@@ -466,7 +466,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if self._over:
             info["metrics"] = self._metrics()
             info["deadlock"] = core.deadlock
-        return split_observation(core.buffer_array.copy(), self._bounds), reward, terminated, truncated, info
+        obs = split_observation(core.buffer_array.copy(), self._bounds)
+        return obs, reward, terminated, truncated, info
 
     def _info_compiled(self, invalid: bool) -> dict[str, Any]:
         core = self._core

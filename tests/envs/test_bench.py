@@ -40,3 +40,15 @@ def test_repeat_reports_the_median_run(capsys: pytest.CaptureFixture[str]) -> No
 def test_bad_repeat_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--env", "--repeat", "0"]) == 2
     assert "--repeat" in capsys.readouterr().err
+
+
+def test_both_engines_alternate_and_report_the_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--env", "--engine", "both", "--cluster", "tiny", "--jobs", "8", "--steps", "200"]
+    assert main([*argv, "--repeat", "3"]) == 0
+    python, fast = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert (python["engine"], fast["engine"]) == ("python", "compiled")
+    assert python["repeats"] == fast["repeats"] == 3
+    # the same episodes on both engines: only the timing differs
+    assert (python["events"], python["episodes"]) == (fast["events"], fast["episodes"])
+    assert fast["speedup"] == round(fast["steps_per_cpu_s"] / python["steps_per_cpu_s"], 2)
+    assert "speedup" not in python

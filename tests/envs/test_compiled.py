@@ -42,7 +42,12 @@ CASES: dict[str, dict[str, Any]] = {
         "auto_advance": False,
         "max_time_s": 400_000.0,
     },
-    "duration_none": {"cluster": "tiny", "workload": "philly", "num_jobs": 40, "duration_info": "none"},
+    "duration_none": {
+        "cluster": "tiny",
+        "workload": "philly",
+        "num_jobs": 40,
+        "duration_info": "none",
+    },
     "duration_oracle_small_windows": {
         "cluster": "medium",
         "workload": "philly_bursty",
@@ -51,7 +56,12 @@ CASES: dict[str, dict[str, Any]] = {
         "pending_window": 2,
         "running_window": 3,
     },
-    "decision_cap": {"cluster": "thesis", "workload": "thesis", "num_jobs": 50, "max_decisions": 300},
+    "decision_cap": {
+        "cluster": "thesis",
+        "workload": "thesis",
+        "num_jobs": 50,
+        "max_decisions": 300,
+    },
     "philly_cluster": {"cluster": "philly", "workload": "philly", "num_jobs": 300},
     # nodes wider than 128 GPUs: shared gangs take the Python placement, on the C arrays
     "wide_nodes": {
@@ -104,9 +114,11 @@ def play_both(config: dict[str, Any], seed: int, max_steps: int, invalid_share: 
         else:
             valid = np.flatnonzero(info["action_mask"])
             action = int(valid[rng.integers(len(valid))])
-        assert python.decode_action(action) == fast.decode_action(action) if (
-            info["action_mask"][action]
-        ) else True
+        assert (
+            python.decode_action(action) == fast.decode_action(action)
+            if (info["action_mask"][action])
+            else True
+        )
         out_p = python.step(action)
         out_c = fast.step(action)
         assert_same(out_p, out_c, f"step {step} (action {action})")
@@ -190,5 +202,6 @@ def test_gym_make_and_an_unknown_engine() -> None:
     env = gym.make("GPUShare-v0", config={"engine": "compiled"})
     obs, _ = env.reset(seed=0)
     assert env.observation_space.contains(obs)
-    with pytest.raises(ValueError, match=r"EnvConfig\.engine must be one of \['python', 'compiled'\]"):
+    allowed = r"EnvConfig\.engine must be one of \['python', 'compiled'\]"
+    with pytest.raises(ValueError, match=allowed):
         GPUShareEnv(engine="numba")
