@@ -37,7 +37,7 @@ REWARD_COMPONENTS: tuple[str, ...] = (
 INVALID_ACTION_MODES: tuple[str, ...] = ("noop", "raise")
 
 #: Engines that carry out an episode (``EnvConfig.engine``).
-ENGINES: tuple[str, ...] = ("python", "compiled")
+ENGINES: tuple[str, ...] = ("auto", "python", "compiled")
 
 _MAX_WINDOW = 1024
 
@@ -168,10 +168,15 @@ class EnvConfig:
         observe_held_time: Append a ``held_time`` column to ``obs["running"]``: the time
             since the job got its current GPUs (``log_time``), which time-slicing
             schedulers decide by (``False``: the standard 17 columns).
-        engine: ``"python"`` (the reference: ``env.view``, ``env.simulator``, rendering
-            and pickling work) or ``"compiled"`` (``gpushare_env.compiled``: the same
-            episodes, bit for bit, several times faster, for policies that act through
-            observations and masks only).
+        engine: What carries out the episode. ``"python"``: the reference simulator,
+            encoder and bookkeeping, whose objects ``env.view`` (what heuristics read),
+            ``env.simulator``, rendering and pickling use. ``"compiled"``: the same in C
+            (``gpushare_env.compiled``), the same episodes bit for bit, several times
+            faster, without those objects (asking for them raises). ``"auto"`` (the
+            default): compiled when the extension is built, and the first time one of
+            those objects is asked for, the episode's actions are replayed on the Python
+            engine, which carries on (so policies that act through observations and
+            masks run compiled, and heuristics run as on ``"python"``).
     """
 
     cluster: str | Mapping[str, Any] | ClusterConfig = "thesis"
@@ -193,7 +198,7 @@ class EnvConfig:
     on_unfit: str = "reject"
     max_suspends_per_job: int | None = None
     observe_held_time: bool = False
-    engine: str = "python"
+    engine: str = "auto"
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> ValueError:

@@ -162,7 +162,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     see ``EnvConfig``); keyword arguments override single keys. ``engine="compiled"``
     runs the episode in C (``gpushare_env.compiled``): the same observations, masks,
     rewards and infos bit for bit, several times faster, without ``view``,
-    ``simulator``, rendering or pickling (which need ``engine="python"``, the default).
+    ``simulator``, rendering or pickling (which need ``engine="python"``). The default,
+    ``"auto"``, runs compiled until one of those is asked for, then replays the
+    episode's actions on the Python engine and carries on there.
     Unknown keys are rejected with the allowed ones listed. ``render_mode`` is ``"ansi"``
     (text) or ``"rgb_array"`` (a nodes x GPUs picture of memory and load).
 
@@ -215,7 +217,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._max_memory = float(self.cluster.gpu_memory_gib.max())
         self._sim: Simulator | None = None
         self._encoder: StateEncoder | None = None
-        self._core: Any = None  # gpushare_env.compiled._core.Core with engine="compiled"
+        self._core: Any = None  # gpushare_env.compiled._core.Core on the compiled engine
+        self._actions: list[int] = []  # the compiled episode's actions (to replay them)
         self._bounds = observation_bounds(
             self.cluster.num_gpus, cfg.pending_window, cfg.running_window, cfg.observe_held_time
         )
@@ -332,8 +335,15 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         jobs, rejected = self._episode_jobs(given, workload_rng)
         sim = Simulator(jobs, self.cluster, self._sim_config, rng=noise_rng)
         self._sim = sim
-        if self.config.engine == "compiled":
+        engine = self.config.engine
+        if engine == "compiled" or (engine == "auto" and compiled.available()):
             return self._reset_compiled(sim, rejected)
+        return self._reset_python(sim, rejected)
+
+    def _reset_python(
+        self, sim: Simulator, rejected: int
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        jobs = [job.spec for job in sim.jobs.values()]
         self._core = None
         self._encoder = StateEncoder(
             sim,
@@ -370,6 +380,11 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             raise RuntimeError("GPUShare-v0: the episode is over (or not started): call reset()")
         if self._core is not None:
             return self._step_compiled(action)
+        return self._step_python(action)
+
+    def _step_python(
+        self, action: int | np.integer
+    ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         encoder = self._encoder
         sim = self._sim
         assert encoder is not None and sim is not None
@@ -427,6 +442,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._encoder = None
         self._num_jobs = num_jobs
         self._decisions = 0
+        self._actions = []
         self._core = core = compiled.new_core(
             sim,
             pending_window=self.pending_window,
@@ -459,6 +475,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if invalid and self.config.invalid_action == "raise":
             raise InvalidActionError(self._why_invalid(a))
         reward, terminated, truncated = core.step(a, invalid)
+        self._actions.append(a)
         self._decisions = core.decisions
         self._over = terminated or truncated
         info = self._info_compiled(invalid)
@@ -481,7 +498,12 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         }
 
     def _require_python_engine(self, what: str) -> None:
-        if self.config.engine != "python":
+        if self._core is None:
+            return
+        if self.config.engine == "auto":
+            self._switch_to_python()
+            return
+        if self.config.engine == "compiled":
             raise RuntimeError(
                 f'GPUShare-v0: {what} needs engine="python" (the compiled engine keeps the '
                 "episode's state in C; policies that read the view, such as the heuristics "
@@ -492,6 +514,26 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if self._core is not None:
             return int(self._core.num_waiting)
         return self.view.num_waiting
+
+    def _switch_to_python(self) -> None:
+        """Carry on the episode on the Python engine: replay its actions there.
+
+        Both engines play an episode bit for bit alike, so after the replay the Python
+        objects (``view``, ``simulator``) describe exactly the current state; the
+        episode then continues on the Python engine (``engine="auto"``).
+        """
+        sim = self._sim
+        assert sim is not None
+        actions = self._actions
+        over = self._over
+        self._reset_python(sim, rejected=0)
+        for a in actions:
+            self._step_python(a)
+        self._over = over
+
+    def __getstate__(self) -> dict[str, Any]:
+        self._require_python_engine("pickling")
+        return self.__dict__.copy()
 
     def _window_ids(self) -> tuple[list[int], list[int]]:
         """Job ids of the pending and of the running window (what actions address)."""

@@ -109,8 +109,9 @@ CONFIG_DOCS: dict[str, str] = {
     "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",
     "max_suspends_per_job": "mask suspend for a job suspended this many times (None: no cap)",
     "observe_held_time": "append held_time (time since the job got its GPUs) to the running rows",
-    "engine": "'python' (reference; view, simulator, render, pickle) or 'compiled' "
-    "(the same episodes bit for bit, in C; for policies acting through observations)",
+    "engine": "'compiled' (in C, the same episodes bit for bit; no view), 'python' "
+    "(the reference), or 'auto': compiled until the view, simulator, render or pickling "
+    "is asked for, then the episode is replayed on the Python engine",
 }
 
 _COLUMNS = {
