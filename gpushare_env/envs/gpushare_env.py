@@ -340,9 +340,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             return self._reset_compiled(sim, rejected)
         return self._reset_python(sim, rejected)
 
-    def _reset_python(
-        self, sim: Simulator, rejected: int
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _reset_python(self, sim: Simulator, rejected: int) -> tuple[dict[str, Any], dict[str, Any]]:
         jobs = [job.spec for job in sim.jobs.values()]
         self._core = None
         self._encoder = StateEncoder(

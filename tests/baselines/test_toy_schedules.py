@@ -299,3 +299,22 @@ def test_gandiva_packs_by_intensity_and_time_slices_same_size_jobs() -> None:
     assert records[1].first_start_s == pytest.approx(702.0)
     assert records[2].first_start_s == pytest.approx(802.0)
     assert records[0].finish_s == pytest.approx(2157.0)
+
+
+def test_gandiva_srpt_order_serves_and_slices_for_the_shortest_job() -> None:
+    # One GPU, oracle lengths, slice 600 s; 16 GiB workers take the whole GPU. J0 (2000 s)
+    # runs from 0; J1 (1500 s) waits from 1, J2 (100 s) from 2. At J3's arrival (700) the
+    # shortest waiting job, J2, has waited 698 >= 600 and J0 (1300 s left, longer than
+    # J2) has run a slice: J0 is suspended (700-702), J2 runs 702-802. At 802 J0 (1300 s
+    # left) goes before J1 (1500 s): it restarts for 5 s and ends at 807 + 1300 = 2107
+    # (no event falls after a full slice of it); then J1 2107-3607, then J3 (5000 s).
+    jobs = [job(0, 0, 2000, memory_gib=16.0), job(1, 1, 1500, memory_gib=16.0)]
+    jobs += [job(2, 2, 100, memory_gib=16.0), job(3, 700, 5000, memory_gib=16.0)]
+    records = run("gandiva", jobs, ONE_GPU, ORACLE, time_slice_s=600.0, order="srpt")
+    assert [records[i].first_start_s for i in range(4)] == [0.0, 2107.0, 702.0, 3607.0]
+    assert records[0].finish_s == pytest.approx(2107.0) and records[0].suspends == 1
+    # round robin (the default order) gives the slice to the longest waiting job, J1
+    records = run("gandiva", jobs, ONE_GPU, ORACLE, time_slice_s=600.0)
+    assert records[1].first_start_s == pytest.approx(702.0)
+    with pytest.raises(ValueError, match="order"):
+        baselines.make("gandiva", order="lifo")
