@@ -457,7 +457,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         )
         core.start()
         self._over = core.done
-        info = self._info_compiled(invalid=False)
+        info = self._info(invalid=False)
         info["num_jobs"] = num_jobs
         info["rejected_jobs"] = rejected
         info["deadlock"] = core.deadlock
@@ -476,24 +476,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._actions.append(a)
         self._decisions = core.decisions
         self._over = terminated or truncated
-        info = self._info_compiled(invalid)
+        info = self._info(invalid)
         info["elapsed_s"] = core.now - started_s
         if self._over:
             info["metrics"] = self._metrics()
             info["deadlock"] = core.deadlock
         obs = split_observation(core.buffer_array.copy(), self._bounds)
         return obs, reward, terminated, truncated, info
-
-    def _info_compiled(self, invalid: bool) -> dict[str, Any]:
-        core = self._core
-        return {
-            "action_mask": core.mask_array.copy(),
-            "reward_terms": dict(zip(REWARD_COMPONENTS, core.reward_terms(), strict=True)),
-            "time_s": core.now,
-            "jobs_done": core.num_finished,
-            "decisions": core.decisions,
-            "invalid": invalid,
-        }
 
     def _require_python_engine(self, what: str) -> None:
         if self._core is None:
@@ -683,14 +672,21 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         return cap is not None and self._sim is not None and self._sim.now_s >= cap
 
     def _info(self, invalid: bool) -> dict[str, Any]:
-        sim = self._sim
-        encoder = self._encoder
-        assert sim is not None and encoder is not None
+        core = self._core
+        if core is not None:
+            mask, terms = core.mask_array, core.reward_terms()
+            now, done = core.now, core.num_finished
+        else:
+            sim = self._sim
+            encoder = self._encoder
+            assert sim is not None and encoder is not None
+            mask, terms = encoder.mask, self._terms
+            now, done = sim.now_s, sim.num_finished
         return {
-            "action_mask": encoder.mask.copy(),
-            "reward_terms": dict(zip(REWARD_COMPONENTS, self._terms, strict=False)),
-            "time_s": sim.now_s,
-            "jobs_done": sim.num_finished,
+            "action_mask": mask.copy(),
+            "reward_terms": dict(zip(REWARD_COMPONENTS, terms, strict=False)),
+            "time_s": now,
+            "jobs_done": done,
             "decisions": self._decisions,
             "invalid": invalid,
         }
