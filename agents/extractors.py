@@ -65,6 +65,8 @@ class PermutationExtractor(BaseFeaturesExtractor):
             (0: a fully permutation-invariant output).
         running_columns: Columns of a running row (18 with the env's
             ``observe_held_time``; default: the standard ones).
+        pending_columns: Columns of a pending row (18 with the env's
+            ``observe_placement``; default: the standard ones).
     """
 
     def __init__(
@@ -73,15 +75,18 @@ class PermutationExtractor(BaseFeaturesExtractor):
         row_dim: int = 64,
         slot_dim: int = 4,
         running_columns: int = len(RUNNING_FEATURES),
+        pending_columns: int = len(PENDING_FEATURES),
     ):
         sizes = {key: int(np.prod(space.shape or (0,))) for key, space in observation_space.items()}
         self.num_gpus = sizes["gpus"] // len(GPU_FEATURES)
-        self.pending_window = sizes["pending"] // len(PENDING_FEATURES)
-        if sizes["running"] % running_columns:
-            raise ValueError(
-                f"PermutationExtractor: obs['running'] has {sizes['running']} entries, not a "
-                f"multiple of running_columns={running_columns}"
-            )
+        for key, columns in (("pending", pending_columns), ("running", running_columns)):
+            if sizes[key] % columns:
+                raise ValueError(
+                    f"PermutationExtractor: obs[{key!r}] has {sizes[key]} entries, not a "
+                    f"multiple of {key}_columns={columns}"
+                )
+        self.pending_columns = pending_columns
+        self.pending_window = sizes["pending"] // pending_columns
         self.running_columns = running_columns
         self.running_window = sizes["running"] // running_columns
         extra = sizes["frag_hist"] + sizes["global"]
@@ -89,7 +94,7 @@ class PermutationExtractor(BaseFeaturesExtractor):
         super().__init__(observation_space, features_dim=6 * row_dim + extra + slot_dim * slots)
         self.slot_dim = slot_dim
         self.gpu_encoder = _row_encoder(len(GPU_FEATURES), row_dim)
-        self.pending_encoder = _row_encoder(len(PENDING_FEATURES), row_dim)
+        self.pending_encoder = _row_encoder(pending_columns, row_dim)
         self.running_encoder = _row_encoder(running_columns, row_dim)
         if slot_dim > 0:
             self.pending_code = nn.Linear(row_dim, slot_dim)
@@ -99,7 +104,7 @@ class PermutationExtractor(BaseFeaturesExtractor):
         """Encode a batch of observations.  # (B, features_dim)"""
         batch = observations["gpus"].shape[0]
         gpus = observations["gpus"].reshape(batch, self.num_gpus, len(GPU_FEATURES))
-        pending = observations["pending"].reshape(batch, self.pending_window, len(PENDING_FEATURES))
+        pending = observations["pending"].reshape(batch, self.pending_window, self.pending_columns)
         running = observations["running"].reshape(batch, self.running_window, self.running_columns)
         pending_mask = pending[..., _VALID]
         running_mask = running[..., _VALID]

@@ -31,7 +31,7 @@ import torch
 from agents.callbacks import HeuristicEvalCallback, ProgressBarCallback, SchedulingMetricsCallback
 from agents.envs import make_vec_env
 from agents.extractors import EXTRACTORS, PermutationExtractor
-from gpushare_env.envs.observation import running_features
+from gpushare_env.envs.observation import pending_features, running_features
 from gpushare_env.evaluation.presets import EVALUATION_PRESETS, PHILLY_TRAIN_SEEDS
 
 __all__ = [
@@ -287,13 +287,19 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     """A new SB3 model for ``config`` on ``env``."""
     policy_kwargs: dict[str, Any] = {}
     if config.extractor == "perm":
-        held_time = bool(env_configs(config)[0].get("observe_held_time", False))
+        env_config = env_configs(config)[0]
+        held_time = bool(env_config.get("observe_held_time", False))
+        placement = bool(env_config.get("observe_placement", False))
         policy_kwargs["features_extractor_class"] = PermutationExtractor
         policy_kwargs["features_extractor_kwargs"] = {
             "row_dim": 64,
             "slot_dim": 4,
-            "running_columns": len(running_features(held_time)),
+            "running_columns": len(running_features(held_time, placement)),
         }
+        if placement:  # only then: the shipped models' saved kwargs stay as they are
+            policy_kwargs["features_extractor_kwargs"]["pending_columns"] = len(
+                pending_features(placement)
+            )
     common: dict[str, Any] = {
         "learning_rate": config.learning_rate,
         **_discount_kwargs(config),

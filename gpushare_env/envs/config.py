@@ -168,6 +168,11 @@ class EnvConfig:
         observe_held_time: Append a ``held_time`` column to ``obs["running"]``: the time
             since the job got its current GPUs (``log_time``), which time-slicing
             schedulers decide by (``False``: the standard 17 columns).
+        observe_placement: Append ``pack_load`` and ``spread_load`` to the pending rows
+            (the load the GPUs each strategy would pick reach with the job) and
+            ``shares_gpu`` to the running rows, what packing schedulers such as Gandiva
+            decide by. Experimental: Python engine only, and every observation runs two
+            placement searches per pending slot (``"auto"`` then runs the Python engine).
         engine: What carries out the episode. ``"python"``: the reference simulator,
             encoder and bookkeeping, whose objects ``env.view`` (what heuristics read),
             ``env.simulator``, rendering and pickling use. ``"compiled"``: the same in C
@@ -198,6 +203,7 @@ class EnvConfig:
     on_unfit: str = "reject"
     max_suspends_per_job: int | None = None
     observe_held_time: bool = False
+    observe_placement: bool = False
     engine: str = "auto"
 
     def __post_init__(self) -> None:
@@ -255,7 +261,7 @@ class EnvConfig:
             _is_number(self.max_time_s) and self.max_time_s > 0
         ):
             raise bad("max_time_s", "None or a number > 0")
-        for name in ("auto_advance", "observe_held_time"):
+        for name in ("auto_advance", "observe_held_time", "observe_placement"):
             if not isinstance(getattr(self, name), bool):
                 raise bad(name, "True or False")
         cap = self.max_suspends_per_job

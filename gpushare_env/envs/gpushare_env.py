@@ -106,6 +106,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       total time waited so far) plus ``speed`` (current speed x solo V100 / fastest GPU);
       with ``observe_held_time`` (R x 18) also ``held_time`` (log_time of the time since
       the job got its current GPUs: its last start or resume).
+    * With ``observe_placement`` (experimental, Python engine), the pending rows end with
+      ``pack_load`` and ``spread_load`` (the largest ``U_g + u`` on the GPUs ``pack`` /
+      ``spread`` would pick, / max_jobs_per_gpu, 0 when it finds none) and the running
+      rows with ``shares_gpu`` (1 if another job holds memory on one of its GPUs).
     * ``global`` (15): ``time`` (log_time), ``waiting``, ``backlog`` (waiting beyond the
       window), ``running``, ``in_transition`` (suspending or resuming), ``in_system``,
       ``finished`` (all as shares of the episode's jobs), ``utilisation`` (sum of
@@ -158,7 +162,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``pending_window``, ``running_window``, ``reward``, ``time_scale_s``,
     ``invalid_action``, ``invalid_penalty``, ``duration_info``, ``sample_iterations``,
     ``sample_noise``, ``max_decisions``, ``max_time_s``, ``auto_advance``, ``on_unfit``,
-    ``max_suspends_per_job``, ``observe_held_time``, ``engine``;
+    ``max_suspends_per_job``, ``observe_held_time``, ``observe_placement``, ``engine``;
     see ``EnvConfig``); keyword arguments override single keys. ``engine="compiled"``
     runs the episode in C (``gpushare_env.compiled``): the same observations, masks,
     rewards and infos bit for bit, several times faster, without ``view``,
@@ -201,7 +205,11 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._advance_action = self._num_schedule_actions + cfg.running_window
         self.action_space = spaces.Discrete(self._advance_action + 1)
         self.observation_space = observation_space(
-            self.cluster.num_gpus, cfg.pending_window, cfg.running_window, cfg.observe_held_time
+            self.cluster.num_gpus,
+            cfg.pending_window,
+            cfg.running_window,
+            cfg.observe_held_time,
+            cfg.observe_placement,
         )
         self._sim_config = SimConfig(
             sample_iterations=cfg.sample_iterations,
@@ -220,7 +228,11 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._core: Any = None  # gpushare_env.compiled._core.Core on the compiled engine
         self._actions: list[int] = []  # the compiled episode's actions (to replay them)
         self._bounds = observation_bounds(
-            self.cluster.num_gpus, cfg.pending_window, cfg.running_window, cfg.observe_held_time
+            self.cluster.num_gpus,
+            cfg.pending_window,
+            cfg.running_window,
+            cfg.observe_held_time,
+            cfg.observe_placement,
         )
         self._over = True
 
@@ -336,7 +348,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         sim = Simulator(jobs, self.cluster, self._sim_config, rng=noise_rng)
         self._sim = sim
         engine = self.config.engine
-        if engine == "compiled" or (engine == "auto" and compiled.available()):
+        # the compiled engine has no placement features (observe_placement)
+        fast = compiled.available() and not self.config.observe_placement
+        if engine == "compiled" or (engine == "auto" and fast):
             return self._reset_compiled(sim, rejected)
         return self._reset_python(sim, rejected)
 
@@ -350,6 +364,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             self.running_window,
             self.config.max_suspends_per_job,
             self.config.observe_held_time,
+            self.config.observe_placement,
         )
         self._num_jobs = len(jobs)
         self._decision_cap = self.config.decision_cap(len(jobs))
@@ -436,6 +451,11 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self, sim: Simulator, rejected: int
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         cfg = self.config
+        if cfg.observe_placement:
+            raise ValueError(
+                'GPUShare-v0: observe_placement needs engine="python" (or "auto"); the '
+                "compiled engine does not compute the placement features"
+            )
         num_jobs = len(sim.jobs)
         self._encoder = None
         self._num_jobs = num_jobs

@@ -45,11 +45,14 @@ __all__ = [
     "GPU_FEATURES",
     "HELD_TIME_FEATURE",
     "PENDING_FEATURES",
+    "PLACEMENT_FEATURES",
     "RUNNING_FEATURES",
+    "SHARES_FEATURE",
     "StateEncoder",
     "log_time",
     "observation_bounds",
     "observation_space",
+    "pending_features",
     "running_features",
     "split_observation",
 ]
@@ -106,9 +109,27 @@ RUNNING_FEATURES: tuple[str, ...] = (
 HELD_TIME_FEATURE = "held_time"
 
 
-def running_features(held_time: bool = False) -> tuple[str, ...]:
-    """Columns of ``obs["running"]``: ``RUNNING_FEATURES``, then ``held_time`` if asked."""
-    return (*RUNNING_FEATURES, HELD_TIME_FEATURE) if held_time else RUNNING_FEATURES
+#: The optional last columns of ``obs["pending"]`` (``EnvConfig.observe_placement``): the
+#: compute load the GPUs that ``pack`` / ``spread`` would give the job would reach with it
+#: (the largest ``U_g + u`` among them, / ``max_jobs_per_gpu``; 0 when the strategy finds
+#: no GPUs), what packing schedulers such as Gandiva decide by.
+PLACEMENT_FEATURES: tuple[str, ...] = ("pack_load", "spread_load")
+
+#: The optional last column of ``obs["running"]`` (``EnvConfig.observe_placement``): 1 if
+#: another job holds memory on one of the job's GPUs (suspending it frees no whole GPU).
+SHARES_FEATURE = "shares_gpu"
+
+
+def pending_features(placement: bool = False) -> tuple[str, ...]:
+    """Columns of ``obs["pending"]``: ``PENDING_FEATURES``, then the placement loads."""
+    return (*PENDING_FEATURES, *PLACEMENT_FEATURES) if placement else PENDING_FEATURES
+
+
+def running_features(held_time: bool = False, placement: bool = False) -> tuple[str, ...]:
+    """Columns of ``obs["running"]``: ``RUNNING_FEATURES``, then ``held_time`` and
+    ``shares_gpu`` if asked."""
+    extra = (HELD_TIME_FEATURE,) * held_time + (SHARES_FEATURE,) * placement
+    return (*RUNNING_FEATURES, *extra)
 
 
 #: Entries of ``obs["global"]``.
@@ -174,7 +195,11 @@ _PACK_GLOBAL = struct.Struct(f"<{_NUM_GLOBAL}f").pack_into
 
 
 def observation_space(
-    num_gpus: int, pending_window: int, running_window: int, held_time: bool = False
+    num_gpus: int,
+    pending_window: int,
+    running_window: int,
+    held_time: bool = False,
+    placement: bool = False,
 ) -> spaces.Dict:
     """The ``Dict`` of flat ``float32`` ``Box`` es in ``[0, 1]`` (SB3 ``MultiInputPolicy``)."""
 
@@ -185,23 +210,27 @@ def observation_space(
         {
             "gpus": box(num_gpus * _NUM_GPU_F),
             "frag_hist": box(_NUM_FRAG),
-            "pending": box(pending_window * _NUM_P),
-            "running": box(running_window * len(running_features(held_time))),
+            "pending": box(pending_window * len(pending_features(placement))),
+            "running": box(running_window * len(running_features(held_time, placement))),
             "global": box(_NUM_GLOBAL),
         }
     )
 
 
 def observation_bounds(
-    num_gpus: int, pending_window: int, running_window: int, held_time: bool = False
+    num_gpus: int,
+    pending_window: int,
+    running_window: int,
+    held_time: bool = False,
+    placement: bool = False,
 ) -> list[int]:
     """Offsets of the observation's keys in one flat buffer (``gpus``, ``frag_hist``,
     ``pending``, ``running``, ``global``; the last entry is the buffer's length)."""
     sizes = (
         num_gpus * _NUM_GPU_F,
         _NUM_FRAG,
-        pending_window * _NUM_P,
-        running_window * len(running_features(held_time)),
+        pending_window * len(pending_features(placement)),
+        running_window * len(running_features(held_time, placement)),
         _NUM_GLOBAL,
     )
     return np.cumsum((0, *sizes)).tolist()
@@ -240,6 +269,8 @@ class StateEncoder:
         running_window: ``R``.
         max_suspends_per_job: Mask ``suspend`` for jobs suspended this often (``None``: no cap).
         held_time: Append the ``held_time`` column to the running rows.
+        placement: Append ``PLACEMENT_FEATURES`` to the pending rows and ``shares_gpu``
+            to the running rows (computed afresh at every observation).
     """
 
     def __init__(
@@ -250,10 +281,13 @@ class StateEncoder:
         running_window: int,
         max_suspends_per_job: int | None = None,
         held_time: bool = False,
+        placement: bool = False,
     ) -> None:
         self.sim = sim
         self.held_time = held_time
-        self._num_r = len(running_features(held_time))
+        self.placement = placement
+        self._num_pw = len(pending_features(placement))
+        self._num_r = len(running_features(held_time, placement))
         self.view = view
         self.pending_window = pending_window
         self.running_window = running_window
@@ -318,7 +352,7 @@ class StateEncoder:
             self._run_rows[i, :_NUM_P] = row
 
         # -- one float32 buffer holding every observation key, and views into it
-        self._bounds = observation_bounds(g, pending_window, running_window, held_time)
+        self._bounds = observation_bounds(g, pending_window, running_window, held_time, placement)
         self._buffer = np.zeros(self._bounds[-1], dtype=np.float32)
         n_actions = pending_window * _NUM_STRATEGIES + running_window + 1
         self.mask = np.zeros(n_actions, dtype=bool)
@@ -363,7 +397,7 @@ class StateEncoder:
         buffer = self._buffer
         self.gpu_rows = buffer[b[0] : b[1]].reshape(self.num_gpus, _NUM_GPU_F)
         self.frag_out = buffer[b[1] : b[2]]
-        self.pending_out = buffer[b[2] : b[3]].reshape(self.pending_window, _NUM_P)
+        self.pending_out = buffer[b[2] : b[3]].reshape(self.pending_window, self._num_pw)
         self.running_out = buffer[b[3] : b[4]].reshape(self.running_window, self._num_r)
         self.global_out = buffer[b[4] : b[5]]
         # flat byte views for struct writes (cheaper than numpy item assignment)
@@ -551,6 +585,8 @@ class StateEncoder:
         self._observe_pending(now)
         self._observe_running(now)
         self._observe_global(now)
+        if self.placement:
+            self._observe_placement()
         return split_observation(self._buffer.copy(), self._bounds)
 
     def _observe_pending(self, now: float) -> None:
@@ -563,7 +599,7 @@ class StateEncoder:
             self._pending_rows_for = pending
             if k:
                 idx = pending if index is None else [index[j] for j in pending]
-                out[:k] = self._pend_rows[idx]
+                out[:k, :_NUM_P] = self._pend_rows[idx]
             if self._pending_filled > k:
                 out[k : self._pending_filled] = 0.0
             self._pending_filled = k
@@ -633,6 +669,30 @@ class StateEncoder:
             out[:k, _PROG] = progress
             if self.held_time:
                 out[:k, _NUM_R] = [log_time(now - jobs[j].held_since_s) for j in running]
+
+    def _observe_placement(self) -> None:
+        """The ``pack_load`` / ``spread_load`` and ``shares_gpu`` columns (O(W + R)
+        placement searches: an experimental option, not tuned for speed)."""
+        sim = self.sim
+        load = self._load
+        holders = self._holders
+        inv_slots = self._inv_slots
+        jobs = sim.jobs
+        pending = self.pending_out
+        for slot, job_id in enumerate(self.pending_ids):
+            intensity = jobs[job_id].spec.intensity
+            for column, strategy in enumerate(("pack", "spread"), start=_NUM_P):
+                gpus = sim.find_placement(job_id, strategy)
+                if gpus is None:
+                    pending[slot, column] = 0.0
+                else:
+                    peak = (max(load.item(g) for g in gpus) + intensity) * inv_slots
+                    pending[slot, column] = peak if peak < 1.0 else 1.0
+        running = self.running_out
+        column = self._num_r - 1
+        for slot, job_id in enumerate(self.running_ids):
+            shares = any(holders.item(g) > 1 for g in jobs[job_id].gpus)
+            running[slot, column] = 1.0 if shares else 0.0
 
     def _refresh_running(self, i: int, job: JobState) -> None:
         self._version[i] = job.version

@@ -9,7 +9,7 @@ from gpushare_env.envs.observation import (
     FRAG_FEATURES,
     GLOBAL_FEATURES,
     GPU_FEATURES,
-    PENDING_FEATURES,
+    pending_features,
     running_features,
 )
 from gpushare_env.sim.catalog import MODELS
@@ -52,6 +52,11 @@ FEATURE_DOCS: dict[str, dict[str, str]] = {
         "speed": "running only: current speed (x solo V100) / fastest GPU of the cluster",
         "held_time": "running only, with observe_held_time: log_time(time since the job got "
         "its current GPUs)",
+        "shares_gpu": "running only, with observe_placement: 1 if another job holds memory "
+        "on one of its GPUs",
+        "pack_load": "pending only, with observe_placement: largest U_g + u on the GPUs pack "
+        "would pick / max_jobs_per_gpu (0: no fit)",
+        "spread_load": "pending only, with observe_placement: the same for spread",
     },
     "global": {
         "time": "log_time(simulated time)",
@@ -109,6 +114,8 @@ CONFIG_DOCS: dict[str, str] = {
     "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",
     "max_suspends_per_job": "mask suspend for a job suspended this many times (None: no cap)",
     "observe_held_time": "append held_time (time since the job got its GPUs) to the running rows",
+    "observe_placement": "append pack_load, spread_load to the pending rows and shares_gpu to "
+    "the running rows (experimental; Python engine)",
     "engine": "'compiled' (in C, the same episodes bit for bit; no view), 'python' "
     "(the reference), or 'auto': compiled until the view, simulator, render or pickling "
     "is asked for, then the episode is replayed on the Python engine",
@@ -117,15 +124,15 @@ CONFIG_DOCS: dict[str, str] = {
 _COLUMNS = {
     "gpus": GPU_FEATURES,
     "frag_hist": FRAG_FEATURES,
-    "pending": PENDING_FEATURES,
-    "running": running_features(held_time=True),
+    "pending": pending_features(placement=True),
+    "running": running_features(held_time=True, placement=True),
     "global": GLOBAL_FEATURES,
 }
 _SHAPES = {
     "gpus": "G x 6 (flattened)",
     "frag_hist": "10",
-    "pending": "W x 16 (flattened)",
-    "running": "R x 17, or R x 18 with observe_held_time (flattened)",
+    "pending": "W x 16, or W x 18 with observe_placement (flattened)",
+    "running": "R x 17, +1 with observe_held_time, +1 with observe_placement (flattened)",
     "global": "15",
 }
 

@@ -61,6 +61,7 @@ AGENT_ENV_KEYS: tuple[str, ...] = (
     "time_scale_s",
     "max_suspends_per_job",
     "observe_held_time",
+    "observe_placement",
 )
 
 #: Gantt views are drawn only for runs of at most this many jobs (unreadable beyond).

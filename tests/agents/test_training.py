@@ -153,6 +153,13 @@ def test_perm_extractor_trains(tmp_path: Path) -> None:
     assert type(model.policy.features_extractor).__name__ == "PermutationExtractor"
 
 
+def test_perm_extractor_reads_the_optional_columns(tmp_path: Path) -> None:
+    overrides = {"max_decisions": 300, "observe_held_time": True, "observe_placement": True}
+    config = _config(tmp_path, "cols", extractor="perm", timesteps=64, env_overrides=overrides)
+    extractor = load_model(train(config)).policy.features_extractor
+    assert (extractor.pending_columns, extractor.running_columns) == (18, 19)
+
+
 @pytest.mark.slow
 def test_behaviour_cloning_imitates_the_heuristic(tmp_path: Path) -> None:
     config = _config(tmp_path, "bc")

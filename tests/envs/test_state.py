@@ -260,3 +260,54 @@ def test_random_masked_policy_medium_philly_invariants() -> None:
                 assert info["metrics"]["num_jobs"] == info["jobs_done"]
                 break
     assert steps > 50 * 60 and ended["truncated"] > 0
+
+
+def test_placement_features_describe_what_the_strategies_would_pick() -> None:
+    from gpushare_env.envs.observation import PENDING_FEATURES, RUNNING_FEATURES
+
+    config = {"cluster": "medium", "workload": "philly", "num_jobs": 80, "observe_held_time": True}
+    plain = GPUShareEnv(config)
+    env = GPUShareEnv({**config, "observe_placement": True})
+    w, r, p = env.pending_window, env.running_window, len(PENDING_FEATURES)
+    rng = np.random.default_rng(4)
+    obs_plain, _ = plain.reset(seed=6)
+    obs, info = env.reset(seed=6)
+    seen = {"pack": 0, "spread": 0, "shares": 0}
+    for _ in range(300):
+        pending = obs["pending"].reshape(w, p + 2)
+        running = obs["running"].reshape(r, len(RUNNING_FEATURES) + 2)
+        # the standard columns are untouched
+        np.testing.assert_array_equal(pending[:, :p], obs_plain["pending"].reshape(w, p))
+        np.testing.assert_array_equal(running[:, :-1], obs_plain["running"].reshape(r, -1))
+        view = env.view
+        for slot, job_id in enumerate(view.pending(w)):
+            job = view.job(job_id)
+            for column, strategy in ((p, "pack"), (p + 1, "spread")):
+                gpus = view.find_placement(job_id, strategy)
+                expected = 0.0
+                if gpus is not None:
+                    peak = max(view.load[g] for g in gpus) + job.intensity
+                    expected = min(1.0, peak / view.max_jobs_per_gpu)
+                    seen[strategy] += 1
+                assert pending[slot, column] == pytest.approx(expected, abs=1e-6)
+        for slot, job_id in enumerate(view.running(r)):
+            shares = any(view.holders[g] > 1 for g in view.job(job_id).gpus)
+            seen["shares"] += shares
+            assert running[slot, -1] == float(shares)
+        action = random_valid_action(info, rng)
+        obs_plain, *_ = plain.step(action)
+        obs, _, terminated, truncated, info = env.step(action)
+        assert env.observation_space.contains(obs)
+        if terminated or truncated:
+            break
+    assert min(seen.values()) > 0
+
+
+def test_placement_features_need_the_python_engine() -> None:
+    config = {"cluster": "tiny", "workload": "philly", "num_jobs": 5, "observe_placement": True}
+    env = GPUShareEnv({**config, "engine": "compiled"})
+    with pytest.raises(ValueError, match='observe_placement needs engine="python"'):
+        env.reset(seed=0)
+    auto = GPUShareEnv(config)  # "auto" runs it on the Python engine
+    auto.reset(seed=0)
+    assert auto._core is None
