@@ -259,6 +259,15 @@ cdef class Core:
     cdef int* scratch_gpus  # scratch for placements (num_gpus)
     cdef double* scratch_score  # (num_gpus)
     cdef int* scratch_nodes  # (num_nodes)
+    # incremental placement index (equal GPU memories, GPUs numbered node by node): idle
+    # GPUs per node and the "open" GPUs (some workers, a free slot), so that one-worker
+    # placements and exclusive gangs need no pass over the cluster
+    cdef bint indexed
+    cdef int* idle_on_node  # (num_nodes)
+    cdef int idle_total
+    cdef int* open_list
+    cdef int* open_pos  # (num_gpus) index in open_list, -1 if not open
+    cdef int open_n
 
     # -------------------------------------------------------------- encoder
     cdef int W
@@ -348,6 +357,9 @@ cdef class Core:
         free(self.scratch_gpus)
         free(self.scratch_score)
         free(self.scratch_nodes)
+        free(self.idle_on_node)
+        free(self.open_list)
+        free(self.open_pos)
         free(self.mem_values)
         free(self.fit_counts)
         free(self.level)
@@ -411,6 +423,17 @@ cdef class Core:
         self.scratch_gpus = <int*>checked_malloc(g * sizeof(int))
         self.scratch_score = <double*>checked_malloc(g * sizeof(double))
         self.scratch_nodes = <int*>checked_malloc(self.num_nodes * sizeof(int))
+        members = [gpu for gpu in flat_nodes if gpu >= 0]
+        self.indexed = self.equal_capacity and members == list(range(g))
+        self.idle_on_node = <int*>checked_malloc(self.num_nodes * sizeof(int))
+        for i in range(self.num_nodes):
+            self.idle_on_node[i] = sum(1 for gpu in flat_nodes[
+                i * self.node_width : (i + 1) * self.node_width] if gpu >= 0)
+        self.idle_total = g
+        self.open_list = <int*>checked_malloc(g * sizeof(int))
+        self.open_pos = <int*>checked_malloc(g * sizeof(int))
+        for i in range(g):
+            self.open_pos[i] = -1
 
         # ---- jobs, in (arrival, id) order
         ids = jobs_in["job_id"]
@@ -817,6 +840,7 @@ cdef class Core:
             g = gpus[i]
             held = self.holders[g] - 1
             self.holders[g] = held
+            self._holders_changed(g, held + 1)
             if held == 0:
                 self.free_mem[g] = self.capacity[g]
             else:
@@ -866,6 +890,7 @@ cdef class Core:
             g = gpus[i]
             self.free_mem[g] = self.free_mem[g] - job.memory
             self.holders[g] += 1
+            self._holders_changed(g, self.holders[g] - 1)
             self.gpu_jobs[g * self.max_jobs + self.gpu_jobs_n[g]] = rank
             self.gpu_jobs_n[g] += 1
         self._touch_memory(gpus, count)
@@ -989,6 +1014,12 @@ cdef class Core:
                     out[g] = chosen[g]
                 return n
             return self._shared_gang(strategy, n, memory, out)
+        if self.indexed:
+            best_g = self._indexed_single(strategy, memory)
+            if best_g < 0:
+                return -1
+            out[0] = best_g
+            return 1
         best = INFINITY
         best_g = -1
         for g in range(self.num_gpus):
@@ -1000,6 +1031,65 @@ cdef class Core:
             return -1
         out[0] = best_g
         return 1
+
+    cdef inline void _holders_changed(self, int g, long before) noexcept:
+        """Keep the placement index after GPU ``g``'s worker count changed from ``before``."""
+        cdef long after = self.holders[g]
+        cdef int node = self.gpu_node[g], last
+        cdef bint was_open = 0 < before < self.max_jobs, is_open = 0 < after < self.max_jobs
+        if before == 0 and after > 0:
+            self.idle_on_node[node] -= 1
+            self.idle_total -= 1
+        elif before > 0 and after == 0:
+            self.idle_on_node[node] += 1
+            self.idle_total += 1
+        if is_open and not was_open:
+            self.open_pos[g] = self.open_n
+            self.open_list[self.open_n] = g
+            self.open_n += 1
+        elif was_open and not is_open:
+            last = self.open_list[self.open_n - 1]
+            self.open_list[self.open_pos[g]] = last
+            self.open_pos[last] = self.open_pos[g]
+            self.open_pos[g] = -1
+            self.open_n -= 1
+
+    cdef int _first_idle(self, int min_count) noexcept:
+        """The lowest idle GPU of the first node with the fewest idle GPUs (at least
+        ``min_count``; 0: any node with one), or -1 (needs ``indexed``)."""
+        cdef int node, col, g, best_node = -1, best_count = self.num_gpus + 1
+        cdef int count
+        for node in range(self.num_nodes):
+            count = self.idle_on_node[node]
+            if count > 0 and count >= min_count and (min_count == 0 or count < best_count):
+                best_node = node
+                best_count = count
+                if min_count == 0:
+                    break
+        if best_node < 0:
+            return -1
+        for col in range(self.node_width):
+            g = self.node_gpus[best_node * self.node_width + col]
+            if g >= 0 and self.holders[g] == 0:
+                return g
+        return -1  # unreachable: the node has an idle GPU
+
+    cdef int _indexed_single(self, int strategy, double memory) noexcept:
+        """``find_placement`` of one worker from the index: every idle GPU scores alike
+        (equal memories), so the lowest one stands for all; then the open GPUs.  Ties go
+        to the lower GPU, as ``np.argmin``'s first minimum."""
+        cdef int i, g, best_g = -1
+        cdef double score, best = INFINITY
+        if self.idle_total and self.capacity[0] + EPS >= memory:
+            best_g = self._first_idle(0)
+            best = self._score(strategy, best_g, memory)
+        for i in range(self.open_n):
+            g = self.open_list[i]
+            score = self._score(strategy, g, memory)
+            if score < best or (score == best and score != INFINITY and g < best_g):
+                best = score
+                best_g = g
+        return best_g if best != INFINITY else -1
 
     cdef inline double _score(self, int strategy, int g, double memory) noexcept:
         """``find_placement``'s score of GPU ``g`` (+inf where the worker does not fit)."""
@@ -1091,11 +1181,20 @@ cdef class Core:
         cdef int g, node, col, best_node, best_count, count, taken, total = 0, i, j, tmp
         cdef int* per_node = self.scratch_nodes
         cdef int width = self.node_width
-        memset(per_node, 0, self.num_nodes * sizeof(int))
-        for g in range(self.num_gpus):
-            if self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
-                per_node[self.gpu_node[g]] += 1
-                total += 1
+        if self.indexed:  # equal memories: an idle GPU fits iff the capacity does
+            if self.capacity[0] + EPS < memory or self.idle_total < n:
+                return -1
+            if n == 1:
+                out[0] = self._first_idle(1)
+                return 1
+            per_node = self.idle_on_node
+            total = self.idle_total
+        else:
+            memset(per_node, 0, self.num_nodes * sizeof(int))
+            for g in range(self.num_gpus):
+                if self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
+                    per_node[self.gpu_node[g]] += 1
+                    total += 1
         if total < n:
             return -1
         if n == 1:
