@@ -19,11 +19,12 @@ from the same state by construction.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
 from gpushare_env.sim.catalog import MODELS
-from gpushare_env.sim.engine import GPUState, Simulator, timeline_from_rows
+from gpushare_env.sim.engine import Simulator, timeline_from_rows
 from gpushare_env.sim.interference import LinearContention, NoInterference
 from gpushare_env.sim.placement import STRATEGIES, find_placement
 from gpushare_env.sim.types import JobRecord, Timeline
@@ -156,57 +157,23 @@ def new_core(
         "invalid_penalty": invalid_penalty,
     }
     core = _core.Core(jobs_in, cluster_in, sim_in, encoder_in, env_in)
-    state = sim.gpus
     # the Python placement fallback (shared gangs) reads the core's live arrays
-    core.gpu_state = GPUState(
+    core.gpu_state = dataclasses.replace(
+        sim.gpus,
         free_memory_gib=core.free_array,
         load=core.load_array,
         computing=core.computing_array,
         holders=core.holders_array,
         factor=core.factor_array,
-        gpu_node=state.gpu_node,
-        node_gpus=state.node_gpus,
-        num_nodes=state.num_nodes,
-        max_jobs_per_gpu=state.max_jobs_per_gpu,
-        reference_memory_gib=state.reference_memory_gib,
-        rectangular=state.rectangular,
     )
     return core
 
 
 def records(core: Core, sim: Simulator) -> list[JobRecord]:
     """The finished jobs of a compiled episode, in finishing order (``Simulator.records``)."""
-    out = []
-    for (
-        job_id,
-        first,
-        finish,
-        gpu_s,
-        overhead_s,
-        suspends,
-        resumes,
-        moves,
-        queued,
-    ) in core.finished_jobs():
-        spec = sim.jobs[job_id].spec
-        out.append(
-            JobRecord(
-                job_id=spec.job_id,
-                model=spec.model,
-                num_gpus=spec.num_gpus,
-                arrival_s=spec.arrival_s,
-                first_start_s=first,
-                finish_s=finish,
-                solo_duration_s=spec.solo_duration_s,
-                gpu_seconds=gpu_s,
-                overhead_gpu_seconds=overhead_s,
-                suspends=suspends,
-                resumes=resumes,
-                migrations=moves,
-                queued_s=queued,
-            )
-        )
-    return out
+    return [
+        JobRecord.of(sim.jobs[job_id].spec, *outcome) for job_id, *outcome in core.finished_jobs()
+    ]
 
 
 def timeline(core: Core, sim: Simulator) -> Timeline:

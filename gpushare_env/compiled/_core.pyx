@@ -247,7 +247,6 @@ cdef class Core:
     cdef public double now
     cdef public int in_system
     cdef public long events_processed
-    cdef public long sim_decisions
     cdef double* timeline
     cdef long timeline_n
     cdef long timeline_cap
@@ -652,7 +651,8 @@ cdef class Core:
             self.dirty_list[self.dirty_n] = g
             self.dirty_n += 1
 
-    cdef void _enqueue(self, int rank) noexcept:
+    cdef inline int _queue_position(self, int rank) noexcept:
+        """Where ``rank`` is or goes in the sorted queue (``bisect_left``)."""
         cdef int lo = 0, hi = self.queue_n, mid
         while lo < hi:
             mid = (lo + hi) >> 1
@@ -660,19 +660,17 @@ cdef class Core:
                 lo = mid + 1
             else:
                 hi = mid
+        return lo
+
+    cdef void _enqueue(self, int rank) noexcept:
+        cdef int lo = self._queue_position(rank)
         memmove(&self.queue[lo + 1], &self.queue[lo], (self.queue_n - lo) * sizeof(int))
         self.queue[lo] = rank
         self.queue_n += 1
         self.jobs[rank].queued_since = self.now
 
     cdef void _dequeue(self, int rank) noexcept:
-        cdef int lo = 0, hi = self.queue_n, mid
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self.queue[mid] < rank:
-                lo = mid + 1
-            else:
-                hi = mid
+        cdef int lo = self._queue_position(rank)
         memmove(&self.queue[lo], &self.queue[lo + 1], (self.queue_n - lo - 1) * sizeof(int))
         self.queue_n -= 1
         cdef Job* job = &self.jobs[rank]
@@ -874,7 +872,6 @@ cdef class Core:
         cdef Job* job = &self.jobs[rank]
         cdef int* gpus = &self.gpus_of[job.offset]
         cdef int i, g, node
-        self.sim_decisions += 1
         self._dequeue(rank)
         memcpy(gpus, chosen, count * sizeof(int))
         job.held = count
@@ -906,7 +903,6 @@ cdef class Core:
 
     cdef void _suspend(self, int rank) except *:
         cdef Job* job = &self.jobs[rank]
-        self.sim_decisions += 1
         self._stop_compute(rank, SUSPENDING)
         self._touch_compute(&self.gpus_of[job.offset], job.held, -1)
         job.transition_since = self.now
@@ -998,9 +994,8 @@ cdef class Core:
         """GPUs (sorted, into ``out``) the strategy gives the job now; their count or -1."""
         cdef Job* job = &self.jobs[rank]
         cdef int n = job.num_gpus
-        cdef int g, best_g, max_jobs = self.max_jobs
-        cdef double memory = job.memory, score, best, before, after, free_gib, left
-        cdef long held
+        cdef int g, best_g
+        cdef double memory = job.memory, score, best
         if strategy == S_EXCLUSIVE:
             return self._exclusive(n, memory, out)
         if n > 1:
@@ -1178,7 +1173,7 @@ cdef class Core:
 
     cdef int _exclusive(self, int n, double memory, int* out) noexcept:
         """``find_placement("exclusive", ...)``: idle GPUs, best-fit node, else fewest nodes."""
-        cdef int g, node, col, best_node, best_count, count, taken, total = 0, i, j, tmp
+        cdef int g, node, best_node, best_count, count, taken, total = 0
         cdef int* per_node = self.scratch_nodes
         cdef int width = self.node_width
         if self.indexed:  # equal memories: an idle GPU fits iff the capacity does

@@ -203,16 +203,11 @@ def observation_space(
 ) -> spaces.Dict:
     """The ``Dict`` of flat ``float32`` ``Box`` es in ``[0, 1]`` (SB3 ``MultiInputPolicy``)."""
 
-    def box(size: int) -> spaces.Box:
-        return spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
-
+    sizes = _block_sizes(num_gpus, pending_window, running_window, held_time, placement)
     return spaces.Dict(
         {
-            "gpus": box(num_gpus * _NUM_GPU_F),
-            "frag_hist": box(_NUM_FRAG),
-            "pending": box(pending_window * len(pending_features(placement))),
-            "running": box(running_window * len(running_features(held_time, placement))),
-            "global": box(_NUM_GLOBAL),
+            key: spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
+            for key, size in zip(_KEYS, sizes, strict=True)
         }
     )
 
@@ -226,26 +221,29 @@ def observation_bounds(
 ) -> list[int]:
     """Offsets of the observation's keys in one flat buffer (``gpus``, ``frag_hist``,
     ``pending``, ``running``, ``global``; the last entry is the buffer's length)."""
-    sizes = (
+    sizes = _block_sizes(num_gpus, pending_window, running_window, held_time, placement)
+    return np.cumsum((0, *sizes)).tolist()
+
+
+_KEYS = ("gpus", "frag_hist", "pending", "running", "global")
+
+
+def _block_sizes(
+    num_gpus: int, pending_window: int, running_window: int, held_time: bool, placement: bool
+) -> tuple[int, ...]:
+    """Entries of each observation key, in ``_KEYS`` order."""
+    return (
         num_gpus * _NUM_GPU_F,
         _NUM_FRAG,
         pending_window * len(pending_features(placement)),
         running_window * len(running_features(held_time, placement)),
         _NUM_GLOBAL,
     )
-    return np.cumsum((0, *sizes)).tolist()
 
 
 def split_observation(flat: np.ndarray, bounds: list[int]) -> dict[str, np.ndarray]:
     """The observation dict as slices of one flat buffer (``observation_bounds``)."""
-    b = bounds
-    return {
-        "gpus": flat[b[0] : b[1]],
-        "frag_hist": flat[b[1] : b[2]],
-        "pending": flat[b[2] : b[3]],
-        "running": flat[b[3] : b[4]],
-        "global": flat[b[4] : b[5]],
-    }
+    return {key: flat[bounds[i] : bounds[i + 1]] for i, key in enumerate(_KEYS)}
 
 
 class StateEncoder:

@@ -736,24 +736,11 @@ class Simulator:
         self._touch_compute(job.prev_gpus)
         job.finish_s = self.now_s
         self._in_system -= 1
-        spec = job.spec
-        self._finished.append(
-            JobRecord(
-                job_id=spec.job_id,
-                model=spec.model,
-                num_gpus=spec.num_gpus,
-                arrival_s=spec.arrival_s,
-                first_start_s=job.first_start_s,
-                finish_s=job.finish_s,
-                solo_duration_s=spec.solo_duration_s,
-                gpu_seconds=job.gpu_seconds,
-                overhead_gpu_seconds=job.overhead_gpu_seconds,
-                suspends=job.suspends,
-                resumes=job.resumes,
-                migrations=job.migrations,
-                queued_s=job.queued_s,
-            )
-        )
+        record = JobRecord.of(
+            job.spec, job.first_start_s, job.finish_s, job.gpu_seconds,
+            job.overhead_gpu_seconds, job.suspends, job.resumes, job.migrations, job.queued_s,
+        )  # fmt: skip
+        self._finished.append(record)
 
     def _touch_compute(self, gpus: Iterable[int], force: JobState | None = None) -> None:
         """The computing workers of ``gpus`` changed: new factors, utilisation, job rates."""

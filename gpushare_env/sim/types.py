@@ -119,6 +119,36 @@ class JobRecord:
     migrations: int
     queued_s: float  # [s]
 
+    @classmethod
+    def of(
+        cls,
+        spec: JobSpec,
+        first_start_s: float,
+        finish_s: float,
+        gpu_seconds: float,
+        overhead_gpu_seconds: float,
+        suspends: int,
+        resumes: int,
+        migrations: int,
+        queued_s: float,
+    ) -> JobRecord:
+        """The record of a finished job: its spec's fields plus what happened to it."""
+        return cls(
+            job_id=spec.job_id,
+            model=spec.model,
+            num_gpus=spec.num_gpus,
+            arrival_s=spec.arrival_s,
+            first_start_s=first_start_s,
+            finish_s=finish_s,
+            solo_duration_s=spec.solo_duration_s,
+            gpu_seconds=gpu_seconds,
+            overhead_gpu_seconds=overhead_gpu_seconds,
+            suspends=suspends,
+            resumes=resumes,
+            migrations=migrations,
+            queued_s=queued_s,
+        )
+
     @property
     def jct_s(self) -> float:
         """Job completion time: finish - arrival.  # [s]"""
