@@ -104,7 +104,6 @@ class Gandiva(Policy):
         }
 
     def _reset_state(self) -> None:
-        self._started_at: dict[int, float] = {}  # last (re)start of jobs this policy placed
         self._migrating: set[int] = set()  # suspended to be re-placed on one node
         self._migrated: set[int] = set()
         self._settled: set[int] = set()  # running on one node (or migrated): skip checks
@@ -113,7 +112,6 @@ class Gandiva(Policy):
 
     def decide(self, view: SimView) -> Decision:
         """Migrate, place, or time-slice, in that order; otherwise let time run."""
-        now = view.now_s
         running = self.visible_running(view)
         pending = self.visible_pending(view)
         idle_per_node = np.bincount(view.gpu_node, weights=(view.holders == 0).astype(float))
@@ -140,7 +138,6 @@ class Gandiva(Policy):
                 self._migrating.discard(job_id)
                 self._settled.discard(job_id)  # new GPUs: check again once it runs
                 self._slice_for.pop(job_id, None)
-                self._started_at[job_id] = now
                 return Schedule(job_id, strategy)
             if blocked is None and job_id not in self._slice_for:
                 blocked = job
@@ -204,7 +201,7 @@ class Gandiva(Policy):
             job = view.job(job_id)
             if job.num_gpus != waiting.num_gpus or job_id in self._slice_for.values():
                 continue
-            ran = now - self._started_at.get(job_id, job.first_start_s)
+            ran = now - job.held_since_s
             if ran < self.time_slice_s:
                 continue
             if bool(np.any(view.holders[list(job.gpus)] != 1)):

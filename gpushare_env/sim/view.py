@@ -164,6 +164,11 @@ class JobView:
         return self._job.suspends
 
     @property
+    def held_since_s(self) -> float:
+        """When the job got its current GPUs (its last start or resume).  [s]"""
+        return self._job.held_since_s
+
+    @property
     def first_start_s(self) -> float:
         """First placement, NaN before.  # [s]"""
         return self._job.first_start_s
