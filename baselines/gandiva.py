@@ -66,6 +66,12 @@ class Gandiva(Policy):
             and the slice taken from the running job with the longest predicted
             remaining time, only if it is longer than the waiting job's (an addition of
             this project, after the thesis's SRPT order).
+        critical_path_factor: With ``order="srpt"``: a job whose predicted remaining time
+            is at least this times the drain time of all predicted work (the sum of
+            ``remaining x GPUs`` over the jobs in the system, / GPUs) is on the critical
+            path: it is served first, longest first, and never sliced out, so SRPT does
+            not leave the longest jobs to the end and stretch the makespan (the thesis's
+            rule, ``thesis``'s ``critical_path_factor``). Default ``inf``: off.
     """
 
     name = "gandiva"
@@ -78,6 +84,7 @@ class Gandiva(Policy):
         max_load: float = 1.0,
         migration_gain: float = 2.0,
         order: str = "wait",
+        critical_path_factor: float = math.inf,
     ) -> None:
         super().__init__(env, seed)
         if time_slice_s <= 0:
@@ -92,6 +99,13 @@ class Gandiva(Policy):
         if order not in ("wait", "srpt"):
             raise ValueError(f"gandiva: order must be 'wait' or 'srpt', got {order!r}")
         self.order = order
+        if critical_path_factor <= 0:
+            raise ValueError(
+                f"gandiva: critical_path_factor must be > 0, got {critical_path_factor}"
+            )
+        if math.isfinite(critical_path_factor) and order != "srpt":
+            raise ValueError("gandiva: critical_path_factor needs order='srpt'")
+        self.critical_path_factor = critical_path_factor
         self._reset_state()
 
     def params(self) -> dict[str, Any]:
@@ -101,6 +115,7 @@ class Gandiva(Policy):
             "max_load": self.max_load,
             "migration_gain": self.migration_gain,
             "order": self.order,
+            "critical_path_factor": self.critical_path_factor,
         }
 
     def _reset_state(self) -> None:
@@ -108,6 +123,7 @@ class Gandiva(Policy):
         self._migrated: set[int] = set()
         self._settled: set[int] = set()  # running on one node (or migrated): skip checks
         self._slice_for: dict[int, int] = {}  # waiting job -> job suspended to make room
+        self._critical_s = math.inf  # predicted remaining time that makes a job critical
         self.time_slices = 0
 
     def decide(self, view: SimView) -> Decision:
@@ -124,6 +140,8 @@ class Gandiva(Policy):
                     self._migrated.add(job_id)
                     return Suspend(job_id)
         checker = view.fit_checker()
+        if math.isfinite(self.critical_path_factor):
+            self._critical_s = self.critical_path_factor * self._drain_s(view)
         order = sorted(pending, key=lambda j: self._rank(view, j))
         blocked: JobView | None = None
         memo: dict[tuple[int, float, float], str | None] = {}  # same shape, same answer
@@ -156,7 +174,8 @@ class Gandiva(Policy):
     # -------------------------------------------------------------- helpers
     def _rank(self, view: SimView, job_id: int) -> tuple[int, float, int]:
         """Migrating jobs first, then jobs a slice was opened for, then longest wait
-        (``order="srpt"``: jobs never sampled by wait, then shortest predicted remaining)."""
+        (``order="srpt"``: critical jobs longest first, jobs never sampled by wait, then
+        shortest predicted remaining)."""
         if job_id in self._migrating:
             return (0, 0.0, job_id)
         if job_id in self._slice_for:
@@ -165,8 +184,21 @@ class Gandiva(Policy):
         if self.order == "srpt":
             remaining = job.predicted_remaining_s
             if remaining is not None:
-                return (3, remaining, job_id)
-        return (2, -job.wait_s, job_id)
+                if remaining >= self._critical_s:
+                    return (2, -remaining, job_id)
+                return (4, remaining, job_id)
+        return (3, -job.wait_s, job_id)
+
+    def _drain_s(self, view: SimView) -> float:
+        """Time the cluster needs for the predicted work of the jobs in the system at full
+        use (jobs without a prediction count 0).  [s]"""
+        work = 0.0
+        for job_id in view.pending() + view.running() + view.in_transition():
+            job = view.job(job_id)
+            remaining = job.predicted_remaining_s
+            if remaining is not None:
+                work += remaining * job.num_gpus
+        return work / view.num_gpus
 
     def _placement(
         self, view: SimView, job: JobView, checker: FitChecker, load: np.ndarray
@@ -210,6 +242,8 @@ class Gandiva(Policy):
             if self.order == "srpt":
                 remaining = job.predicted_remaining_s
                 key = math.inf if remaining is None else remaining
+                if remaining is not None and remaining >= self._critical_s:
+                    continue  # on the critical path: never sliced out
                 if waiting.predicted_remaining_s is not None and key <= (
                     waiting.predicted_remaining_s
                 ):

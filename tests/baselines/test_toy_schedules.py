@@ -318,3 +318,27 @@ def test_gandiva_srpt_order_serves_and_slices_for_the_shortest_job() -> None:
     assert records[1].first_start_s == pytest.approx(702.0)
     with pytest.raises(ValueError, match="order"):
         baselines.make("gandiva", order="lifo")
+
+
+def test_gandiva_critical_path_serves_the_longest_job_and_never_slices_it() -> None:
+    # One GPU, oracle lengths, slice 600 s, SRPT order. J0 (3000 s) runs from 0, J1
+    # (1000 s) waits from 1. At J2's arrival (700, 1200 s) J1 has waited 699 >= 600 and
+    # J0 (2300 s left) is longer: plain SRPT slices J0 out. With factor 0.5, the drain
+    # time is (2300 + 1000 + 1200) / 1 = 4500 s and J0's 2300 s >= 2250 s puts it on the
+    # critical path: it keeps the GPU. At 3000 the drain is 2200 s, so J2 (1200 s >=
+    # 1100 s) is critical and goes before the shorter J1: J2 3000-4200, J1 4200-5200.
+    jobs = [job(0, 0, 3000, memory_gib=16.0), job(1, 1, 1000, memory_gib=16.0)]
+    jobs += [job(2, 700, 1200, memory_gib=16.0)]
+    plain = run("gandiva", jobs, ONE_GPU, ORACLE, time_slice_s=600.0, order="srpt")
+    assert plain[0].suspends == 1 and plain[1].first_start_s == pytest.approx(702.0)
+    records = run(
+        "gandiva", jobs, ONE_GPU, ORACLE, time_slice_s=600.0, order="srpt",
+        critical_path_factor=0.5,
+    )  # fmt: skip
+    assert records[0].suspends == 0 and records[0].finish_s == pytest.approx(3000.0)
+    assert [records[i].first_start_s for i in (2, 1)] == [3000.0, 4200.0]
+    assert records[1].finish_s == pytest.approx(5200.0)
+    with pytest.raises(ValueError, match="order='srpt'"):
+        baselines.make("gandiva", critical_path_factor=0.9)
+    with pytest.raises(ValueError, match="critical_path_factor must be > 0"):
+        baselines.make("gandiva", order="srpt", critical_path_factor=0.0)
