@@ -97,6 +97,7 @@ class TrainConfig:
         bc_learning_rate: Adam step size of behaviour cloning.
         dagger_iterations: DAgger iterations after cloning (0: none).
         dagger_episodes: Episodes the clone plays per DAgger iteration.
+        dagger_epochs: Passes over the aggregated data after each DAgger iteration.
         learning_rate: Step size of the RL optimiser.
         n_steps: PPO rollout length per env.
         batch_size: Minibatch size.
@@ -147,6 +148,7 @@ class TrainConfig:
     bc_learning_rate: float = 1e-3
     dagger_iterations: int = 0
     dagger_episodes: int = 8
+    dagger_epochs: int = 3
     learning_rate: float = 1e-4
     n_steps: int = 512
     batch_size: int = 256
@@ -172,7 +174,7 @@ class TrainConfig:
             raise ValueError(f"extractor must be one of {list(EXTRACTORS)}, got {self.extractor!r}")
         if not self.workloads:
             raise ValueError("workloads: give at least one workload")
-        for name in ("timesteps", "bc_episodes", "bc_epochs", "critic_warmup"):
+        for name in ("timesteps", "bc_episodes", "bc_epochs", "critic_warmup", "dagger_epochs"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.n_envs < 1:
@@ -488,17 +490,6 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
             model, demos, epochs=config.bc_epochs, batch_size=config.batch_size,
             learning_rate=config.bc_learning_rate, seed=config.seed, log=_log,
         )  # fmt: skip
-        if config.dagger_iterations > 0:
-            from agents.bc import dagger
-
-            unused = [int(s) for s in rng.permutation(config.train_seeds) if s not in bc_seeds]
-            demos, dagger_history = dagger(
-                model, demos, configs, unused, config.dagger_iterations,
-                config.dagger_episodes, config.bc_heuristic, config.gamma,
-                config.reward_scale, batch_size=config.batch_size, log=_log_dagger,
-                time_constant_s=tau_s,
-            )  # fmt: skip
-            record["dagger"] = dagger_history
         record["bc"] = {
             "heuristic": config.bc_heuristic,
             "seeds": bc_seeds,
@@ -506,6 +497,18 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
             "history": history,
             "seconds": time.perf_counter() - bc_started,
         }
+        if config.dagger_iterations > 0:
+            from agents.bc import dagger
+
+            unused = [int(s) for s in rng.permutation(config.train_seeds) if s not in bc_seeds]
+            demos, dagger_history = dagger(
+                model, demos, configs, unused, config.dagger_iterations,
+                config.dagger_episodes, config.bc_heuristic, config.gamma,
+                config.reward_scale, epochs=config.dagger_epochs,
+                batch_size=config.batch_size, log=_log_dagger,
+                time_constant_s=tau_s,
+            )  # fmt: skip
+            record["dagger"] = dagger_history
         model.save(out / "bc_model.zip")
     callbacks: list[Any] = [SchedulingMetricsCallback()]
     if config.time_constant_h is not None:

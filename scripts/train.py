@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dagger-episodes", type=int, default=8, help="episodes per DAgger iteration"
     )
+    parser.add_argument(
+        "--dagger-epochs", type=int, default=3,
+        help="passes over the aggregated demonstrations after each DAgger iteration",
+    )  # fmt: skip
     parser.add_argument("--train-seeds", type=_seeds, help="training seeds, e.g. 0-99")
     parser.add_argument("--eval-seeds", type=_seeds, help="held-out validation seeds")
     parser.add_argument("--eval-every", type=int, default=20_000)
@@ -170,6 +174,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "bc_learning_rate": args.bc_lr,
         "dagger_iterations": args.dagger,
         "dagger_episodes": args.dagger_episodes,
+        "dagger_epochs": args.dagger_epochs,
         "eval_every": args.eval_every,
         "learning_rate": args.learning_rate,
         "n_steps": args.n_steps,

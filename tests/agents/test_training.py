@@ -180,9 +180,23 @@ def test_behaviour_cloning_imitates_the_heuristic(tmp_path: Path) -> None:
     vec.close()
 
 
+@pytest.mark.slow
+def test_dagger_after_cloning_refits_for_the_dagger_epochs(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path, "dagger", timesteps=0, bc_episodes=1, bc_epochs=1, dagger_iterations=1,
+        dagger_episodes=1, dagger_epochs=2,
+    )  # fmt: skip
+    record = json.loads((train(config).parent / "config.json").read_text())
+    (step,) = record["dagger"]
+    assert step["epoch"] == 1.0  # the last of 2 passes
+    assert step["decisions"] > record["bc"]["decisions"] > 0
+
+
 def test_bad_config_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="algo"):
         _config(tmp_path, "x", algo="a2c")
+    with pytest.raises(ValueError, match="dagger_epochs must be >= 0"):
+        _config(tmp_path, "x", dagger_epochs=-1)
     with pytest.raises(ValueError, match="disjoint"):
         _config(tmp_path, "x", eval_seeds=(1,))
     with pytest.raises(ValueError, match=r"bc_heuristic: .*allowed: .*min_speed"):
