@@ -92,6 +92,9 @@ class TrainConfig:
             fitted to another reward or discount first relearns its values.
         critic_warmup_lr: Adam step size during ``critic_warmup``.
         bc_episodes: Heuristic episodes recorded for the behaviour-cloning warm start (0: none).
+            With ``resume`` they are recorded only for DAgger (``dagger_iterations > 0``):
+            the resumed model is cloned on them for ``bc_epochs`` (0: not at all), and
+            DAgger goes on from it.
         bc_epochs: Passes of behaviour cloning.
         bc_heuristic: Heuristic cloned.
         bc_learning_rate: Adam step size of behaviour cloning.
@@ -457,7 +460,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         record["resumed_from"] = str(config.resume)
     else:
         model = build_model(config, vec, tensorboard_log=tb_dir)
-    if config.bc_episodes > 0 and not config.resume:
+    if config.bc_episodes > 0 and (not config.resume or config.dagger_iterations > 0):
         from agents.bc import clone, collect_demonstrations
 
         bc_started = time.perf_counter()

@@ -82,7 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar="N",
-        help="clone the --bc-teacher heuristic on N training episodes first",
+        help="clone the --bc-teacher heuristic on N training episodes first (with --resume "
+        "and --dagger: record them for DAgger, which goes on from the resumed model; "
+        "--bc-epochs 0 does not clone it again)",
     )
     parser.add_argument("--bc-epochs", type=int, default=10)
     parser.add_argument("--bc-lr", type=float, default=1e-3, help="behaviour-cloning step size")

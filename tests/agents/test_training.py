@@ -190,6 +190,19 @@ def test_dagger_after_cloning_refits_for_the_dagger_epochs(tmp_path: Path) -> No
     (step,) = record["dagger"]
     assert step["epoch"] == 1.0  # the last of 2 passes
     assert step["decisions"] > record["bc"]["decisions"] > 0
+    # DAgger goes on from a saved clone: not cloned again (bc_epochs 0), but refitted
+    source = tmp_path / "dagger" / "model.zip"
+    resumed = train(
+        _config(
+            tmp_path, "more", timesteps=0, resume=str(source), bc_episodes=1, bc_epochs=0,
+            dagger_iterations=1, dagger_episodes=1, train_seeds=tuple(range(10, 20)),
+        )
+    )  # fmt: skip
+    record = json.loads((resumed.parent / "config.json").read_text())
+    assert record["resumed_from"] == str(source) and record["bc"]["history"] == []
+    assert len(record["dagger"]) == 1
+    before, after = _params(source), _params(resumed)
+    assert any(not torch.equal(before[k], after[k]) for k in before)
 
 
 def test_bad_config_is_rejected(tmp_path: Path) -> None:
