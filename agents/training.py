@@ -98,7 +98,8 @@ class TrainConfig:
         bc_epochs: Passes of behaviour cloning.
         bc_heuristic: Heuristic cloned.
         bc_learning_rate: Adam step size of behaviour cloning.
-        dagger_iterations: DAgger iterations after cloning (0: none).
+        dagger_iterations: DAgger iterations after cloning (0: none); the clone after
+            iteration ``i`` is saved as ``dagger_<i>.zip``.
         dagger_episodes: Episodes the clone plays per DAgger iteration.
         dagger_epochs: Passes over the aggregated data after each DAgger iteration.
         learning_rate: Step size of the RL optimiser.
@@ -481,6 +482,8 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
                 )
 
         def _log_dagger(summary: dict[str, float]) -> None:
+            # every iteration's clone, for its validation curve (gpushare-evaluate)
+            model.save(out / f"dagger_{int(summary['iteration'])}.zip")
             if config.verbose or config.progress_bar:
                 print(
                     f"[dagger {int(summary['iteration'])}] decisions={int(summary['decisions'])} "
