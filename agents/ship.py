@@ -23,7 +23,7 @@ from agents.evaluation import mean_ci95, run_episode
 from agents.training import load_model
 from gpushare_env.evaluation.presets import PHILLY_TEST_SEEDS
 
-__all__ = ["RECORDED_KEYS", "ZOO_DIR", "compare", "main", "markdown", "ship"]
+__all__ = ["RECORDED_KEYS", "ZOO_DIR", "compare", "lineage", "main", "markdown", "ship"]
 
 #: Folder of the shipped agents.
 ZOO_DIR = Path(__file__).resolve().parent / "zoo"
@@ -88,6 +88,29 @@ def _save_without_optimizer_state(model: Any, path: Path) -> None:
     model.save(path)
 
 
+def lineage(run_record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The runs that made a model, first to last: each one's command and training time.
+
+    A run that resumed a saved model (``resumed_from``) is preceded by the run that saved
+    it, read from the ``config.json`` beside that model (if it is still there).
+    """
+    chain = [run_record]
+    seen: set[Path] = set()
+    while (source := chain[0].get("resumed_from")) is not None:
+        record_path = (Path(source).parent / "config.json").resolve()
+        if record_path in seen or not record_path.is_file():
+            break
+        seen.add(record_path)
+        chain.insert(0, json.loads(record_path.read_text(encoding="utf-8")))
+    return [
+        {
+            "command": record.get("command"),
+            "seconds": float((record.get("seconds") or {}).get("total", float("nan"))),
+        }
+        for record in chain
+    ]
+
+
 def ship(
     model_path: str | Path,
     name: str,
@@ -123,6 +146,7 @@ def ship(
         "seed": run_record["train"]["seed"],
         "train": run_record["train"],
         "training_seconds": run_record.get("seconds"),
+        "lineage": lineage(run_record),
         "bc": {k: v for k, v in run_record.get("bc", {}).items() if k != "history"},
         "validation": run_record.get("evaluations"),
         "versions": run_record.get("versions"),
@@ -141,12 +165,19 @@ def ship(
 def markdown(name: str, record: dict[str, Any]) -> str:
     """A human-readable card of a shipped agent: recipe, recorded numbers, comparison."""
     seconds = float((record.get("training_seconds") or {}).get("total", float("nan")))
-    lines = [
-        f"# `{name}`",
-        "",
-        f"- algorithm: `{record['algo']}`; seed: {record['seed']}",
-        f"- command: `{' '.join(record['command'] or [])}`",
-        f"- training time: {seconds:.0f} s (wall clock, 2 shared CPU cores)",
+    runs = record.get("lineage") or [{"command": record["command"], "seconds": seconds}]
+    lines = [f"# `{name}`", "", f"- algorithm: `{record['algo']}`; seed: {record['seed']}"]
+    if len(runs) == 1:
+        lines.append(f"- command: `{' '.join(runs[0]['command'] or [])}`")
+    else:
+        lines.append("- commands, in order (each run resumes the model the one before saved):")
+        lines += [
+            f"  {i}. `{' '.join(run['command'] or [])}` ({run['seconds']:.0f} s)"
+            for i, run in enumerate(runs, 1)
+        ]
+    total = sum(run["seconds"] for run in runs)
+    lines += [
+        f"- training time: {total:.0f} s (wall clock, 2 shared CPU cores)",
         f"- env: `{json.dumps(record['env_config'])}`",
         "",
         "## Recorded evaluation (replayed exactly by `tests/agents/test_zoo.py`)",

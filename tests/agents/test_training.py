@@ -13,6 +13,7 @@ import torch
 from agents.bc import clone, collect_demonstrations, dagger
 from agents.envs import make_env, make_vec_env
 from agents.evaluation import policy_action
+from agents.ship import lineage, markdown
 from agents.training import TrainConfig, build_model, env_configs, load_model, train
 from tests.agents.helpers import TINY_TRAINING
 
@@ -204,6 +205,17 @@ def test_dagger_after_cloning_refits_for_the_dagger_epochs(tmp_path: Path) -> No
     assert len(record["dagger"]) == 1
     before, after = _params(source), _params(resumed)
     assert any(not torch.equal(before[k], after[k]) for k in before)
+    # a shipped card lists both runs, first to last, and their summed time
+    runs = lineage(record)
+    first = json.loads((tmp_path / "dagger" / "config.json").read_text())
+    assert [r["seconds"] for r in runs] == [first["seconds"]["total"], record["seconds"]["total"]]
+    runs[0]["command"], runs[1]["command"] = ["gpushare-train", "--a"], ["gpushare-train", "--b"]
+    card = markdown(
+        "x", {"algo": "maskable_ppo", "seed": 1, "command": None, "lineage": runs,
+              "env_config": {}, "recorded_evaluation": []},
+    )  # fmt: skip
+    assert "1. `gpushare-train --a`" in card and "2. `gpushare-train --b`" in card
+    assert f"training time: {sum(r['seconds'] for r in runs):.0f} s" in card
 
 
 def test_bad_config_is_rejected(tmp_path: Path) -> None:
