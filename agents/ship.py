@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,7 @@ def lineage(run_record: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "command": record.get("command"),
             "seconds": float((record.get("seconds") or {}).get("total", float("nan"))),
+            "train_seeds": record.get("train", {}).get("train_seeds", []),
         }
         for record in chain
     ]
@@ -168,11 +170,11 @@ def markdown(name: str, record: dict[str, Any]) -> str:
     runs = record.get("lineage") or [{"command": record["command"], "seconds": seconds}]
     lines = [f"# `{name}`", "", f"- algorithm: `{record['algo']}`; seed: {record['seed']}"]
     if len(runs) == 1:
-        lines.append(f"- command: `{' '.join(runs[0]['command'] or [])}`")
+        lines.append(f"- command: `{shlex.join(runs[0]['command'] or [])}`")
     else:
         lines.append("- commands, in order (each run resumes the model the one before saved):")
         lines += [
-            f"  {i}. `{' '.join(run['command'] or [])}` ({run['seconds']:.0f} s)"
+            f"  {i}. `{shlex.join(run['command'] or [])}` ({run['seconds']:.0f} s)"
             for i, run in enumerate(runs, 1)
         ]
     total = sum(run["seconds"] for run in runs)

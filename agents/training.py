@@ -32,7 +32,11 @@ from agents.callbacks import HeuristicEvalCallback, ProgressBarCallback, Schedul
 from agents.envs import make_vec_env
 from agents.extractors import EXTRACTORS, PermutationExtractor
 from gpushare_env.envs.observation import pending_features, running_features
-from gpushare_env.evaluation.presets import EVALUATION_PRESETS, PHILLY_TRAIN_SEEDS
+from gpushare_env.evaluation.presets import (
+    EVALUATION_PRESETS,
+    PHILLY_TEST_SEEDS,
+    PHILLY_TRAIN_SEEDS,
+)
 
 __all__ = [
     "ALGORITHMS",
@@ -193,6 +197,12 @@ class TrainConfig:
                 raise ValueError("time_constant_h needs PPO or MaskablePPO, not dqn")
         if set(self.eval_seeds) & set(self.train_seeds):
             raise ValueError("eval_seeds must be disjoint from train_seeds")
+        for name in ("train_seeds", "eval_seeds"):
+            if test := sorted(set(getattr(self, name)) & set(PHILLY_TEST_SEEDS)):
+                raise ValueError(
+                    f"{name} include the test seeds {test}: they are never used for "
+                    "training or model selection"
+                )
         import baselines
 
         for name in ("bc_heuristic", "reward_reference"):

@@ -15,6 +15,7 @@ policies and hands the per-run rows to these pure functions:
 from gpushare_env.evaluation.presets import (
     EVALUATION_PRESETS,
     PHILLY_TEST_SEEDS,
+    PHILLY_TRAIN_SEED_POOL,
     PHILLY_TRAIN_SEEDS,
     EvaluationPreset,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "HIGHER_IS_BETTER",
     "PHILLY_TEST_SEEDS",
     "PHILLY_TRAIN_SEEDS",
+    "PHILLY_TRAIN_SEED_POOL",
     "RUN_COLUMNS",
     "EvaluationPreset",
     "MeanCI",

@@ -16,11 +16,17 @@ __all__ = [
     "EVALUATION_PRESETS",
     "PHILLY_TEST_SEEDS",
     "PHILLY_TRAIN_SEEDS",
+    "PHILLY_TRAIN_SEED_POOL",
     "EvaluationPreset",
 ]
 
-#: Seeds of Philly-style training episodes (``reset(seed=...)``).
+#: Seeds of Philly-style training episodes (``reset(seed=...)``): the default pool.
 PHILLY_TRAIN_SEEDS: tuple[int, ...] = tuple(range(0, 100))
+
+#: Every seed training may use (``--train-seeds``; DAgger needs more fresh episodes than
+#: the default pool): 0-499. Seeds 500-999 are for validation (model selection), so they
+#: are never trained on either.
+PHILLY_TRAIN_SEED_POOL: tuple[int, ...] = tuple(range(0, 500))
 
 #: Seeds of Philly-style test episodes: never used for training or model selection.
 PHILLY_TEST_SEEDS: tuple[int, ...] = tuple(range(1000, 1010))

@@ -223,6 +223,8 @@ def test_bad_config_is_rejected(tmp_path: Path) -> None:
         _config(tmp_path, "x", algo="a2c")
     with pytest.raises(ValueError, match="dagger_epochs must be >= 0"):
         _config(tmp_path, "x", dagger_epochs=-1)
+    with pytest.raises(ValueError, match=r"train_seeds include the test seeds \[1000\]"):
+        _config(tmp_path, "x", train_seeds=(0, 1000))
     with pytest.raises(ValueError, match="disjoint"):
         _config(tmp_path, "x", eval_seeds=(1,))
     with pytest.raises(ValueError, match=r"bc_heuristic: .*allowed: .*min_speed"):

@@ -10,7 +10,7 @@ import pytest
 from agents.evaluation import run_episode
 from agents.ship import RECORDED_KEYS, ZOO_DIR
 from agents.training import load_model
-from gpushare_env.evaluation.presets import PHILLY_TEST_SEEDS, PHILLY_TRAIN_SEEDS
+from gpushare_env.evaluation.presets import PHILLY_TEST_SEEDS, PHILLY_TRAIN_SEED_POOL
 
 _RECORDS = sorted(ZOO_DIR.glob("*.json"))
 
@@ -25,7 +25,9 @@ def test_a_model_is_shipped() -> None:
         assert record["command"] and isinstance(record["seed"], int)
         assert not set(record["train"]["train_seeds"]) & set(PHILLY_TEST_SEEDS)
         assert not set(record["train"]["eval_seeds"]) & set(PHILLY_TEST_SEEDS)
-        assert set(record["train"]["train_seeds"]) <= set(PHILLY_TRAIN_SEEDS)
+        assert set(record["train"]["train_seeds"]) <= set(PHILLY_TRAIN_SEED_POOL)
+        for run in record.get("lineage", []):  # every run that made it, if it resumed
+            assert run["command"] and set(run["train_seeds"]) <= set(PHILLY_TRAIN_SEED_POOL)
 
 
 @pytest.mark.slow
