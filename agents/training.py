@@ -124,6 +124,10 @@ class TrainConfig:
         exploration_fraction: DQN share of training with decaying epsilon.
         exploration_final_eps: DQN final epsilon.
         deterministic_torch: ``torch.use_deterministic_algorithms(True)``.
+        torch_threads: Threads of this process's torch (the policy's updates and the
+            behaviour-cloning / DAgger fits). Default 1, for env subprocesses beside it;
+            a run alone on the machine (``n_envs=1`` or ``vec_env="dummy"``) may give it
+            every core.
         progress_bar: Show a progress bar.
         verbose: SB3 verbosity.
     """
@@ -172,6 +176,7 @@ class TrainConfig:
     exploration_fraction: float = 0.2
     exploration_final_eps: float = 0.02
     deterministic_torch: bool = True
+    torch_threads: int = 1
     progress_bar: bool = True
     verbose: int = 0
 
@@ -187,6 +192,8 @@ class TrainConfig:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.n_envs < 1:
             raise ValueError(f"n_envs must be >= 1, got {self.n_envs}")
+        if self.torch_threads < 1:
+            raise ValueError(f"torch_threads must be >= 1, got {self.torch_threads}")
         if self.vec_env not in VEC_ENVS:
             raise ValueError(f"vec_env must be one of {list(VEC_ENVS)}, got {self.vec_env!r}")
         tau = self.time_constant_h
@@ -436,7 +443,6 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     started = time.perf_counter()
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(1)
     set_random_seed(config.seed)
     if config.deterministic_torch:
         torch.use_deterministic_algorithms(True)
@@ -450,6 +456,8 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         subprocess=VEC_ENVS[config.vec_env],
         reward_reference=config.reward_reference,
     )
+    # after the envs: an in-process env's constructor sets one thread (for subprocesses)
+    torch.set_num_threads(config.torch_threads)
     record: dict[str, Any] = {
         "algo": config.algo,
         "env_config": configs[0],

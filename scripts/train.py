@@ -151,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=json.loads,
         help='further GPUShare-v0 config keys as JSON, e.g. \'{"duration_info": "sampled"}\'',
     )
+    parser.add_argument(
+        "--torch-threads", type=int, default=1,
+        help="torch threads of the training process (its updates and cloning fits); more "
+        "than 1 only when it has cores to itself (--n-envs 1 or --vec-env dummy)",
+    )  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
 
@@ -192,6 +197,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "critic_warmup": args.critic_warmup,
         "critic_warmup_lr": args.critic_warmup_lr,
         "progress_bar": not args.no_progress,
+        "torch_threads": args.torch_threads,
     }
     if args.cluster:
         overrides["cluster"] = args.cluster

@@ -68,6 +68,22 @@ def test_same_seed_same_steps_identical_parameters(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_two_torch_threads_train_deterministically(tmp_path: Path) -> None:
+    overrides = {"timesteps": 128, "bc_episodes": 1, "bc_epochs": 2, "torch_threads": 2}
+    try:
+        first = train(_config(tmp_path, "a", **overrides))
+        assert torch.get_num_threads() == 2
+        second = train(_config(tmp_path, "b", **overrides))
+    finally:
+        torch.set_num_threads(1)
+    record = json.loads((first.parent / "config.json").read_text())
+    assert record["train"]["torch_threads"] == 2
+    a, b = _params(first), _params(second)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+@pytest.mark.slow
 def test_dummy_and_subprocess_envs_train_the_same_parameters(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -221,6 +237,8 @@ def test_dagger_after_cloning_refits_for_the_dagger_epochs(tmp_path: Path) -> No
 def test_bad_config_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="algo"):
         _config(tmp_path, "x", algo="a2c")
+    with pytest.raises(ValueError, match="torch_threads must be >= 1"):
+        _config(tmp_path, "x", torch_threads=0)
     with pytest.raises(ValueError, match="dagger_epochs must be >= 0"):
         _config(tmp_path, "x", dagger_epochs=-1)
     with pytest.raises(ValueError, match=r"train_seeds include the test seeds \[1000\]"):
