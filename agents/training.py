@@ -499,7 +499,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
                     flush=True,
                 )
 
-        def _log_dagger(summary: dict[str, float]) -> None:
+        def _after_dagger_iteration(summary: dict[str, float]) -> None:
             # every iteration's clone, for its validation curve (gpushare-evaluate)
             model.save(out / f"dagger_{int(summary['iteration'])}.zip")
             if config.verbose or config.progress_bar:
@@ -529,7 +529,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
                 model, demos, configs, unused, config.dagger_iterations,
                 config.dagger_episodes, config.bc_heuristic, config.gamma,
                 config.reward_scale, epochs=config.dagger_epochs,
-                batch_size=config.batch_size, log=_log_dagger,
+                batch_size=config.batch_size, log=_after_dagger_iteration,
                 time_constant_s=tau_s,
             )  # fmt: skip
             record["dagger"] = dagger_history

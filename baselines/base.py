@@ -13,13 +13,14 @@ jobs through ``visible_pending`` / ``visible_running``, which apply the windows 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from gpushare_env.sim import Decision, JobStatus, JobView, SimView
 
-__all__ = ["Policy", "can_advance", "committed_load", "node_matrix", "placement_speed"]
+__all__ = ["Policy", "can_advance", "committed_load", "drain_s", "node_matrix", "placement_speed"]
 
 
 class Policy:
@@ -102,6 +103,24 @@ class Policy:
             self.reset(view, env.config.pending_window, env.config.running_window)
         action = env.encode_decision(self.decide(view))
         return np.asarray(action), state
+
+
+def drain_s(
+    view: SimView,
+    waiting_remaining: Callable[[JobView], float],
+    running_remaining: Callable[[JobView], float],
+) -> float:
+    """Time the cluster needs for the predicted work of the jobs in the system at full use:
+    the sum of ``remaining x GPUs`` over the waiting jobs, then the running and
+    transitioning ones, / GPUs (the critical-path rule's yardstick).  [s]"""
+    work = 0.0
+    for job_id in view.pending():
+        job = view.job(job_id)
+        work += waiting_remaining(job) * job.num_gpus
+    for job_id in view.running() + view.in_transition():
+        job = view.job(job_id)
+        work += running_remaining(job) * job.num_gpus
+    return work / view.num_gpus
 
 
 def can_advance(view: SimView) -> bool:

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.base import Policy, committed_load
+from baselines.base import Policy, committed_load, drain_s
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
 from gpushare_env.sim.view import FitChecker
 
@@ -141,7 +141,8 @@ class Gandiva(Policy):
                     return Suspend(job_id)
         checker = view.fit_checker()
         if math.isfinite(self.critical_path_factor):
-            self._critical_s = self.critical_path_factor * self._drain_s(view)
+            remaining = self._predicted_or_zero
+            self._critical_s = self.critical_path_factor * drain_s(view, remaining, remaining)
         order = sorted(pending, key=lambda j: self._rank(view, j))
         blocked: JobView | None = None
         memo: dict[tuple[int, float, float], str | None] = {}  # same shape, same answer
@@ -189,16 +190,11 @@ class Gandiva(Policy):
                 return (4, remaining, job_id)
         return (3, -job.wait_s, job_id)
 
-    def _drain_s(self, view: SimView) -> float:
-        """Time the cluster needs for the predicted work of the jobs in the system at full
-        use (jobs without a prediction count 0).  [s]"""
-        work = 0.0
-        for job_id in view.pending() + view.running() + view.in_transition():
-            job = view.job(job_id)
-            remaining = job.predicted_remaining_s
-            if remaining is not None:
-                work += remaining * job.num_gpus
-        return work / view.num_gpus
+    @staticmethod
+    def _predicted_or_zero(job: JobView) -> float:
+        """Predicted remaining solo time; 0 without a prediction.  [s]"""
+        remaining = job.predicted_remaining_s
+        return 0.0 if remaining is None else remaining
 
     def _placement(
         self, view: SimView, job: JobView, checker: FitChecker, load: np.ndarray

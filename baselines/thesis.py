@@ -79,7 +79,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.base import Policy, can_advance, node_matrix, placement_speed
+from baselines.base import Policy, can_advance, drain_s, node_matrix, placement_speed
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
 from gpushare_env.sim.view import FitChecker
 
@@ -397,17 +397,13 @@ class ThesisHeuristic(Policy):
         cached_at, cached, cached_signature = self._drain_cache
         if cached_signature == signature and now - cached_at < _DRAIN_REFRESH_S:
             return max(cached - (now - cached_at), 0.0)
-        work = 0.0
         prior = self._prior()
-        for job_id in view.pending():
-            job = view.job(job_id)
+
+        def waiting(job: JobView) -> float:
             predicted = self._predicted_while_waiting(job)
-            remaining = prior * (1.0 - job.progress) if predicted is None else predicted
-            work += remaining * job.num_gpus
-        for job_id in view.running() + view.in_transition():
-            job = view.job(job_id)
-            work += self._remaining(job) * job.num_gpus
-        drain = work / view.num_gpus
+            return prior * (1.0 - job.progress) if predicted is None else predicted
+
+        drain = drain_s(view, waiting, self._remaining)
         self._drain_cache = (now, drain, signature)
         return drain
 

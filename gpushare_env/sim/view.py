@@ -165,7 +165,7 @@ class JobView:
 
     @property
     def held_since_s(self) -> float:
-        """When the job got its current GPUs (its last start or resume).  [s]"""
+        """When the job got its current GPUs (its last start or resume).  # [s]"""
         return self._job.held_since_s
 
     @property
