@@ -72,6 +72,13 @@ class Gandiva(Policy):
             path: it is served first, longest first, and never sliced out, so SRPT does
             not leave the longest jobs to the end and stretch the makespan (the thesis's
             rule, ``thesis``'s ``critical_path_factor``). Default ``inf``: off.
+        critical_path_scope: Which critical jobs the rule covers. ``"all"`` (default, the
+            thesis's rule): every critical job, waiting or running. ``"started"``: only
+            jobs that have run (an addition of this project): a critical running job is
+            never sliced out and a critical suspended job gets GPUs before every waiting
+            job but those of migrations and open slices, without holding back the slices
+            of the jobs behind it; jobs that never ran keep the SRPT order, so the rule
+            does not delay short jobs for long ones that arrive.
     """
 
     name = "gandiva"
@@ -85,6 +92,7 @@ class Gandiva(Policy):
         migration_gain: float = 2.0,
         order: str = "wait",
         critical_path_factor: float = math.inf,
+        critical_path_scope: str = "all",
     ) -> None:
         super().__init__(env, seed)
         if time_slice_s <= 0:
@@ -106,6 +114,12 @@ class Gandiva(Policy):
         if math.isfinite(critical_path_factor) and order != "srpt":
             raise ValueError("gandiva: critical_path_factor needs order='srpt'")
         self.critical_path_factor = critical_path_factor
+        if critical_path_scope not in ("all", "started"):
+            raise ValueError(
+                "gandiva: critical_path_scope must be 'all' or 'started', "
+                f"got {critical_path_scope!r}"
+            )
+        self.critical_path_scope = critical_path_scope
         self._reset_state()
 
     def params(self) -> dict[str, Any]:
@@ -116,6 +130,7 @@ class Gandiva(Policy):
             "migration_gain": self.migration_gain,
             "order": self.order,
             "critical_path_factor": self.critical_path_factor,
+            "critical_path_scope": self.critical_path_scope,
         }
 
     def _reset_state(self) -> None:
@@ -143,7 +158,10 @@ class Gandiva(Policy):
         if math.isfinite(self.critical_path_factor):
             remaining = self._predicted_or_zero
             self._critical_s = self.critical_path_factor * drain_s(view, remaining, remaining)
-        order = sorted(pending, key=lambda j: self._rank(view, j))
+        ranks = {job_id: self._rank(view, job_id) for job_id in pending}
+        order = sorted(pending, key=ranks.__getitem__)
+        # under scope "started", a critical job waiting to resume never opens a slice
+        quiet_rank = 2 if self.critical_path_scope == "started" else -1
         blocked: JobView | None = None
         memo: dict[tuple[int, float, float], str | None] = {}  # same shape, same answer
         load = committed_load(view) if order else view.load
@@ -158,7 +176,7 @@ class Gandiva(Policy):
                 self._settled.discard(job_id)  # new GPUs: check again once it runs
                 self._slice_for.pop(job_id, None)
                 return Schedule(job_id, strategy)
-            if blocked is None and job_id not in self._slice_for:
+            if blocked is None and job_id not in self._slice_for and ranks[job_id][0] != quiet_rank:
                 blocked = job
         # a reservation whose victim has finished suspending had its chance just now
         for waiting_id, suspended_id in list(self._slice_for.items()):
@@ -176,7 +194,8 @@ class Gandiva(Policy):
     def _rank(self, view: SimView, job_id: int) -> tuple[int, float, int]:
         """Migrating jobs first, then jobs a slice was opened for, then longest wait
         (``order="srpt"``: critical jobs longest first, jobs never sampled by wait, then
-        shortest predicted remaining)."""
+        shortest predicted remaining; under ``critical_path_scope="started"`` only
+        suspended jobs count as critical here)."""
         if job_id in self._migrating:
             return (0, 0.0, job_id)
         if job_id in self._slice_for:
@@ -185,7 +204,9 @@ class Gandiva(Policy):
         if self.order == "srpt":
             remaining = job.predicted_remaining_s
             if remaining is not None:
-                if remaining >= self._critical_s:
+                if remaining >= self._critical_s and (
+                    self.critical_path_scope == "all" or job.suspended
+                ):
                     return (2, -remaining, job_id)
                 return (4, remaining, job_id)
         return (3, -job.wait_s, job_id)

@@ -342,3 +342,31 @@ def test_gandiva_critical_path_serves_the_longest_job_and_never_slices_it() -> N
         baselines.make("gandiva", critical_path_factor=0.9)
     with pytest.raises(ValueError, match="critical_path_factor must be > 0"):
         baselines.make("gandiva", order="srpt", critical_path_factor=0.0)
+
+
+def test_gandiva_critical_path_scope_started_resumes_critical_jobs_first() -> None:
+    # The jobs of the test above. Factor 0.6: at 700 the drain time is 4500 s and J0's
+    # 2300 s < 2700 s, so SRPT slices J0 out for J1 (suspended 700-702, J1 702-1702). At
+    # 1702 the drain is 2300 + 1200 = 3500 s and suspended J0 (2300 s >= 2100 s) is
+    # critical: it resumes before the shorter J2, restarts for 5 s and ends at 1707 + 2300
+    # = 4007; J2 4007-5207. Plain SRPT serves J2 first (1702-2902), J0 ends at 5207.
+    jobs = [job(0, 0, 3000, memory_gib=16.0), job(1, 1, 1000, memory_gib=16.0)]
+    jobs += [job(2, 700, 1200, memory_gib=16.0)]
+    srpt = {"time_slice_s": 600.0, "order": "srpt"}
+    plain = run("gandiva", jobs, ONE_GPU, ORACLE, **srpt)
+    assert plain[2].first_start_s == pytest.approx(1702.0)
+    assert plain[0].finish_s == pytest.approx(5207.0)
+    started = {"critical_path_factor": 0.6, "critical_path_scope": "started"}
+    records = run("gandiva", jobs, ONE_GPU, ORACLE, **srpt, **started)
+    assert records[0].suspends == 1 and records[1].first_start_s == pytest.approx(702.0)
+    assert records[0].finish_s == pytest.approx(4007.0)
+    assert records[2].first_start_s == pytest.approx(4007.0)
+    # Factor 0.5: J0 is critical while it runs and keeps the GPU (both scopes). At 3000
+    # J2 (1200 s >= 1100 s) is critical but never ran, so under "started" it keeps its
+    # SRPT place behind J1: J1 3000-4000, J2 4000-5200 (under "all", J2 goes first).
+    started["critical_path_factor"] = 0.5
+    records = run("gandiva", jobs, ONE_GPU, ORACLE, **srpt, **started)
+    assert records[0].suspends == 0 and records[0].finish_s == pytest.approx(3000.0)
+    assert [records[i].first_start_s for i in (1, 2)] == [3000.0, 4000.0]
+    with pytest.raises(ValueError, match="critical_path_scope must be 'all' or 'started'"):
+        baselines.make("gandiva", order="srpt", critical_path_factor=1.0, critical_path_scope="x")
