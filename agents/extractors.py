@@ -63,10 +63,10 @@ class PermutationExtractor(BaseFeaturesExtractor):
         row_dim: Width of each row encoder (hidden and output).
         slot_dim: Per-slot code length appended for the pending and running windows
             (0: a fully permutation-invariant output).
-        running_columns: Columns of a running row (18 with the env's
-            ``observe_held_time``; default: the standard ones).
-        pending_columns: Columns of a pending row (18 with the env's
-            ``observe_placement``; default: the standard ones).
+        running_columns: Columns of a running row (``running_features`` of the env's
+            observation options; default: the standard ones).
+        pending_columns: Columns of a pending row (``pending_features`` of the env's
+            observation options; default: the standard ones).
     """
 
     def __init__(

@@ -313,15 +313,16 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         env_config = env_configs(config)[0]
         held_time = bool(env_config.get("observe_held_time", False))
         placement = bool(env_config.get("observe_placement", False))
+        drain = bool(env_config.get("observe_drain", False))
         policy_kwargs["features_extractor_class"] = PermutationExtractor
         policy_kwargs["features_extractor_kwargs"] = {
             "row_dim": 64,
             "slot_dim": 4,
-            "running_columns": len(running_features(held_time, placement)),
+            "running_columns": len(running_features(held_time, placement, drain)),
         }
-        if placement:  # only then: the shipped models' saved kwargs stay as they are
+        if placement or drain:  # only then: the shipped models' saved kwargs stay as they are
             policy_kwargs["features_extractor_kwargs"]["pending_columns"] = len(
-                pending_features(placement)
+                pending_features(placement, drain)
             )
     common: dict[str, Any] = {
         "learning_rate": config.learning_rate,

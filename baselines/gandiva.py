@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.base import Policy, committed_load, drain_s
+from baselines.base import Policy, committed_load
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
 from gpushare_env.sim.view import FitChecker
 
@@ -156,8 +156,8 @@ class Gandiva(Policy):
                     return Suspend(job_id)
         checker = view.fit_checker()
         if math.isfinite(self.critical_path_factor):
-            remaining = self._predicted_or_zero
-            self._critical_s = self.critical_path_factor * drain_s(view, remaining, remaining)
+            drain = view.predicted_work_s() / view.num_gpus
+            self._critical_s = self.critical_path_factor * drain
         ranks = {job_id: self._rank(view, job_id) for job_id in pending}
         order = sorted(pending, key=ranks.__getitem__)
         # under scope "started", a critical job waiting to resume never opens a slice
@@ -210,12 +210,6 @@ class Gandiva(Policy):
                     return (2, -remaining, job_id)
                 return (4, remaining, job_id)
         return (3, -job.wait_s, job_id)
-
-    @staticmethod
-    def _predicted_or_zero(job: JobView) -> float:
-        """Predicted remaining solo time; 0 without a prediction.  [s]"""
-        remaining = job.predicted_remaining_s
-        return 0.0 if remaining is None else remaining
 
     def _placement(
         self, view: SimView, job: JobView, checker: FitChecker, load: np.ndarray

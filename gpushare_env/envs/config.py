@@ -173,6 +173,11 @@ class EnvConfig:
             ``shares_gpu`` to the running rows, what packing schedulers such as Gandiva
             decide by. Experimental: Python engine only, and every observation runs two
             placement searches per pending slot (``"auto"`` then runs the Python engine).
+        observe_drain: Append ``drain_share`` to the pending and running rows: ``r / (r +
+            D)`` for a job's predicted remaining time ``r`` and the time ``D`` the cluster
+            needs for all predicted work at full use, what the thesis's critical-path rule
+            decides by (a job is critical when ``r >= f D``). Experimental: Python engine
+            only, an O(jobs in system) sum per observation.
         engine: What carries out the episode. ``"python"``: the reference simulator,
             encoder and bookkeeping, whose objects ``env.view`` (what heuristics read),
             ``env.simulator``, rendering and pickling use. ``"compiled"``: the same in C
@@ -204,6 +209,7 @@ class EnvConfig:
     max_suspends_per_job: int | None = None
     observe_held_time: bool = False
     observe_placement: bool = False
+    observe_drain: bool = False
     engine: str = "auto"
 
     def __post_init__(self) -> None:
@@ -261,7 +267,7 @@ class EnvConfig:
             _is_number(self.max_time_s) and self.max_time_s > 0
         ):
             raise bad("max_time_s", "None or a number > 0")
-        for name in ("auto_advance", "observe_held_time", "observe_placement"):
+        for name in ("auto_advance", "observe_held_time", "observe_placement", "observe_drain"):
             if not isinstance(getattr(self, name), bool):
                 raise bad(name, "True or False")
         cap = self.max_suspends_per_job

@@ -110,6 +110,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       ``pack_load`` and ``spread_load`` (the largest ``U_g + u`` on the GPUs ``pack`` /
       ``spread`` would pick, / max_jobs_per_gpu, 0 when it finds none) and the running
       rows with ``shares_gpu`` (1 if another job holds memory on one of its GPUs).
+    * With ``observe_drain`` (experimental, Python engine), the pending and running rows
+      end with ``drain_share``: ``r / (r + D)``, ``r`` the job's predicted remaining solo
+      time (0 if unknown), ``D`` the sum of ``remaining x GPUs`` over the jobs in the
+      system / G (the yardstick of the thesis's critical-path rule).
     * ``global`` (15): ``time`` (log_time), ``waiting``, ``backlog`` (waiting beyond the
       window), ``running``, ``in_transition`` (suspending or resuming), ``in_system``,
       ``finished`` (all as shares of the episode's jobs), ``utilisation`` (sum of
@@ -162,7 +166,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``pending_window``, ``running_window``, ``reward``, ``time_scale_s``,
     ``invalid_action``, ``invalid_penalty``, ``duration_info``, ``sample_iterations``,
     ``sample_noise``, ``max_decisions``, ``max_time_s``, ``auto_advance``, ``on_unfit``,
-    ``max_suspends_per_job``, ``observe_held_time``, ``observe_placement``, ``engine``;
+    ``max_suspends_per_job``, ``observe_held_time``, ``observe_placement``,
+    ``observe_drain``, ``engine``;
     see ``EnvConfig``); keyword arguments override single keys. ``engine="compiled"``
     runs the episode in C (``gpushare_env.compiled``): the same observations, masks,
     rewards and infos bit for bit, several times faster, without ``view``,
@@ -210,6 +215,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             cfg.running_window,
             cfg.observe_held_time,
             cfg.observe_placement,
+            cfg.observe_drain,
         )
         self._sim_config = SimConfig(
             sample_iterations=cfg.sample_iterations,
@@ -233,6 +239,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             cfg.running_window,
             cfg.observe_held_time,
             cfg.observe_placement,
+            cfg.observe_drain,
         )
         self._over = True
 
@@ -348,8 +355,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         sim = Simulator(jobs, self.cluster, self._sim_config, rng=noise_rng)
         self._sim = sim
         engine = self.config.engine
-        # the compiled engine has no placement features (observe_placement)
-        fast = compiled.available() and not self.config.observe_placement
+        # the compiled engine has no placement or drain features
+        fast = compiled.available() and not self._python_only_options()
         if engine == "compiled" or (engine == "auto" and fast):
             return self._reset_compiled(sim, rejected)
         return self._reset_python(sim, rejected)
@@ -365,6 +372,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             self.config.max_suspends_per_job,
             self.config.observe_held_time,
             self.config.observe_placement,
+            self.config.observe_drain,
         )
         self._num_jobs = len(jobs)
         self._decision_cap = self.config.decision_cap(len(jobs))
@@ -447,14 +455,19 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         return render_rgb(encoder)
 
     # ------------------------------------------------------- compiled engine
+    def _python_only_options(self) -> list[str]:
+        """The observation options set that only the Python engine computes."""
+        cfg = self.config
+        return [name for name in ("observe_placement", "observe_drain") if getattr(cfg, name)]
+
     def _reset_compiled(
         self, sim: Simulator, rejected: int
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         cfg = self.config
-        if cfg.observe_placement:
+        for name in self._python_only_options():
             raise ValueError(
-                'GPUShare-v0: observe_placement needs engine="python" (or "auto"); the '
-                "compiled engine does not compute the placement features"
+                f'GPUShare-v0: {name} needs engine="python" (or "auto"); the compiled '
+                "engine does not compute its features"
             )
         num_jobs = len(sim.jobs)
         self._encoder = None

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from gpushare_env.sim.view import SimView
 
 __all__ = [
+    "DRAIN_FEATURE",
     "FRAG_BIN_EDGES_GIB",
     "FRAG_FEATURES",
     "GLOBAL_FEATURES",
@@ -119,17 +120,29 @@ PLACEMENT_FEATURES: tuple[str, ...] = ("pack_load", "spread_load")
 #: another job holds memory on one of the job's GPUs (suspending it frees no whole GPU).
 SHARES_FEATURE = "shares_gpu"
 
+#: The optional last column of ``obs["pending"]`` and ``obs["running"]``
+#: (``EnvConfig.observe_drain``): ``r / (r + D)``, where ``r`` is the job's predicted
+#: remaining solo time (0 if unknown) and ``D`` the time the cluster needs to drain the
+#: predicted work of every job in the system at full use (the sum of ``remaining x GPUs``
+#: / GPUs). A job is on the critical path of the thesis's rule with factor ``f`` when
+#: ``r >= f D``, that is when this column is at least ``f / (1 + f)``.
+DRAIN_FEATURE = "drain_share"
 
-def pending_features(placement: bool = False) -> tuple[str, ...]:
-    """Columns of ``obs["pending"]``: ``PENDING_FEATURES``, then the placement loads."""
-    return (*PENDING_FEATURES, *PLACEMENT_FEATURES) if placement else PENDING_FEATURES
+
+def pending_features(placement: bool = False, drain: bool = False) -> tuple[str, ...]:
+    """Columns of ``obs["pending"]``: ``PENDING_FEATURES``, then the placement loads and
+    ``drain_share`` if asked."""
+    extra = PLACEMENT_FEATURES * placement + (DRAIN_FEATURE,) * drain
+    return (*PENDING_FEATURES, *extra)
 
 
-def running_features(held_time: bool = False, placement: bool = False) -> tuple[str, ...]:
-    """Columns of ``obs["running"]``: ``RUNNING_FEATURES``, then ``held_time`` and
-    ``shares_gpu`` if asked."""
+def running_features(
+    held_time: bool = False, placement: bool = False, drain: bool = False
+) -> tuple[str, ...]:
+    """Columns of ``obs["running"]``: ``RUNNING_FEATURES``, then ``held_time``,
+    ``shares_gpu`` and ``drain_share`` if asked."""
     extra = (HELD_TIME_FEATURE,) * held_time + (SHARES_FEATURE,) * placement
-    return (*RUNNING_FEATURES, *extra)
+    return (*RUNNING_FEATURES, *extra, *(DRAIN_FEATURE,) * drain)
 
 
 #: Entries of ``obs["global"]``.
@@ -200,10 +213,11 @@ def observation_space(
     running_window: int,
     held_time: bool = False,
     placement: bool = False,
+    drain: bool = False,
 ) -> spaces.Dict:
     """The ``Dict`` of flat ``float32`` ``Box`` es in ``[0, 1]`` (SB3 ``MultiInputPolicy``)."""
 
-    sizes = _block_sizes(num_gpus, pending_window, running_window, held_time, placement)
+    sizes = _block_sizes(num_gpus, pending_window, running_window, held_time, placement, drain)
     return spaces.Dict(
         {
             key: spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
@@ -218,10 +232,11 @@ def observation_bounds(
     running_window: int,
     held_time: bool = False,
     placement: bool = False,
+    drain: bool = False,
 ) -> list[int]:
     """Offsets of the observation's keys in one flat buffer (``gpus``, ``frag_hist``,
     ``pending``, ``running``, ``global``; the last entry is the buffer's length)."""
-    sizes = _block_sizes(num_gpus, pending_window, running_window, held_time, placement)
+    sizes = _block_sizes(num_gpus, pending_window, running_window, held_time, placement, drain)
     return np.cumsum((0, *sizes)).tolist()
 
 
@@ -229,14 +244,19 @@ _KEYS = ("gpus", "frag_hist", "pending", "running", "global")
 
 
 def _block_sizes(
-    num_gpus: int, pending_window: int, running_window: int, held_time: bool, placement: bool
+    num_gpus: int,
+    pending_window: int,
+    running_window: int,
+    held_time: bool,
+    placement: bool,
+    drain: bool,
 ) -> tuple[int, ...]:
     """Entries of each observation key, in ``_KEYS`` order."""
     return (
         num_gpus * _NUM_GPU_F,
         _NUM_FRAG,
-        pending_window * len(pending_features(placement)),
-        running_window * len(running_features(held_time, placement)),
+        pending_window * len(pending_features(placement, drain)),
+        running_window * len(running_features(held_time, placement, drain)),
         _NUM_GLOBAL,
     )
 
@@ -269,6 +289,8 @@ class StateEncoder:
         held_time: Append the ``held_time`` column to the running rows.
         placement: Append ``PLACEMENT_FEATURES`` to the pending rows and ``shares_gpu``
             to the running rows (computed afresh at every observation).
+        drain: Append ``drain_share`` to the pending and running rows (computed afresh at
+            every observation).
     """
 
     def __init__(
@@ -280,12 +302,14 @@ class StateEncoder:
         max_suspends_per_job: int | None = None,
         held_time: bool = False,
         placement: bool = False,
+        drain: bool = False,
     ) -> None:
         self.sim = sim
         self.held_time = held_time
         self.placement = placement
-        self._num_pw = len(pending_features(placement))
-        self._num_r = len(running_features(held_time, placement))
+        self.drain = drain
+        self._num_pw = len(pending_features(placement, drain))
+        self._num_r = len(running_features(held_time, placement, drain))
         self.view = view
         self.pending_window = pending_window
         self.running_window = running_window
@@ -350,7 +374,9 @@ class StateEncoder:
             self._run_rows[i, :_NUM_P] = row
 
         # -- one float32 buffer holding every observation key, and views into it
-        self._bounds = observation_bounds(g, pending_window, running_window, held_time, placement)
+        self._bounds = observation_bounds(
+            g, pending_window, running_window, held_time, placement, drain
+        )
         self._buffer = np.zeros(self._bounds[-1], dtype=np.float32)
         n_actions = pending_window * _NUM_STRATEGIES + running_window + 1
         self.mask = np.zeros(n_actions, dtype=bool)
@@ -585,6 +611,8 @@ class StateEncoder:
         self._observe_global(now)
         if self.placement:
             self._observe_placement()
+        if self.drain:
+            self._observe_drain()
         return split_observation(self._buffer.copy(), self._bounds)
 
     def _observe_pending(self, now: float) -> None:
@@ -687,10 +715,23 @@ class StateEncoder:
                     peak = (max(load.item(g) for g in gpus) + intensity) * inv_slots
                     pending[slot, column] = peak if peak < 1.0 else 1.0
         running = self.running_out
-        column = self._num_r - 1
+        column = self._num_r - 1 - self.drain
         for slot, job_id in enumerate(self.running_ids):
             shares = any(holders.item(g) > 1 for g in jobs[job_id].gpus)
             running[slot, column] = 1.0 if shares else 0.0
+
+    def _observe_drain(self) -> None:
+        """The ``drain_share`` columns (an O(jobs in system) sum: an experimental option,
+        not tuned for speed)."""
+        sim = self.sim
+        drain = sim.predicted_work_s() * self._inv_gpus
+        predicted = sim.predicted_remaining_s
+        blocks = ((self.pending_out, self.pending_ids), (self.running_out, self.running_ids))
+        for out, ids in blocks:
+            column = out.shape[1] - 1
+            for slot, job_id in enumerate(ids):
+                left = predicted(job_id)
+                out[slot, column] = 0.0 if not left else left / (left + drain)
 
     def _refresh_running(self, i: int, job: JobState) -> None:
         self._version[i] = job.version

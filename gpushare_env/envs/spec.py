@@ -57,6 +57,8 @@ FEATURE_DOCS: dict[str, dict[str, str]] = {
         "pack_load": "pending only, with observe_placement: largest U_g + u on the GPUs pack "
         "would pick / max_jobs_per_gpu (0: no fit)",
         "spread_load": "pending only, with observe_placement: the same for spread",
+        "drain_share": "with observe_drain: r / (r + D), r the predicted remaining solo time "
+        "(0 if unknown), D = sum of remaining x GPUs over the jobs in the system / GPUs",
     },
     "global": {
         "time": "log_time(simulated time)",
@@ -116,6 +118,8 @@ CONFIG_DOCS: dict[str, str] = {
     "observe_held_time": "append held_time (time since the job got its GPUs) to the running rows",
     "observe_placement": "append pack_load, spread_load to the pending rows and shares_gpu to "
     "the running rows (experimental; Python engine)",
+    "observe_drain": "append drain_share (remaining / (remaining + drain time)) to the "
+    "pending and running rows (experimental; Python engine)",
     "engine": "'compiled' (in C, the same episodes bit for bit; no view), 'python' "
     "(the reference), or 'auto': compiled until the view, simulator, render or pickling "
     "is asked for, then the episode is replayed on the Python engine",
@@ -124,15 +128,16 @@ CONFIG_DOCS: dict[str, str] = {
 _COLUMNS = {
     "gpus": GPU_FEATURES,
     "frag_hist": FRAG_FEATURES,
-    "pending": pending_features(placement=True),
-    "running": running_features(held_time=True, placement=True),
+    "pending": pending_features(placement=True, drain=True),
+    "running": running_features(held_time=True, placement=True, drain=True),
     "global": GLOBAL_FEATURES,
 }
 _SHAPES = {
     "gpus": "G x 6 (flattened)",
     "frag_hist": "10",
-    "pending": "W x 16, or W x 18 with observe_placement (flattened)",
-    "running": "R x 17, +1 with observe_held_time, +1 with observe_placement (flattened)",
+    "pending": "W x 16, +2 with observe_placement, +1 with observe_drain (flattened)",
+    "running": "R x 17, +1 with observe_held_time, +1 with observe_placement, +1 with "
+    "observe_drain (flattened)",
     "global": "15",
 }
 

@@ -370,6 +370,17 @@ class Simulator:
             return None
         return remaining * job.spec.step_time_s * (1.0 + job.noise)
 
+    def predicted_work_s(self) -> float:
+        """Sum of ``predicted remaining x GPUs`` over the jobs in the system (waiting, then
+        running and transitioning; jobs without a prediction count 0).  [GPU s]"""
+        work = 0.0
+        jobs = self.jobs
+        for job_id in itertools.chain(self.pending(), self.running(), self._in_transition):
+            remaining = self.predicted_remaining_s(job_id)
+            if remaining is not None:
+                work += remaining * jobs[job_id].spec.num_gpus
+        return work
+
     def measured_step_time_s(self, job_id: int) -> float | None:
         """Measured solo step time once sampled (``None`` before, or if info is none)."""
         job = self.jobs[job_id]

@@ -263,6 +263,11 @@ class SimView:
         """What lengths schedulers see: ``none``, ``sampled`` or ``oracle``."""
         return self._sim.config.duration_info
 
+    def predicted_work_s(self) -> float:
+        """Sum of ``predicted remaining x GPUs`` over the jobs in the system, as schedulers
+        may know it (``duration_info``; jobs without a prediction count 0).  [GPU s]"""
+        return self._sim.predicted_work_s()
+
     def next_event_time(self) -> float | None:
         """Time of the next event, or ``None`` when nothing is left to happen (then an
         ``ADVANCE`` is invalid: a waiting job must be placed first).  # [s]"""

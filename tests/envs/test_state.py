@@ -303,11 +303,53 @@ def test_placement_features_describe_what_the_strategies_would_pick() -> None:
     assert min(seen.values()) > 0
 
 
-def test_placement_features_need_the_python_engine() -> None:
-    config = {"cluster": "tiny", "workload": "philly", "num_jobs": 5, "observe_placement": True}
+@pytest.mark.parametrize("option", ["observe_placement", "observe_drain"])
+def test_placement_and_drain_features_need_the_python_engine(option: str) -> None:
+    config = {"cluster": "tiny", "workload": "philly", "num_jobs": 5, option: True}
     env = GPUShareEnv({**config, "engine": "compiled"})
-    with pytest.raises(ValueError, match='observe_placement needs engine="python"'):
+    with pytest.raises(ValueError, match=f'{option} needs engine="python"'):
         env.reset(seed=0)
     auto = GPUShareEnv(config)  # "auto" runs it on the Python engine
     auto.reset(seed=0)
     assert auto._core is None
+
+
+def test_drain_share_is_each_jobs_remaining_against_the_clusters_drain_time() -> None:
+    from gpushare_env.envs.observation import PENDING_FEATURES, RUNNING_FEATURES
+
+    config = {"cluster": "medium", "workload": "philly", "num_jobs": 80, "observe_placement": True}
+    plain = GPUShareEnv(config)
+    env = GPUShareEnv({**config, "observe_drain": True})
+    w, r = env.pending_window, env.running_window
+    p, q = len(PENDING_FEATURES) + 2, len(RUNNING_FEATURES) + 1
+    rng = np.random.default_rng(5)
+    obs_plain, _ = plain.reset(seed=7)
+    obs, info = env.reset(seed=7)
+    shares = []
+    for _ in range(300):
+        pending = obs["pending"].reshape(w, p + 1)
+        running = obs["running"].reshape(r, q + 1)
+        # the other columns are untouched
+        np.testing.assert_array_equal(pending[:, :p], obs_plain["pending"].reshape(w, p))
+        np.testing.assert_array_equal(running[:, :q], obs_plain["running"].reshape(r, q))
+        # the drain time from scratch, over every job in the system
+        view = env.view
+        in_system = view.pending() + view.running() + view.in_transition()
+        remaining = {j: view.job(j).predicted_remaining_s or 0.0 for j in in_system}
+        drain = sum(remaining[j] * view.job(j).num_gpus for j in in_system) / view.num_gpus
+        for rows, ids in ((pending, view.pending(w)), (running, view.running(r))):
+            assert not rows[len(ids) :, -1].any()
+            for slot, job_id in enumerate(ids):
+                left = remaining[job_id]
+                expected = left / (left + drain) if left > 0 else 0.0
+                assert rows[slot, -1] == pytest.approx(expected, abs=1e-6)
+                shares.append(expected)
+        action = random_valid_action(info, rng)
+        obs_plain, *_ = plain.step(action)
+        obs, _, terminated, truncated, info = env.step(action)
+        assert env.observation_space.contains(obs)
+        if terminated or truncated:
+            break
+    # jobs with and without a prediction were seen, and shares spread out
+    assert min(shares) == 0.0 and 0.0 < np.median([s for s in shares if s > 0]) < 1.0
+    assert max(shares) > 0.5
