@@ -180,6 +180,7 @@ def clone(
     value_coef: float = 0.5,
     seed: int = 0,
     log: Any = None,
+    action_weights: np.ndarray | None = None,
 ) -> list[dict[str, float]]:
     """Fit ``model``'s policy to the demonstrations (in place); per-epoch loss and accuracy.
 
@@ -192,6 +193,8 @@ def clone(
         value_coef: Weight of the value loss (actor-critic only).
         seed: Seed of the minibatch order.
         log: Optional callable ``log(epoch_summary)``.
+        action_weights: Weight of each action's labels in the cross-entropy (a weighted
+            mean), e.g. rare decisions up (``None``: all 1).  # (A,)
     """
     policy = model.policy
     policy.set_training_mode(True)
@@ -202,6 +205,10 @@ def clone(
     masks_all = torch.as_tensor(demos.masks, device=device)
     actions_all = torch.as_tensor(demos.actions, device=device)
     returns_all = torch.as_tensor(demos.returns, device=device)
+    weights_all = None
+    if action_weights is not None:
+        weights_all = torch.as_tensor(action_weights, dtype=torch.float32, device=device)
+        weights_all = weights_all[actions_all]
     history: list[dict[str, float]] = []
     for epoch in range(epochs):
         order = torch.as_tensor(rng.permutation(len(demos)), device=device)
@@ -210,7 +217,12 @@ def clone(
             idx = order[start : start + batch_size]
             obs = {k: v[idx] for k, v in obs_all.items()}
             logits, values = masked_logits_and_values(model, obs, masks_all[idx])
-            policy_loss = F.cross_entropy(logits, actions_all[idx])
+            if weights_all is None:
+                policy_loss = F.cross_entropy(logits, actions_all[idx])
+            else:
+                weights = weights_all[idx]
+                losses = F.cross_entropy(logits, actions_all[idx], reduction="none")
+                policy_loss = (losses * weights).sum() / weights.sum()
             loss = policy_loss
             value_loss = torch.zeros(())
             if values is not None and value_coef > 0:
@@ -250,6 +262,7 @@ def dagger(
     learning_rate: float = 3e-4,
     log: Any = None,
     time_constant_s: float | None = None,
+    action_weights: np.ndarray | None = None,
 ) -> tuple[Demonstrations, list[dict[str, float]]]:
     """DAgger (Ross et al., 2011) after behaviour cloning: the clone drives, the heuristic labels.
 
@@ -257,7 +270,8 @@ def dagger(
     ``seeds``) with the current clone, records the heuristic's action at every state the
     clone visits, aggregates them with everything recorded so far and refits for
     ``epochs``. The clone's compounding errors (states the heuristic never visits) are
-    what plain cloning cannot fix.
+    what plain cloning cannot fix. ``action_weights`` weighs the labels in the refits
+    (:func:`clone`).
 
     Returns:
         The aggregated demonstrations and one summary per iteration.
@@ -275,7 +289,7 @@ def dagger(
         demos = demos.extend(visited)
         fit = clone(
             model, demos, epochs=epochs, batch_size=batch_size,
-            learning_rate=learning_rate, seed=iteration + 1,
+            learning_rate=learning_rate, seed=iteration + 1, action_weights=action_weights,
         )  # fmt: skip
         summary = {
             "iteration": float(iteration + 1),

@@ -37,6 +37,7 @@ from gpushare_env.evaluation.presets import (
     PHILLY_TEST_SEEDS,
     PHILLY_TRAIN_SEEDS,
 )
+from gpushare_env.sim import STRATEGIES
 
 __all__ = [
     "ALGORITHMS",
@@ -106,6 +107,9 @@ class TrainConfig:
             iteration ``i`` is saved as ``dagger_<i>.zip``.
         dagger_episodes: Episodes the clone plays per DAgger iteration.
         dagger_epochs: Passes over the aggregated data after each DAgger iteration.
+        bc_suspend_weight: Weight of the teacher's ``suspend`` labels in the cloning and
+            DAgger losses, > 0 (1: plain cross-entropy). The teacher suspends in a few
+            percent of the states its clone visits, and the clone misses most of them.
         learning_rate: Step size of the RL optimiser.
         n_steps: PPO rollout length per env.
         batch_size: Minibatch size.
@@ -161,6 +165,7 @@ class TrainConfig:
     dagger_iterations: int = 0
     dagger_episodes: int = 8
     dagger_epochs: int = 3
+    bc_suspend_weight: float = 1.0
     learning_rate: float = 1e-4
     n_steps: int = 512
     batch_size: int = 256
@@ -190,6 +195,8 @@ class TrainConfig:
         for name in ("timesteps", "bc_episodes", "bc_epochs", "critic_warmup", "dagger_epochs"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.bc_suspend_weight > 0:
+            raise ValueError(f"bc_suspend_weight must be > 0, got {self.bc_suspend_weight}")
         if self.n_envs < 1:
             raise ValueError(f"n_envs must be >= 1, got {self.n_envs}")
         if self.torch_threads < 1:
@@ -377,6 +384,18 @@ def _discount_kwargs(config: TrainConfig) -> dict[str, Any]:
     return {"gamma": 1.0, "rollout_buffer_class": smdp_buffer_class(config.algo)}
 
 
+def _action_weights(config: TrainConfig) -> np.ndarray | None:
+    """Label weights of the cloning losses by action (``None`` when all are 1).  # (A,)"""
+    if config.bc_suspend_weight == 1.0:
+        return None
+    env_config = env_configs(config)[0]  # the windows, --env overrides included
+    schedule = env_config["pending_window"] * len(STRATEGIES)
+    running = env_config["running_window"]
+    weights = np.ones(schedule + running + 1, dtype=np.float32)
+    weights[schedule : schedule + running] = config.bc_suspend_weight
+    return weights
+
+
 def _resume_overrides(config: TrainConfig) -> dict[str, Any]:
     """Hyper-parameters of ``config`` that replace the saved ones when resuming.
 
@@ -511,9 +530,11 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
                     flush=True,
                 )
 
+        weights = _action_weights(config)
         history = clone(
             model, demos, epochs=config.bc_epochs, batch_size=config.batch_size,
             learning_rate=config.bc_learning_rate, seed=config.seed, log=_log,
+            action_weights=weights,
         )  # fmt: skip
         record["bc"] = {
             "heuristic": config.bc_heuristic,
@@ -531,7 +552,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
                 config.dagger_episodes, config.bc_heuristic, config.gamma,
                 config.reward_scale, epochs=config.dagger_epochs,
                 batch_size=config.batch_size, log=_after_dagger_iteration,
-                time_constant_s=tau_s,
+                time_constant_s=tau_s, action_weights=weights,
             )  # fmt: skip
             record["dagger"] = dagger_history
         model.save(out / "bc_model.zip")

@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--dagger-epochs", type=int, default=3,
         help="passes over the aggregated demonstrations after each DAgger iteration",
     )  # fmt: skip
+    parser.add_argument(
+        "--bc-suspend-weight", type=float, default=1.0, metavar="W",
+        help="weight of the teacher's suspend labels in the cloning and DAgger losses",
+    )  # fmt: skip
     parser.add_argument("--train-seeds", type=_seeds, help="training seeds, e.g. 0-99")
     parser.add_argument("--eval-seeds", type=_seeds, help="held-out validation seeds")
     parser.add_argument("--eval-every", type=int, default=20_000)
@@ -182,6 +186,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "dagger_iterations": args.dagger,
         "dagger_episodes": args.dagger_episodes,
         "dagger_epochs": args.dagger_epochs,
+        "bc_suspend_weight": args.bc_suspend_weight,
         "eval_every": args.eval_every,
         "learning_rate": args.learning_rate,
         "n_steps": args.n_steps,

@@ -62,6 +62,7 @@ AGENT_ENV_KEYS: tuple[str, ...] = (
     "max_suspends_per_job",
     "observe_held_time",
     "observe_placement",
+    "observe_drain",
 )
 
 #: Gantt views are drawn only for runs of at most this many jobs (unreadable beyond).

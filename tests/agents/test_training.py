@@ -202,6 +202,48 @@ def test_behaviour_cloning_imitates_the_heuristic(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_suspend_weight_is_a_weighted_mean_that_pulls_the_clone_towards_suspends(
+    tmp_path: Path,
+) -> None:
+    from agents.bc import masked_logits_and_values
+    from agents.training import _action_weights
+
+    config = _config(tmp_path, "w", bc_suspend_weight=4.0)
+    weights = _action_weights(config)
+    assert _action_weights(_config(tmp_path, "plain")) is None
+    w, r = config.pending_window, config.running_window
+    assert weights is not None and weights.shape == (4 * w + r + 1,)
+    assert (weights[4 * w : 4 * w + r] == 4.0).all()
+    assert weights[: 4 * w].sum() + weights[-1] == 4 * w + 1
+    with pytest.raises(ValueError, match="bc_suspend_weight must be > 0, got 0"):
+        _config(tmp_path, "bad", bc_suspend_weight=0.0)
+
+    configs = env_configs(_config(tmp_path, "w", num_jobs=20))
+    demos = collect_demonstrations(configs, [0, 1], "thesis", reward_scale=0.01)
+    suspends = (demos.actions >= 4 * w) & (demos.actions < 4 * w + r)
+    assert 0 < suspends.sum() < 0.5 * len(demos)  # rare, as in the runs that use it
+    vec = make_vec_env(configs, config.train_seeds, 1, 0, subprocess=False)
+
+    def fitted(action_weights: np.ndarray | None) -> tuple[dict[str, torch.Tensor], float]:
+        model = build_model(config, vec)
+        clone(model, demos, epochs=2, batch_size=64, action_weights=action_weights)
+        obs = {k: torch.as_tensor(v) for k, v in demos.observations.items()}
+        with torch.no_grad():
+            logits, _ = masked_logits_and_values(model, obs, torch.as_tensor(demos.masks))
+        log_p = torch.log_softmax(logits, -1)[torch.arange(len(demos)), demos.actions]
+        state = {k: v.clone() for k, v in model.policy.state_dict().items()}
+        return state, float(log_p[torch.as_tensor(suspends)].mean())
+
+    plain, plain_suspend = fitted(None)
+    uniform, _ = fitted(np.full_like(weights, 3.0))  # a mean: uniform weights change nothing
+    for key, value in plain.items():
+        torch.testing.assert_close(uniform[key], value, rtol=1e-4, atol=1e-5)
+    _, weighted_suspend = fitted(weights)
+    assert weighted_suspend > plain_suspend  # the suspend labels are likelier
+    vec.close()
+
+
+@pytest.mark.slow
 def test_dagger_after_cloning_refits_for_the_dagger_epochs(tmp_path: Path) -> None:
     config = _config(
         tmp_path, "dagger", timesteps=0, bc_episodes=1, bc_epochs=1, dagger_iterations=1,
