@@ -424,3 +424,12 @@ def test_agent_runs_with_the_keys_it_was_trained_with(tmp_path: Path) -> None:
     (tmp_path / "agent.json").write_text(json.dumps(recorded), encoding="utf-8")
     overrides = evaluate.plan._agent_env_overrides(model)
     assert overrides == {"pending_window": 8, "running_window": 4, "max_suspends_per_job": 5}
+
+
+def test_agents_get_every_observation_option_they_were_trained_with() -> None:
+    from gpushare_env.envs.config import EnvConfig
+    from scripts.evaluate.common import AGENT_ENV_KEYS
+
+    options = [name for name in EnvConfig.keys() if name.startswith("observe_")]
+    assert len(options) >= 3
+    assert set(options) <= set(AGENT_ENV_KEYS)
