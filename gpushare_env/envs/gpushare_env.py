@@ -464,10 +464,11 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self, sim: Simulator, rejected: int
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         cfg = self.config
-        for name in self._python_only_options():
+        python_only = self._python_only_options()
+        if python_only:
             raise ValueError(
-                f'GPUShare-v0: {name} needs engine="python" (or "auto"); the compiled '
-                "engine does not compute its features"
+                f'GPUShare-v0: {", ".join(python_only)} needs engine="python" (or "auto"); '
+                "the compiled engine does not compute these features"
             )
         num_jobs = len(sim.jobs)
         self._encoder = None

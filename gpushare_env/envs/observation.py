@@ -715,7 +715,7 @@ class StateEncoder:
                     peak = (max(load.item(g) for g in gpus) + intensity) * inv_slots
                     pending[slot, column] = peak if peak < 1.0 else 1.0
         running = self.running_out
-        column = self._num_r - 1 - self.drain
+        column = self._num_r - 1 - self.drain  # drain_share, if observed, comes last
         for slot, job_id in enumerate(self.running_ids):
             shares = any(holders.item(g) > 1 for g in jobs[job_id].gpus)
             running[slot, column] = 1.0 if shares else 0.0

@@ -427,9 +427,11 @@ def test_agent_runs_with_the_keys_it_was_trained_with(tmp_path: Path) -> None:
 
 
 def test_agents_get_every_observation_option_they_were_trained_with() -> None:
+    from dataclasses import fields
+
     from gpushare_env.envs.config import EnvConfig
     from scripts.evaluate.common import AGENT_ENV_KEYS
 
-    options = [name for name in EnvConfig.keys() if name.startswith("observe_")]
+    options = [f.name for f in fields(EnvConfig) if f.name.startswith("observe_")]
     assert len(options) >= 3
     assert set(options) <= set(AGENT_ENV_KEYS)
