@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -262,25 +264,42 @@ def test_random_masked_policy_medium_philly_invariants() -> None:
     assert steps > 50 * 60 and ended["truncated"] > 0
 
 
+def _with_option(
+    config: dict[str, Any], option: str, seed: int, action_seed: int
+) -> Iterator[tuple[GPUShareEnv, np.ndarray, np.ndarray]]:
+    """Step an env with the observation ``option`` and one without it in lockstep (random
+    valid actions, 300 at most); at each state check that the columns both have are equal
+    and yield the env with its pending and running rows."""
+    plain = GPUShareEnv(config)
+    env = GPUShareEnv({**config, option: True})
+    w, r = env.pending_window, env.running_window
+    rng = np.random.default_rng(action_seed)
+    obs_plain, _ = plain.reset(seed=seed)
+    obs, info = env.reset(seed=seed)
+    for _ in range(300):
+        pending, running = obs["pending"].reshape(w, -1), obs["running"].reshape(r, -1)
+        p, q = obs_plain["pending"].size // w, obs_plain["running"].size // r
+        np.testing.assert_array_equal(pending[:, :p], obs_plain["pending"].reshape(w, p))
+        np.testing.assert_array_equal(running[:, :q], obs_plain["running"].reshape(r, q))
+        yield env, pending, running
+        action = random_valid_action(info, rng)
+        obs_plain, *_ = plain.step(action)
+        obs, _, terminated, truncated, info = env.step(action)
+        assert env.observation_space.contains(obs)
+        if terminated or truncated:
+            return
+
+
 def test_placement_features_describe_what_the_strategies_would_pick() -> None:
     from gpushare_env.envs.observation import PENDING_FEATURES, RUNNING_FEATURES
 
     config = {"cluster": "medium", "workload": "philly", "num_jobs": 80, "observe_held_time": True}
-    plain = GPUShareEnv(config)
-    env = GPUShareEnv({**config, "observe_placement": True})
-    w, r, p = env.pending_window, env.running_window, len(PENDING_FEATURES)
-    rng = np.random.default_rng(4)
-    obs_plain, _ = plain.reset(seed=6)
-    obs, info = env.reset(seed=6)
+    p = len(PENDING_FEATURES)
     seen = {"pack": 0, "spread": 0, "shares": 0}
-    for _ in range(300):
-        pending = obs["pending"].reshape(w, p + 2)
-        running = obs["running"].reshape(r, len(RUNNING_FEATURES) + 2)
-        # the standard columns are untouched
-        np.testing.assert_array_equal(pending[:, :p], obs_plain["pending"].reshape(w, p))
-        np.testing.assert_array_equal(running[:, :-1], obs_plain["running"].reshape(r, -1))
+    for env, pending, running in _with_option(config, "observe_placement", 6, 4):
+        assert (pending.shape[1], running.shape[1]) == (p + 2, len(RUNNING_FEATURES) + 2)
         view = env.view
-        for slot, job_id in enumerate(view.pending(w)):
+        for slot, job_id in enumerate(view.pending(env.pending_window)):
             job = view.job(job_id)
             for column, strategy in ((p, "pack"), (p + 1, "spread")):
                 gpus = view.find_placement(job_id, strategy)
@@ -290,16 +309,10 @@ def test_placement_features_describe_what_the_strategies_would_pick() -> None:
                     expected = min(1.0, peak / view.max_jobs_per_gpu)
                     seen[strategy] += 1
                 assert pending[slot, column] == pytest.approx(expected, abs=1e-6)
-        for slot, job_id in enumerate(view.running(r)):
+        for slot, job_id in enumerate(view.running(env.running_window)):
             shares = any(view.holders[g] > 1 for g in view.job(job_id).gpus)
             seen["shares"] += shares
             assert running[slot, -1] == float(shares)
-        action = random_valid_action(info, rng)
-        obs_plain, *_ = plain.step(action)
-        obs, _, terminated, truncated, info = env.step(action)
-        assert env.observation_space.contains(obs)
-        if terminated or truncated:
-            break
     assert min(seen.values()) > 0
 
 
@@ -318,38 +331,24 @@ def test_drain_share_is_each_jobs_remaining_against_the_clusters_drain_time() ->
     from gpushare_env.envs.observation import PENDING_FEATURES, RUNNING_FEATURES
 
     config = {"cluster": "medium", "workload": "philly", "num_jobs": 80, "observe_placement": True}
-    plain = GPUShareEnv(config)
-    env = GPUShareEnv({**config, "observe_drain": True})
-    w, r = env.pending_window, env.running_window
-    p, q = len(PENDING_FEATURES) + 2, len(RUNNING_FEATURES) + 1
-    rng = np.random.default_rng(5)
-    obs_plain, _ = plain.reset(seed=7)
-    obs, info = env.reset(seed=7)
     shares = []
-    for _ in range(300):
-        pending = obs["pending"].reshape(w, p + 1)
-        running = obs["running"].reshape(r, q + 1)
-        # the other columns are untouched
-        np.testing.assert_array_equal(pending[:, :p], obs_plain["pending"].reshape(w, p))
-        np.testing.assert_array_equal(running[:, :q], obs_plain["running"].reshape(r, q))
+    for env, pending, running in _with_option(config, "observe_drain", 7, 5):
+        assert pending.shape[1] == len(PENDING_FEATURES) + 3
+        assert running.shape[1] == len(RUNNING_FEATURES) + 2
         # the drain time from scratch, over every job in the system
         view = env.view
         in_system = view.pending() + view.running() + view.in_transition()
         remaining = {j: view.job(j).predicted_remaining_s or 0.0 for j in in_system}
         drain = sum(remaining[j] * view.job(j).num_gpus for j in in_system) / view.num_gpus
-        for rows, ids in ((pending, view.pending(w)), (running, view.running(r))):
+        windows = ((pending, view.pending(env.pending_window)),
+                   (running, view.running(env.running_window)))  # fmt: skip
+        for rows, ids in windows:
             assert not rows[len(ids) :, -1].any()
             for slot, job_id in enumerate(ids):
                 left = remaining[job_id]
                 expected = left / (left + drain) if left > 0 else 0.0
                 assert rows[slot, -1] == pytest.approx(expected, abs=1e-6)
                 shares.append(expected)
-        action = random_valid_action(info, rng)
-        obs_plain, *_ = plain.step(action)
-        obs, _, terminated, truncated, info = env.step(action)
-        assert env.observation_space.contains(obs)
-        if terminated or truncated:
-            break
     # jobs with and without a prediction were seen, and shares spread out
     assert min(shares) == 0.0 and 0.0 < np.median([s for s in shares if s > 0]) < 1.0
     assert max(shares) > 0.5
