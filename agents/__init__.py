@@ -4,7 +4,8 @@
   command line), with an optional behaviour-cloning warm start from a heuristic;
 * :func:`load_model`: a saved agent (``scripts/evaluate`` uses it);
 * :class:`PermutationExtractor`: shared per-row encoders with masked pooling, beside
-  SB3's flat ``CombinedExtractor``;
+  SB3's flat ``CombinedExtractor``; :class:`MaskableSlotPolicy` / :class:`SlotPolicy`:
+  per-slot action logits on top of it (``--extractor pointer``);
 * callbacks logging scheduling metrics and evaluating against ``thesis``;
 * ``agents/zoo/``: the shipped model, with the command and seed that made it.
 """
@@ -14,6 +15,7 @@ from agents.callbacks import HeuristicEvalCallback, ProgressBarCallback, Schedul
 from agents.envs import SeededEpisodes, make_env, make_vec_env
 from agents.evaluation import mean_ci95, run_episode, run_episodes
 from agents.extractors import EXTRACTORS, PermutationExtractor, masked_mean_max
+from agents.policies import MaskableSlotPolicy, SlotPolicy
 from agents.training import (
     ALGORITHMS,
     VALIDATION_SEEDS,
@@ -30,10 +32,12 @@ __all__ = [
     "VALIDATION_SEEDS",
     "Demonstrations",
     "HeuristicEvalCallback",
+    "MaskableSlotPolicy",
     "PermutationExtractor",
     "ProgressBarCallback",
     "SchedulingMetricsCallback",
     "SeededEpisodes",
+    "SlotPolicy",
     "TrainConfig",
     "build_model",
     "clone",

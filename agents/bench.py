@@ -38,7 +38,7 @@ def train_benchmark(
     Args:
         preset: Evaluation preset giving the cluster, workload and episode size.
         algo: ``maskable_ppo`` or ``ppo`` (on-policy: a rollout is ``n_steps * n_envs``).
-        extractor: ``flat`` or ``perm``.
+        extractor: ``flat``, ``perm`` or ``pointer``.
         n_envs: Envs stepped together.
         vec_env: ``dummy``, ``subproc`` or ``auto`` (see ``TrainConfig.vec_env``).
         rollout: Env steps per rollout, summed over envs; a multiple of ``n_envs``.

@@ -24,7 +24,7 @@ from gpushare_env.envs.observation import GPU_FEATURES, PENDING_FEATURES, RUNNIN
 __all__ = ["EXTRACTORS", "PermutationExtractor", "masked_mean_max"]
 
 #: Names accepted by ``--extractor``.
-EXTRACTORS: tuple[str, ...] = ("flat", "perm")
+EXTRACTORS: tuple[str, ...] = ("flat", "perm", "pointer")
 
 _VALID = PENDING_FEATURES.index("valid")
 

@@ -56,6 +56,9 @@ ALGORITHMS: tuple[str, ...] = ("maskable_ppo", "ppo", "dqn")
 #: ``--vec-env`` choices and the ``subprocess`` flag of ``make_vec_env`` they pass.
 VEC_ENVS: dict[str, bool | None] = {"auto": None, "subproc": True, "dummy": False}
 
+#: Slot-code length of ``--extractor pointer`` (what each slot's logits read of its row).
+POINTER_SLOT_DIM = 32
+
 #: Held-out seeds of the periodic evaluation (model selection): disjoint from the training
 #: seeds (``PHILLY_TRAIN_SEEDS``, 0-99) and from the test seeds (1000-1009).
 VALIDATION_SEEDS: tuple[int, ...] = (500, 501)
@@ -83,7 +86,9 @@ class TrainConfig:
         seed: Seed of the model, the envs' seed streams and the warm start.
         out: Output folder.
         resume: A saved model to continue training from (``None``: a new model).
-        extractor: ``flat`` (SB3 ``CombinedExtractor``) or ``perm`` (``PermutationExtractor``).
+        extractor: ``flat`` (SB3 ``CombinedExtractor``), ``perm`` (``PermutationExtractor``)
+            or ``pointer`` (``PermutationExtractor`` with 32-number slot codes and
+            ``agents.policies``' per-slot action logits; PPO and MaskablePPO only).
         net_arch: Hidden layers of the policy and value MLPs.
         train_seeds: Training episode seeds.
         eval_seeds: Held-out seeds of the periodic evaluation (empty: no evaluation).
@@ -190,6 +195,8 @@ class TrainConfig:
             raise ValueError(f"algo must be one of {list(ALGORITHMS)}, got {self.algo!r}")
         if self.extractor not in EXTRACTORS:
             raise ValueError(f"extractor must be one of {list(EXTRACTORS)}, got {self.extractor!r}")
+        if self.extractor == "pointer" and self.algo == "dqn":
+            raise ValueError("extractor 'pointer' needs PPO or MaskablePPO, not dqn")
         if not self.workloads:
             raise ValueError("workloads: give at least one workload")
         for name in ("timesteps", "bc_episodes", "bc_epochs", "critic_warmup", "dagger_epochs"):
@@ -316,7 +323,8 @@ def load_model(path: str | Path, env: Any = None) -> Any:
 def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
     """A new SB3 model for ``config`` on ``env``."""
     policy_kwargs: dict[str, Any] = {}
-    if config.extractor == "perm":
+    policy: Any = "MultiInputPolicy"
+    if config.extractor in ("perm", "pointer"):
         env_config = env_configs(config)[0]
         held_time = bool(env_config.get("observe_held_time", False))
         placement = bool(env_config.get("observe_placement", False))
@@ -324,13 +332,17 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         policy_kwargs["features_extractor_class"] = PermutationExtractor
         policy_kwargs["features_extractor_kwargs"] = {
             "row_dim": 64,
-            "slot_dim": 4,
+            "slot_dim": POINTER_SLOT_DIM if config.extractor == "pointer" else 4,
             "running_columns": len(running_features(held_time, placement, drain)),
         }
         if placement or drain:  # only then: the shipped models' saved kwargs stay as they are
             policy_kwargs["features_extractor_kwargs"]["pending_columns"] = len(
                 pending_features(placement, drain)
             )
+    if config.extractor == "pointer":
+        from agents.policies import MaskableSlotPolicy, SlotPolicy
+
+        policy = MaskableSlotPolicy if config.algo == "maskable_ppo" else SlotPolicy
     common: dict[str, Any] = {
         "learning_rate": config.learning_rate,
         **_discount_kwargs(config),
@@ -354,7 +366,7 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         )
     policy_kwargs["net_arch"] = {"pi": list(config.net_arch), "vf": list(config.net_arch)}
     return algorithm_class(config.algo)(
-        "MultiInputPolicy",
+        policy,
         env,
         n_steps=config.n_steps,
         batch_size=config.batch_size,

@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--train", action="store_true", help="benchmark training steps instead")
     train.add_argument("--preset", default="philly_heavy", help="evaluation preset (--train)")
     train.add_argument("--algo", default="maskable_ppo", choices=("maskable_ppo", "ppo"))
-    train.add_argument("--extractor", default="perm", choices=("flat", "perm"))
+    train.add_argument("--extractor", default="perm", choices=("flat", "perm", "pointer"))
     train.add_argument("--n-envs", type=int, default=8, help="envs stepped together")
     train.add_argument("--vec-env", default="dummy", choices=("auto", "subproc", "dummy"))
     train.add_argument("--rollout", type=int, default=2048, help="steps per rollout, all envs")

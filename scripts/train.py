@@ -76,7 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume",
         help="continue training a saved model.zip (with this run's optimisation settings)",
     )
-    parser.add_argument("--extractor", default="flat", choices=["flat", "perm"])
+    parser.add_argument(
+        "--extractor",
+        default="flat",
+        choices=["flat", "perm", "pointer"],
+        help="flat: SB3's CombinedExtractor; perm: shared per-row encoders, pooled; pointer: "
+        "perm with per-slot action logits (agents.policies; PPO / MaskablePPO)",
+    )
     parser.add_argument(
         "--bc-warmstart",
         type=int,

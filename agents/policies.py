@@ -1,0 +1,148 @@
+"""Actor-critic policies whose action logits are computed per slot (``--extractor pointer``).
+
+``GPUShare-v0`` addresses its actions by slot: ``4 * i + s`` places the ``i``-th waiting
+job with strategy ``s``, ``4 W + j`` suspends the ``j``-th running job, ``4 W + R``
+advances. SB3's default head maps one feature vector to all ``4 W + R + 1`` logits with a
+linear layer, so it must learn "place job ``i``" anew for every slot ``i``. The head here
+scores every slot with the *same* small network, applied to that slot's own encoding and
+a summary of the whole state (as pointer networks and Decima's per-node scores do:
+Vinyals et al., NeurIPS 2015; Mao et al., SIGCOMM 2019):
+
+- ``logits[4 i : 4 i + 4] = pending_head([code_i, context])``,
+- ``logits[4 W + j] = running_head([code_j, context])``,
+- ``logits[4 W + R] = advance_head(context)``,
+
+with ``context = MLP(pooled tables, fragment histogram, global features)``. A rule such
+as "start the job with the least predicted work" is then one function of a row, and the
+softmax over the slots compares them. The logits are equivariant to a permutation of the
+rows; the value head is the usual MLP over the whole feature vector.
+
+The features come from :class:`agents.extractors.PermutationExtractor` with per-slot codes
+(``slot_dim`` > 0), whose output is ``[context, pending codes, running codes]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+from stable_baselines3.common.policies import MultiInputActorCriticPolicy
+from torch import nn
+
+from agents.extractors import PermutationExtractor
+
+__all__ = ["STRATEGIES_PER_SLOT", "MaskableSlotPolicy", "SlotHead", "SlotPolicy"]
+
+#: Placement strategies per pending slot in ``GPUShare-v0``'s action space.
+STRATEGIES_PER_SLOT = 4
+
+
+def _mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
+
+
+class SlotHead(nn.Module):
+    """SB3 ``mlp_extractor`` whose actor output *is* the action logits.
+
+    Args:
+        extractor: The policy's features extractor (gives the layout of its output).
+        hidden: Width of the context and slot networks.
+        value_arch: Hidden layers of the value MLP (over the whole feature vector).
+    """
+
+    def __init__(self, extractor: PermutationExtractor, hidden: int, value_arch: list[int]):
+        super().__init__()
+        if not isinstance(extractor, PermutationExtractor) or extractor.slot_dim <= 0:
+            raise ValueError("SlotHead needs a PermutationExtractor with slot_dim > 0")
+        self.code_dim = extractor.slot_dim
+        self.pending_window = extractor.pending_window
+        self.running_window = extractor.running_window
+        codes = self.code_dim * (self.pending_window + self.running_window)
+        self.context_dim = extractor.features_dim - codes
+        self.context_net = nn.Sequential(nn.Linear(self.context_dim, hidden), nn.ReLU())
+        self.pending_head = _mlp(self.code_dim + hidden, hidden, STRATEGIES_PER_SLOT)
+        self.running_head = _mlp(self.code_dim + hidden, hidden, 1)
+        self.advance_head = nn.Linear(hidden, 1)
+        layers: list[nn.Module] = []
+        width = extractor.features_dim
+        for size in value_arch:
+            layers += [nn.Linear(width, size), nn.Tanh()]
+            width = size
+        self.value_net = nn.Sequential(*layers)
+        self.latent_dim_pi = STRATEGIES_PER_SLOT * self.pending_window + self.running_window + 1
+        self.latent_dim_vf = width
+
+    def output_layers(self) -> list[nn.Module]:
+        """The layers that produce logits (initialised small, like SB3's ``action_net``)."""
+        return [self.pending_head[-1], self.running_head[-1], self.advance_head]
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        """Action logits.  # (B, 4 W + R + 1)"""
+        batch = features.shape[0]
+        context = self.context_net(features[:, : self.context_dim])  # (B, H)
+        split = self.context_dim + self.code_dim * self.pending_window
+        pending = features[:, self.context_dim : split].reshape(batch, self.pending_window, -1)
+        running = features[:, split:].reshape(batch, self.running_window, -1)
+
+        def scored(codes: torch.Tensor, head: nn.Module) -> torch.Tensor:
+            shared = context.unsqueeze(1).expand(-1, codes.shape[1], -1)
+            return head(torch.cat([codes, shared], dim=-1))
+
+        return torch.cat(
+            [
+                scored(pending, self.pending_head).flatten(1),  # index 4 i + s
+                scored(running, self.running_head).flatten(1),
+                self.advance_head(context),
+            ],
+            dim=-1,
+        )
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        """The value MLP's last hidden layer.  # (B, latent_dim_vf)"""
+        return self.value_net(features)
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+
+class _SlotHeadMixin:
+    """Puts a :class:`SlotHead` in place of SB3's ``mlp_extractor`` + linear ``action_net``."""
+
+    mlp_extractor: Any
+    action_net: Any
+
+    def __init__(self, *args: Any, head_dim: int = 64, **kwargs: Any):
+        self.head_dim = head_dim
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        net_arch = self.net_arch  # type: ignore[attr-defined]
+        value_arch = net_arch.get("vf", []) if isinstance(net_arch, dict) else list(net_arch)
+        self.mlp_extractor = SlotHead(self.features_extractor, self.head_dim, list(value_arch))  # type: ignore[attr-defined]
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)  # type: ignore[misc]
+        # The head already outputs logits: no linear layer after it.
+        self.action_net = nn.Identity()
+        if self.ortho_init:  # type: ignore[attr-defined]
+            for layer in self.mlp_extractor.output_layers():
+                self.init_weights(layer, gain=0.01)  # type: ignore[attr-defined]
+        self.optimizer = self.optimizer_class(  # type: ignore[attr-defined]
+            self.parameters(),  # type: ignore[attr-defined]
+            lr=lr_schedule(1),
+            **self.optimizer_kwargs,  # type: ignore[attr-defined]
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data: dict[str, Any] = super()._get_constructor_parameters()  # type: ignore[misc]
+        data["head_dim"] = self.head_dim
+        return data
+
+
+class MaskableSlotPolicy(_SlotHeadMixin, MaskableMultiInputActorCriticPolicy):
+    """``MaskablePPO``'s ``MultiInputPolicy`` with per-slot action logits."""
+
+
+class SlotPolicy(_SlotHeadMixin, MultiInputActorCriticPolicy):
+    """``PPO``'s ``MultiInputPolicy`` with per-slot action logits."""
