@@ -79,6 +79,10 @@ class Gandiva(Policy):
             job but those of migrations and open slices, without holding back the slices
             of the jobs behind it; jobs that never ran keep the SRPT order, so the rule
             does not delay short jobs for long ones that arrive.
+        critical_path_protect: With the critical-path rule: no job is placed on a GPU
+            of a running critical job (an addition of this project). Packing others
+            beside the longest job slows it by their interference, and that job ends the
+            schedule. Default ``False``.
     """
 
     name = "gandiva"
@@ -93,6 +97,7 @@ class Gandiva(Policy):
         order: str = "wait",
         critical_path_factor: float = math.inf,
         critical_path_scope: str = "all",
+        critical_path_protect: bool = False,
     ) -> None:
         super().__init__(env, seed)
         if time_slice_s <= 0:
@@ -120,6 +125,9 @@ class Gandiva(Policy):
                 f"got {critical_path_scope!r}"
             )
         self.critical_path_scope = critical_path_scope
+        if critical_path_protect and not math.isfinite(critical_path_factor):
+            raise ValueError("gandiva: critical_path_protect needs a critical_path_factor")
+        self.critical_path_protect = bool(critical_path_protect)
         self._reset_state()
 
     def params(self) -> dict[str, Any]:
@@ -131,6 +139,7 @@ class Gandiva(Policy):
             "order": self.order,
             "critical_path_factor": self.critical_path_factor,
             "critical_path_scope": self.critical_path_scope,
+            "critical_path_protect": self.critical_path_protect,
         }
 
     def _reset_state(self) -> None:
@@ -165,6 +174,8 @@ class Gandiva(Policy):
         blocked: JobView | None = None
         memo: dict[tuple[int, float, float], str | None] = {}  # same shape, same answer
         load = committed_load(view) if order else view.load
+        if order and self.critical_path_protect:
+            load = self._protect_critical(view, running, load)
         for job_id in order:
             job = view.job(job_id)
             shape = (job.num_gpus, job.memory_gib, job.intensity)
@@ -210,6 +221,16 @@ class Gandiva(Policy):
                     return (2, -remaining, job_id)
                 return (4, remaining, job_id)
         return (3, -job.wait_s, job_id)
+
+    def _protect_critical(self, view: SimView, running: list[int], load: np.ndarray) -> np.ndarray:
+        """``load`` with the GPUs of running critical jobs full: no shared placement fits there."""
+        protected = np.array(load, dtype=float)
+        for job_id in running:
+            job = view.job(job_id)
+            remaining = job.predicted_remaining_s
+            if remaining is not None and remaining >= self._critical_s and job.gpus:
+                protected[list(job.gpus)] = np.inf
+        return protected
 
     def _placement(
         self, view: SimView, job: JobView, checker: FitChecker, load: np.ndarray

@@ -370,3 +370,22 @@ def test_gandiva_critical_path_scope_started_resumes_critical_jobs_first() -> No
     assert [records[i].first_start_s for i in (1, 2)] == [3000.0, 4000.0]
     with pytest.raises(ValueError, match="critical_path_scope must be 'all' or 'started'"):
         baselines.make("gandiva", order="srpt", critical_path_factor=1.0, critical_path_scope="x")
+
+
+def test_gandiva_critical_path_protect_keeps_others_off_a_critical_job() -> None:
+    # One GPU, oracle lengths, SRPT, factor 0.5, max_load 1.25; 8 GiB workers of
+    # intensity 0.5, so two fit on the GPU (load 1.0). J0 (3000 s) runs from 0; J1
+    # (1000 s) arrives at 1. The drain time is then 2999 + 1000 s and J0's 2999 s >=
+    # 0.5 x 3999 s makes it critical. Without protection J1 shares the GPU at 1 (no
+    # interference here, so it ends at 1001). With it, J1 may not join J0's GPU, nor slice
+    # J0 out (critical): it waits for J0's end at 3000 and runs 3000-4000.
+    jobs = [job(0, 0, 3000, intensity=0.5), job(1, 1, 1000, intensity=0.5)]
+    rule = {"time_slice_s": 600.0, "order": "srpt", "max_load": 1.25, "critical_path_factor": 0.5}
+    shared = run("gandiva", jobs, ONE_GPU, ORACLE, **rule)
+    assert shared[1].first_start_s == pytest.approx(1.0)
+    protected = run("gandiva", jobs, ONE_GPU, ORACLE, **rule, critical_path_protect=True)
+    assert protected[0].finish_s == pytest.approx(3000.0) and protected[0].suspends == 0
+    assert protected[1].first_start_s == pytest.approx(3000.0)
+    assert protected[1].finish_s == pytest.approx(4000.0)
+    with pytest.raises(ValueError, match="critical_path_protect needs a critical_path_factor"):
+        baselines.make("gandiva", order="srpt", critical_path_protect=True)
