@@ -89,7 +89,8 @@ class TrainConfig:
         extractor: ``flat`` (SB3 ``CombinedExtractor``), ``perm`` (``PermutationExtractor``)
             or ``pointer`` (``PermutationExtractor`` with 32-number slot codes and
             ``agents.policies``' per-slot action logits; PPO and MaskablePPO only).
-        net_arch: Hidden layers of the policy and value MLPs.
+        net_arch: Hidden layers of the policy and value MLPs (``pointer``: of the value
+            MLP only; its policy is the per-slot head).
         train_seeds: Training episode seeds.
         eval_seeds: Held-out seeds of the periodic evaluation (empty: no evaluation).
         eval_every: Steps between evaluations.

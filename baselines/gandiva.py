@@ -80,7 +80,8 @@ class Gandiva(Policy):
             of the jobs behind it; jobs that never ran keep the SRPT order, so the rule
             does not delay short jobs for long ones that arrive.
         critical_path_protect: With the critical-path rule: no job is placed on a GPU
-            of a running critical job (an addition of this project). Packing others
+            of a running critical job in its running window (an addition of this
+            project). Packing others
             beside the longest job slows it by their interference, and that job ends the
             schedule. Default ``False``.
     """
