@@ -31,11 +31,12 @@ from stable_baselines3.common.policies import MultiInputActorCriticPolicy
 from torch import nn
 
 from agents.extractors import PermutationExtractor
+from gpushare_env.sim import STRATEGIES
 
 __all__ = ["STRATEGIES_PER_SLOT", "MaskableSlotPolicy", "SlotHead", "SlotPolicy"]
 
 #: Placement strategies per pending slot in ``GPUShare-v0``'s action space.
-STRATEGIES_PER_SLOT = 4
+STRATEGIES_PER_SLOT = len(STRATEGIES)
 
 
 def _mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
@@ -49,9 +50,16 @@ class SlotHead(nn.Module):
         extractor: The policy's features extractor (gives the layout of its output).
         hidden: Width of the context and slot networks.
         value_arch: Hidden layers of the value MLP (over the whole feature vector).
+        activation: Activation of the value MLP (the policy's ``activation_fn``).
     """
 
-    def __init__(self, extractor: PermutationExtractor, hidden: int, value_arch: list[int]):
+    def __init__(
+        self,
+        extractor: PermutationExtractor,
+        hidden: int,
+        value_arch: list[int],
+        activation: type[nn.Module] = nn.Tanh,
+    ):
         super().__init__()
         if not isinstance(extractor, PermutationExtractor) or extractor.slot_dim <= 0:
             raise ValueError("SlotHead needs a PermutationExtractor with slot_dim > 0")
@@ -67,7 +75,7 @@ class SlotHead(nn.Module):
         layers: list[nn.Module] = []
         width = extractor.features_dim
         for size in value_arch:
-            layers += [nn.Linear(width, size), nn.Tanh()]
+            layers += [nn.Linear(width, size), activation()]
             width = size
         self.value_net = nn.Sequential(*layers)
         self.latent_dim_pi = STRATEGIES_PER_SLOT * self.pending_window + self.running_window + 1
@@ -119,7 +127,12 @@ class _SlotHeadMixin:
     def _build_mlp_extractor(self) -> None:
         net_arch = self.net_arch  # type: ignore[attr-defined]
         value_arch = net_arch.get("vf", []) if isinstance(net_arch, dict) else list(net_arch)
-        self.mlp_extractor = SlotHead(self.features_extractor, self.head_dim, list(value_arch))  # type: ignore[attr-defined]
+        self.mlp_extractor = SlotHead(
+            self.features_extractor,  # type: ignore[attr-defined]
+            self.head_dim,
+            list(value_arch),
+            self.activation_fn,  # type: ignore[attr-defined]
+        )
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)  # type: ignore[misc]

@@ -81,9 +81,8 @@ class Gandiva(Policy):
             does not delay short jobs for long ones that arrive.
         critical_path_protect: With the critical-path rule: no job is placed on a GPU
             of a running critical job in its running window (an addition of this
-            project). Packing others
-            beside the longest job slows it by their interference, and that job ends the
-            schedule. Default ``False``.
+            project). Packing others beside the longest job slows it by their
+            interference, and that job ends the schedule. Default ``False``.
     """
 
     name = "gandiva"
@@ -216,9 +215,7 @@ class Gandiva(Policy):
         if self.order == "srpt":
             remaining = job.predicted_remaining_s
             if remaining is not None:
-                if remaining >= self._critical_s and (
-                    self.critical_path_scope == "all" or job.suspended
-                ):
+                if self._critical(job) and (self.critical_path_scope == "all" or job.suspended):
                     return (2, -remaining, job_id)
                 return (4, remaining, job_id)
         return (3, -job.wait_s, job_id)
@@ -228,10 +225,14 @@ class Gandiva(Policy):
         protected = np.array(load, dtype=float)
         for job_id in running:
             job = view.job(job_id)
-            remaining = job.predicted_remaining_s
-            if remaining is not None and remaining >= self._critical_s and job.gpus:
+            if job.gpus and self._critical(job):
                 protected[list(job.gpus)] = np.inf
         return protected
+
+    def _critical(self, job: JobView) -> bool:
+        """On the critical path: predicted remaining time >= ``_critical_s``."""
+        remaining = job.predicted_remaining_s
+        return remaining is not None and remaining >= self._critical_s
 
     def _placement(
         self, view: SimView, job: JobView, checker: FitChecker, load: np.ndarray
@@ -275,7 +276,7 @@ class Gandiva(Policy):
             if self.order == "srpt":
                 remaining = job.predicted_remaining_s
                 key = math.inf if remaining is None else remaining
-                if remaining is not None and remaining >= self._critical_s:
+                if self._critical(job):
                     continue  # on the critical path: never sliced out
                 if waiting.predicted_remaining_s is not None and key <= (
                     waiting.predicted_remaining_s
