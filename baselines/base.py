@@ -20,7 +20,15 @@ import numpy as np
 
 from gpushare_env.sim import Decision, JobStatus, JobView, SimView
 
-__all__ = ["Policy", "can_advance", "committed_load", "drain_s", "node_matrix", "placement_speed"]
+__all__ = [
+    "Policy",
+    "can_advance",
+    "committed_load",
+    "drain_s",
+    "node_matrix",
+    "placement_speed",
+    "predicted_idle_at",
+]
 
 
 class Policy:
@@ -121,6 +129,29 @@ def drain_s(
         job = view.job(job_id)
         work += running_remaining(job) * job.num_gpus
     return work / view.num_gpus
+
+
+def predicted_idle_at(view: SimView, remaining: Callable[[JobView], float]) -> np.ndarray:
+    """When each GPU is predicted to be free of every job on it (``now`` if idle), if
+    running jobs keep their current speed and ``remaining`` predicts their remaining solo
+    time; a suspending job frees its GPUs after its checkpoint, a resuming one after its
+    restart and remaining time.  # (G,) [s]"""
+    now = view.now_s
+    idle_at = np.full(view.num_gpus, now)
+    for job_id in view.running():
+        job = view.job(job_id)
+        end = now + remaining(job) / max(job.speed, 0.05)
+        gpus = list(job.gpus)
+        idle_at[gpus] = np.maximum(idle_at[gpus], end)
+    for job_id in view.in_transition():
+        job = view.job(job_id)
+        if job.status == JobStatus.SUSPENDING:
+            end = now + job.suspend_overhead_s
+        else:
+            end = now + job.resume_overhead_s + remaining(job)
+        gpus = list(job.gpus)
+        idle_at[gpus] = np.maximum(idle_at[gpus], end)
+    return idle_at
 
 
 def can_advance(view: SimView) -> bool:

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.base import Policy, committed_load
+from baselines.base import Policy, committed_load, predicted_idle_at
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
 from gpushare_env.sim.view import FitChecker
 
@@ -83,6 +83,15 @@ class Gandiva(Policy):
             of a running critical job in its running window (an addition of this
             project). Packing others beside the longest job slows it by their
             interference, and that job ends the schedule. Default ``False``.
+        critical_path_consolidate: With the critical-path rule: a running critical job
+            whose workers span nodes is gathered on one node (an addition of this
+            project), if the time saved exceeds ``migration_gain`` times its restart
+            overhead. On the node predicted to have room for it first (from the
+            predicted remaining times of the jobs there) new jobs may not take the GPUs
+            it will need; once those are idle, the job migrates there. Plain migration
+            needs enough idle GPUs on one node, which a busy cluster rarely has, so a
+            critical job would otherwise run at its cross-node speed to the end of the
+            schedule. Default ``False``.
     """
 
     name = "gandiva"
@@ -98,6 +107,7 @@ class Gandiva(Policy):
         critical_path_factor: float = math.inf,
         critical_path_scope: str = "all",
         critical_path_protect: bool = False,
+        critical_path_consolidate: bool = False,
     ) -> None:
         super().__init__(env, seed)
         if time_slice_s <= 0:
@@ -128,6 +138,9 @@ class Gandiva(Policy):
         if critical_path_protect and not math.isfinite(critical_path_factor):
             raise ValueError("gandiva: critical_path_protect needs a critical_path_factor")
         self.critical_path_protect = bool(critical_path_protect)
+        if critical_path_consolidate and not math.isfinite(critical_path_factor):
+            raise ValueError("gandiva: critical_path_consolidate needs a critical_path_factor")
+        self.critical_path_consolidate = bool(critical_path_consolidate)
         self._reset_state()
 
     def params(self) -> dict[str, Any]:
@@ -140,6 +153,7 @@ class Gandiva(Policy):
             "critical_path_factor": self.critical_path_factor,
             "critical_path_scope": self.critical_path_scope,
             "critical_path_protect": self.critical_path_protect,
+            "critical_path_consolidate": self.critical_path_consolidate,
         }
 
     def _reset_state(self) -> None:
@@ -148,12 +162,21 @@ class Gandiva(Policy):
         self._settled: set[int] = set()  # running on one node (or migrated): skip checks
         self._slice_for: dict[int, int] = {}  # waiting job -> job suspended to make room
         self._critical_s = math.inf  # predicted remaining time that makes a job critical
+        self._reserved: np.ndarray | None = None  # GPUs kept free to gather a critical job
+        self._gather: dict[int, np.ndarray] = {}  # migrating critical job -> GPUs kept for it
         self.time_slices = 0
 
     def decide(self, view: SimView) -> Decision:
         """Migrate, place, or time-slice, in that order; otherwise let time run."""
         running = self.visible_running(view)
         pending = self.visible_pending(view)
+        if math.isfinite(self.critical_path_factor):
+            drain = view.predicted_work_s() / view.num_gpus
+            self._critical_s = self.critical_path_factor * drain
+        if self.critical_path_consolidate:
+            gather = self._consolidate_critical(view, running)
+            if gather is not None:
+                return gather
         idle_per_node = np.bincount(view.gpu_node, weights=(view.holders == 0).astype(float))
         if self.migration_gain < np.inf and float(idle_per_node.max()) >= 2:
             for job_id in running:
@@ -164,9 +187,6 @@ class Gandiva(Policy):
                     self._migrated.add(job_id)
                     return Suspend(job_id)
         checker = view.fit_checker()
-        if math.isfinite(self.critical_path_factor):
-            drain = view.predicted_work_s() / view.num_gpus
-            self._critical_s = self.critical_path_factor * drain
         ranks = {job_id: self._rank(view, job_id) for job_id in pending}
         order = sorted(pending, key=ranks.__getitem__)
         # under scope "started", a critical job waiting to resume never opens a slice
@@ -176,6 +196,8 @@ class Gandiva(Policy):
         load = committed_load(view) if order else view.load
         if order and self.critical_path_protect:
             load = self._protect_critical(view, running, load)
+        if order and self._reserved is not None:
+            load = np.where(self._reserved, np.inf, load)
         for job_id in order:
             job = view.job(job_id)
             shape = (job.num_gpus, job.memory_gib, job.intensity)
@@ -229,6 +251,59 @@ class Gandiva(Policy):
                 protected[list(job.gpus)] = np.inf
         return protected
 
+    def _consolidate_critical(self, view: SimView, running: list[int]) -> Decision | None:
+        """Migrate a cross-node critical job once a node can hold it whole; until then
+        keep free (``_reserved``) the GPUs of the node predicted to free up first, and
+        keep them free while the job checkpoints (it is placed first once suspended)."""
+        self._reserved = None
+        for job_id, keep in list(self._gather.items()):  # held until its checkpoint ends
+            if view.job(job_id).status == JobStatus.SUSPENDING:
+                self._reserved = keep if self._reserved is None else self._reserved | keep
+            else:
+                del self._gather[job_id]
+        idle_at: np.ndarray | None = None
+        for job_id in running:
+            job = view.job(job_id)
+            if job.status != JobStatus.RUNNING or job.num_gpus < 2 or not self._critical(job):
+                continue
+            nodes = view.gpu_node[list(job.gpus)]
+            if bool(np.all(nodes == nodes[0])) or not self._migration_pays(job):
+                continue
+            if idle_at is None:  # a job still sampling is about to stop: counts as free
+                idle_at = predicted_idle_at(view, lambda j: j.predicted_remaining_s or 0.0)
+            own = np.zeros(view.num_gpus, dtype=bool)
+            own[list(job.gpus)] = True
+            ready_at = np.where(own, view.now_s, idle_at)
+            best: tuple[float, int] | None = None  # (when the gang is free, node)
+            for node in np.unique(view.gpu_node):
+                on_node = ready_at[view.gpu_node == node]
+                if on_node.size >= job.num_gpus:
+                    candidate = (float(np.sort(on_node)[job.num_gpus - 1]), int(node))
+                    best = candidate if best is None else min(best, candidate)
+            if best is None:
+                continue
+            node_gpus = np.flatnonzero(view.gpu_node == best[1])
+            gang = node_gpus[np.argsort(ready_at[node_gpus], kind="stable")[: job.num_gpus]]
+            keep = np.zeros(view.num_gpus, dtype=bool)
+            keep[gang] = True
+            keep &= ~own
+            if bool(np.all(view.holders[keep] == 0)):
+                self._migrating.add(job_id)
+                self._migrated.add(job_id)
+                self._gather[job_id] = keep
+                return Suspend(job_id)
+            self._reserved = keep if self._reserved is None else self._reserved | keep
+        return None
+
+    def _migration_pays(self, job: JobView) -> bool:
+        """The time one node saves ``job`` exceeds ``migration_gain`` restart overheads."""
+        remaining = job.predicted_remaining_s
+        if remaining is None:
+            return False
+        # remaining is solo time; cross-node it takes remaining / factor
+        saved_s = remaining / job.cross_node_factor - remaining
+        return saved_s >= self.migration_gain * job.resume_overhead_s
+
     def _critical(self, job: JobView) -> bool:
         """On the critical path: predicted remaining time >= ``_critical_s``."""
         remaining = job.predicted_remaining_s
@@ -239,7 +314,9 @@ class Gandiva(Policy):
     ) -> str | None:
         """``exclusive`` on idle GPUs, else a shared placement keeping ``U_g <= max_load``
         (``load``: the compute load of each GPU, restarting jobs included)."""
-        if checker.fits_exclusive(job.num_gpus, job.memory_gib):
+        if checker.fits_exclusive(job.num_gpus, job.memory_gib) and not self._on_reserved(
+            view, job, "exclusive"
+        ):
             return "exclusive"
         if not checker.fits(job.num_gpus, job.memory_gib):
             return None
@@ -258,6 +335,13 @@ class Gandiva(Policy):
             if bool(np.all(load[list(gpus)] + job.intensity <= self.max_load + _EPS)):
                 return strategy
         return None
+
+    def _on_reserved(self, view: SimView, job: JobView, strategy: str) -> bool:
+        """True if ``strategy`` would put ``job`` on GPUs kept free for a critical job."""
+        if self._reserved is None:
+            return False
+        gpus = view.find_placement(job.job_id, strategy)
+        return gpus is not None and bool(self._reserved[list(gpus)].any())
 
     def _slice_victim(self, view: SimView, waiting: JobView, running: list[int]) -> int | None:
         """A same-size running job alone on its GPUs that has run a full slice."""
@@ -297,9 +381,4 @@ class Gandiva(Policy):
             return False
         if not bool(np.any(idle_per_node >= job.num_gpus)):
             return False
-        remaining = job.predicted_remaining_s
-        if remaining is None:
-            return False
-        # remaining is solo time; cross-node it takes remaining / factor
-        saved_s = remaining / job.cross_node_factor - remaining
-        return saved_s >= self.migration_gain * job.resume_overhead_s
+        return self._migration_pays(job)

@@ -79,7 +79,14 @@ from typing import Any
 
 import numpy as np
 
-from baselines.base import Policy, can_advance, drain_s, node_matrix, placement_speed
+from baselines.base import (
+    Policy,
+    can_advance,
+    drain_s,
+    node_matrix,
+    placement_speed,
+    predicted_idle_at,
+)
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
 from gpushare_env.sim.view import FitChecker
 
@@ -325,21 +332,7 @@ class ThesisHeuristic(Policy):
         Returns:
             The shadow time and the GPUs reserved for ``head`` (one node if possible).
         """
-        now = view.now_s
-        idle_at = np.full(view.num_gpus, now)  # [s] when each GPU is predicted to be idle
-        for job_id in view.running():
-            job = view.job(job_id)
-            end = now + self._remaining(job) / max(job.speed, 0.05)
-            gpus = list(job.gpus)
-            idle_at[gpus] = np.maximum(idle_at[gpus], end)
-        for job_id in view.in_transition():
-            job = view.job(job_id)
-            if job.status == JobStatus.SUSPENDING:
-                end = now + job.suspend_overhead_s
-            else:
-                end = now + job.resume_overhead_s + self._remaining(job)
-            gpus = list(job.gpus)
-            idle_at[gpus] = np.maximum(idle_at[gpus], end)
+        idle_at = predicted_idle_at(view, self._remaining)
         chosen = _cheapest_gang(idle_at, self._node_gpus(view), head.job.num_gpus, total=False)
         if chosen is None:
             return _INF, frozenset()

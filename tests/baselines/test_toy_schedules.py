@@ -389,3 +389,29 @@ def test_gandiva_critical_path_protect_keeps_others_off_a_critical_job() -> None
     assert protected[1].finish_s == pytest.approx(4000.0)
     with pytest.raises(ValueError, match="critical_path_protect needs a critical_path_factor"):
         baselines.make("gandiva", order="srpt", critical_path_protect=True)
+
+
+def test_gandiva_critical_path_consolidate_gathers_a_critical_job_on_one_node() -> None:
+    # 2 nodes x 2 GPUs, oracle lengths, SRPT, factor 0.5. At 0: J0 (100 s) on GPU 0, J1
+    # (10000 s) on GPU 1, J2 (500 s) on GPU 2. J3 (2 GPUs, 3000 s, critical) arrives at 1
+    # and gets GPUs 0 and 3 when J0 ends at 100: across nodes, at 0.8 of its speed.
+    # Plain gandiva migrates only to a node with two idle GPUs, which never comes while
+    # J1 runs: J3 ends at 100 + 3000 / 0.8 = 3850, and J4 (arrives 200) takes GPU 2 at
+    # 500. With consolidation, node 1 frees up first (J2 ends at 500, J1 at 10000), so
+    # GPU 2 is kept for J3: at 500 J3 checkpoints (2 s, 400 x 0.8 = 320 s done), J4 may
+    # not take GPU 2 meanwhile, and at 502 J3 resumes on GPUs 2-3 (5 s restart): it ends
+    # at 507 + 2680 = 3187. J4 runs on GPU 0 from 502.
+    two_nodes = {"nodes": 2, "gpus_per_node": 2, "gpu_type": "v100"}
+    jobs = [job(0, 0, 100), job(1, 0, 10000), job(2, 0, 500), job(3, 1, 3000, gpus=2)]
+    jobs += [job(4, 200, 300)]
+    rule = {"time_slice_s": 600.0, "order": "srpt", "critical_path_factor": 0.5}
+    plain = run("gandiva", jobs, two_nodes, ORACLE, **rule)
+    assert plain[3].migrations == 0 and plain[3].finish_s == pytest.approx(3850.0)
+    assert plain[4].first_start_s == pytest.approx(500.0)
+    gathered = run("gandiva", jobs, two_nodes, ORACLE, **rule, critical_path_consolidate=True)
+    assert gathered[3].migrations == 1 and gathered[3].suspends == 1
+    assert gathered[3].finish_s == pytest.approx(3187.0)
+    assert gathered[4].first_start_s == pytest.approx(502.0)
+    assert gathered[1].suspends == 0  # the node J1 runs on was not the one emptied
+    with pytest.raises(ValueError, match="critical_path_consolidate needs a critical_path_factor"):
+        baselines.make("gandiva", order="srpt", critical_path_consolidate=True)
