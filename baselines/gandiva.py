@@ -253,12 +253,13 @@ class Gandiva(Policy):
 
     def _consolidate_critical(self, view: SimView, running: list[int]) -> Decision | None:
         """Migrate a cross-node critical job once a node can hold it whole; until then
-        keep free (``_reserved``) the GPUs of the node predicted to free up first, and
-        keep them free while the job checkpoints (it is placed first once suspended)."""
+        keep free (``_reserved``) the GPUs it needs on the node predicted to have room
+        first, and keep them free while it checkpoints (it is placed first once
+        suspended)."""
         self._reserved = None
         for job_id, keep in list(self._gather.items()):  # held until its checkpoint ends
             if view.job(job_id).status == JobStatus.SUSPENDING:
-                self._reserved = keep if self._reserved is None else self._reserved | keep
+                self._reserve(keep)
             else:
                 del self._gather[job_id]
         idle_at: np.ndarray | None = None
@@ -271,29 +272,20 @@ class Gandiva(Policy):
                 continue
             if idle_at is None:  # a job still sampling is about to stop: counts as free
                 idle_at = predicted_idle_at(view, lambda j: j.predicted_remaining_s or 0.0)
-            own = np.zeros(view.num_gpus, dtype=bool)
-            own[list(job.gpus)] = True
-            ready_at = np.where(own, view.now_s, idle_at)
-            best: tuple[float, int] | None = None  # (when the gang is free, node)
-            for node in np.unique(view.gpu_node):
-                on_node = ready_at[view.gpu_node == node]
-                if on_node.size >= job.num_gpus:
-                    candidate = (float(np.sort(on_node)[job.num_gpus - 1]), int(node))
-                    best = candidate if best is None else min(best, candidate)
-            if best is None:
+            needed = _gather_gpus(view, job, idle_at)
+            if needed is None:
                 continue
-            node_gpus = np.flatnonzero(view.gpu_node == best[1])
-            gang = node_gpus[np.argsort(ready_at[node_gpus], kind="stable")[: job.num_gpus]]
-            keep = np.zeros(view.num_gpus, dtype=bool)
-            keep[gang] = True
-            keep &= ~own
-            if bool(np.all(view.holders[keep] == 0)):
+            if bool(np.all(view.holders[needed] == 0)):
                 self._migrating.add(job_id)
                 self._migrated.add(job_id)
-                self._gather[job_id] = keep
+                self._gather[job_id] = needed
                 return Suspend(job_id)
-            self._reserved = keep if self._reserved is None else self._reserved | keep
+            self._reserve(needed)
         return None
+
+    def _reserve(self, gpus: np.ndarray) -> None:
+        """Keep the GPUs of mask ``gpus`` free of new jobs in this decision."""
+        self._reserved = gpus if self._reserved is None else self._reserved | gpus
 
     def _migration_pays(self, job: JobView) -> bool:
         """The time one node saves ``job`` exceeds ``migration_gain`` restart overheads."""
@@ -382,3 +374,25 @@ class Gandiva(Policy):
         if not bool(np.any(idle_per_node >= job.num_gpus)):
             return False
         return self._migration_pays(job)
+
+
+def _gather_gpus(view: SimView, job: JobView, idle_at: np.ndarray) -> np.ndarray | None:
+    """The GPUs ``job`` still needs on the node where a whole gang of its size is
+    predicted to be free first (``idle_at``: when each GPU frees up; ``job``'s own GPUs
+    count as free now), as a mask; ``None`` if no node is large enough.  # (G,) bool"""
+    own = np.zeros(view.num_gpus, dtype=bool)
+    own[list(job.gpus)] = True
+    ready_at = np.where(own, view.now_s, idle_at)
+    best: tuple[float, int] | None = None  # (when the gang is free, node)
+    for node in np.unique(view.gpu_node):
+        on_node = ready_at[view.gpu_node == node]
+        if on_node.size >= job.num_gpus:
+            candidate = (float(np.sort(on_node)[job.num_gpus - 1]), int(node))
+            best = candidate if best is None else min(best, candidate)
+    if best is None:
+        return None
+    node_gpus = np.flatnonzero(view.gpu_node == best[1])
+    gang = node_gpus[np.argsort(ready_at[node_gpus], kind="stable")[: job.num_gpus]]
+    keep = np.zeros(view.num_gpus, dtype=bool)
+    keep[gang] = True
+    return keep & ~own
