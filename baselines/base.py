@@ -13,6 +13,7 @@ jobs through ``visible_pending`` / ``visible_running``, which apply the windows 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ from gpushare_env.sim import Decision, JobStatus, JobView, SimView
 __all__ = [
     "Policy",
     "can_advance",
+    "cheapest_gang",
     "committed_load",
     "drain_s",
     "node_matrix",
@@ -196,3 +198,29 @@ def node_matrix(gpu_node: np.ndarray) -> np.ndarray:
         members = np.flatnonzero(gpu_node == node)
         matrix[node, : len(members)] = members
     return matrix
+
+
+def cheapest_gang(
+    cost: np.ndarray, node_gpus: np.ndarray, n: int, total: bool = True
+) -> list[int] | None:
+    """``n`` GPUs of least total cost (``total=False``: least largest cost), inside one
+    node when possible (``None``: every choice has an infinite cost).
+
+    Args:
+        cost: Cost of each GPU.  # (G,)
+        node_gpus: GPUs of each node, -1 padded.  # (N, M)
+        n: GPUs wanted.
+        total: Score a choice by its summed (else its largest) cost.
+    """
+    padded = np.append(cost, math.inf)[node_gpus]  # (N, M); padding reads inf
+    if n <= padded.shape[1]:
+        order = np.argsort(padded, axis=1, kind="stable")[:, :n]  # (N, n)
+        lowest = np.take_along_axis(padded, order, axis=1)
+        score = lowest.sum(axis=1) if total else lowest.max(axis=1)
+        node = int(np.argmin(score))
+        if math.isfinite(float(score[node])):
+            return sorted(int(g) for g in node_gpus[node, order[node]])
+    order = np.argsort(cost, kind="stable")[:n]
+    if len(order) < n or not np.all(np.isfinite(cost[order])):
+        return None
+    return sorted(int(x) for x in order)

@@ -36,7 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from baselines.base import Policy, committed_load, predicted_idle_at
+from baselines.base import (
+    Policy,
+    cheapest_gang,
+    committed_load,
+    node_matrix,
+    predicted_idle_at,
+)
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
 from gpushare_env.sim.view import FitChecker
 
@@ -380,19 +386,14 @@ def _gather_gpus(view: SimView, job: JobView, idle_at: np.ndarray) -> np.ndarray
     """The GPUs ``job`` still needs on the node where a whole gang of its size is
     predicted to be free first (``idle_at``: when each GPU frees up; ``job``'s own GPUs
     count as free now), as a mask; ``None`` if no node is large enough.  # (G,) bool"""
+    nodes = node_matrix(view.gpu_node)
+    if job.num_gpus > nodes.shape[1]:
+        return None
     own = np.zeros(view.num_gpus, dtype=bool)
     own[list(job.gpus)] = True
-    ready_at = np.where(own, view.now_s, idle_at)
-    best: tuple[float, int] | None = None  # (when the gang is free, node)
-    for node in np.unique(view.gpu_node):
-        on_node = ready_at[view.gpu_node == node]
-        if on_node.size >= job.num_gpus:
-            candidate = (float(np.sort(on_node)[job.num_gpus - 1]), int(node))
-            best = candidate if best is None else min(best, candidate)
-    if best is None:
+    gang = cheapest_gang(np.where(own, view.now_s, idle_at), nodes, job.num_gpus, total=False)
+    if gang is None:
         return None
-    node_gpus = np.flatnonzero(view.gpu_node == best[1])
-    gang = node_gpus[np.argsort(ready_at[node_gpus], kind="stable")[: job.num_gpus]]
-    keep = np.zeros(view.num_gpus, dtype=bool)
-    keep[gang] = True
-    return keep & ~own
+    needed = np.zeros(view.num_gpus, dtype=bool)
+    needed[gang] = True
+    return needed & ~own

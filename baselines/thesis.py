@@ -82,6 +82,7 @@ import numpy as np
 from baselines.base import (
     Policy,
     can_advance,
+    cheapest_gang,
     drain_s,
     node_matrix,
     placement_speed,
@@ -333,7 +334,7 @@ class ThesisHeuristic(Policy):
             The shadow time and the GPUs reserved for ``head`` (one node if possible).
         """
         idle_at = predicted_idle_at(view, self._remaining)
-        chosen = _cheapest_gang(idle_at, self._node_gpus(view), head.job.num_gpus, total=False)
+        chosen = cheapest_gang(idle_at, self._node_gpus(view), head.job.num_gpus, total=False)
         if chosen is None:
             return _INF, frozenset()
         return float(idle_at[chosen].max()), frozenset(chosen)
@@ -599,7 +600,7 @@ class ThesisHeuristic(Policy):
             if other.status == JobStatus.SUSPENDING:
                 holders_left[list(other.gpus)] -= 1
         cost = np.where(holders_left == 0, weight, _INF)
-        chosen = _cheapest_gang(cost, self._node_gpus(view), job.num_gpus)
+        chosen = cheapest_gang(cost, self._node_gpus(view), job.num_gpus)
         if chosen is None:
             return []
         chosen_set = set(chosen)
@@ -645,29 +646,3 @@ class ThesisHeuristic(Policy):
             if checker.fits(job.num_gpus, job.memory_gib):
                 return Schedule(job.job_id, "pack")
         return ADVANCE
-
-
-def _cheapest_gang(
-    cost: np.ndarray, node_gpus: np.ndarray, n: int, total: bool = True
-) -> list[int] | None:
-    """``n`` GPUs of least total cost (``total=False``: least largest cost), inside one
-    node when possible (``None``: every choice has an infinite cost).
-
-    Args:
-        cost: Cost of each GPU.  # (G,)
-        node_gpus: GPUs of each node, -1 padded.  # (N, M)
-        n: GPUs wanted.
-        total: Score a choice by its summed (else its largest) cost.
-    """
-    padded = np.append(cost, _INF)[node_gpus]  # (N, M); padding reads inf
-    if n <= padded.shape[1]:
-        order = np.argsort(padded, axis=1, kind="stable")[:, :n]  # (N, n)
-        lowest = np.take_along_axis(padded, order, axis=1)
-        score = lowest.sum(axis=1) if total else lowest.max(axis=1)
-        node = int(np.argmin(score))
-        if math.isfinite(float(score[node])):
-            return sorted(int(g) for g in node_gpus[node, order[node]])
-    order = np.argsort(cost, kind="stable")[:n]
-    if len(order) < n or not np.all(np.isfinite(cost[order])):
-        return None
-    return sorted(int(x) for x in order)
