@@ -330,11 +330,12 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         held_time = bool(env_config.get("observe_held_time", False))
         placement = bool(env_config.get("observe_placement", False))
         drain = bool(env_config.get("observe_drain", False))
+        rivals = bool(env_config.get("observe_rivals", False))
         policy_kwargs["features_extractor_class"] = PermutationExtractor
         policy_kwargs["features_extractor_kwargs"] = {
             "row_dim": 64,
             "slot_dim": POINTER_SLOT_DIM if config.extractor == "pointer" else 4,
-            "running_columns": len(running_features(held_time, placement, drain)),
+            "running_columns": len(running_features(held_time, placement, drain, rivals)),
         }
         if placement or drain:  # only then: the shipped models' saved kwargs stay as they are
             policy_kwargs["features_extractor_kwargs"]["pending_columns"] = len(

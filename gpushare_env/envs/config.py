@@ -178,6 +178,12 @@ class EnvConfig:
             needs for all predicted work at full use, what the thesis's critical-path rule
             decides by (a job is critical when ``r >= f D``). Experimental: Python engine
             only, an O(jobs in system) sum per observation.
+        observe_rivals: Append ``rival_wait`` and ``rival_remaining`` to the running rows:
+            over the waiting jobs of the whole queue that request as many GPUs as the
+            running job, the longest wait and the shortest predicted remaining time, what
+            time-slicing schedulers decide by when they swap a running job for a waiting
+            one of the same size. Experimental: Python engine only, an O(waiting jobs)
+            pass per observation.
         engine: What carries out the episode. ``"python"``: the reference simulator,
             encoder and bookkeeping, whose objects ``env.view`` (what heuristics read),
             ``env.simulator``, rendering and pickling use. ``"compiled"``: the same in C
@@ -210,6 +216,7 @@ class EnvConfig:
     observe_held_time: bool = False
     observe_placement: bool = False
     observe_drain: bool = False
+    observe_rivals: bool = False
     engine: str = "auto"
 
     def __post_init__(self) -> None:
@@ -267,7 +274,13 @@ class EnvConfig:
             _is_number(self.max_time_s) and self.max_time_s > 0
         ):
             raise bad("max_time_s", "None or a number > 0")
-        for name in ("auto_advance", "observe_held_time", "observe_placement", "observe_drain"):
+        for name in (
+            "auto_advance",
+            "observe_held_time",
+            "observe_placement",
+            "observe_drain",
+            "observe_rivals",
+        ):
             if not isinstance(getattr(self, name), bool):
                 raise bad(name, "True or False")
         cap = self.max_suspends_per_job

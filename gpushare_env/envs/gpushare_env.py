@@ -114,6 +114,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       end with ``drain_share``: ``r / (r + D)``, ``r`` the job's predicted remaining solo
       time (0 if unknown), ``D`` the sum of ``remaining x GPUs`` over the jobs in the
       system / G (the yardstick of the thesis's critical-path rule).
+    * With ``observe_rivals`` (experimental, Python engine), the running rows also hold,
+      before ``drain_share``, ``rival_wait`` and ``rival_remaining``: over the waiting jobs
+      of the whole queue that request as many GPUs as the job, log_time of the longest
+      wait and of the shortest predicted remaining solo time (0 if none).
     * ``global`` (15): ``time`` (log_time), ``waiting``, ``backlog`` (waiting beyond the
       window), ``running``, ``in_transition`` (suspending or resuming), ``in_system``,
       ``finished`` (all as shares of the episode's jobs), ``utilisation`` (sum of
@@ -167,7 +171,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``invalid_action``, ``invalid_penalty``, ``duration_info``, ``sample_iterations``,
     ``sample_noise``, ``max_decisions``, ``max_time_s``, ``auto_advance``, ``on_unfit``,
     ``max_suspends_per_job``, ``observe_held_time``, ``observe_placement``,
-    ``observe_drain``, ``engine``;
+    ``observe_drain``, ``observe_rivals``, ``engine``;
     see ``EnvConfig``); keyword arguments override single keys. ``engine="compiled"``
     runs the episode in C (``gpushare_env.compiled``): the same observations, masks,
     rewards and infos bit for bit, several times faster, without ``view``,
@@ -216,6 +220,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             cfg.observe_held_time,
             cfg.observe_placement,
             cfg.observe_drain,
+            cfg.observe_rivals,
         )
         self._sim_config = SimConfig(
             sample_iterations=cfg.sample_iterations,
@@ -240,6 +245,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             cfg.observe_held_time,
             cfg.observe_placement,
             cfg.observe_drain,
+            cfg.observe_rivals,
         )
         self._over = True
 
@@ -355,7 +361,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         sim = Simulator(jobs, self.cluster, self._sim_config, rng=noise_rng)
         self._sim = sim
         engine = self.config.engine
-        # the compiled engine has no placement or drain features
+        # the compiled engine has no placement, drain or rival features
         fast = compiled.available() and not self._python_only_options()
         if engine == "compiled" or (engine == "auto" and fast):
             return self._reset_compiled(sim, rejected)
@@ -373,6 +379,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             self.config.observe_held_time,
             self.config.observe_placement,
             self.config.observe_drain,
+            self.config.observe_rivals,
         )
         self._num_jobs = len(jobs)
         self._decision_cap = self.config.decision_cap(len(jobs))
@@ -458,7 +465,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     def _python_only_options(self) -> list[str]:
         """The observation options set that only the Python engine computes."""
         cfg = self.config
-        return [name for name in ("observe_placement", "observe_drain") if getattr(cfg, name)]
+        options = ("observe_placement", "observe_drain", "observe_rivals")
+        return [name for name in options if getattr(cfg, name)]
 
     def _reset_compiled(
         self, sim: Simulator, rejected: int

@@ -128,6 +128,13 @@ SHARES_FEATURE = "shares_gpu"
 #: ``r >= f D``, that is when this column is at least ``f / (1 + f)``.
 DRAIN_FEATURE = "drain_share"
 
+#: The optional columns of ``obs["running"]`` (``EnvConfig.observe_rivals``), before
+#: ``drain_share``: over the waiting jobs of the whole queue that request as many GPUs as
+#: the running job (its rivals for those GPUs), ``log_time`` of the longest current wait
+#: and of the shortest predicted remaining solo time (0 if none, or none predicted), what
+#: time-slicing schedulers decide by when they swap a running job for a waiting one.
+RIVAL_FEATURES: tuple[str, ...] = ("rival_wait", "rival_remaining")
+
 
 def pending_features(placement: bool = False, drain: bool = False) -> tuple[str, ...]:
     """Columns of ``obs["pending"]``: ``PENDING_FEATURES``, then the placement loads and
@@ -137,12 +144,12 @@ def pending_features(placement: bool = False, drain: bool = False) -> tuple[str,
 
 
 def running_features(
-    held_time: bool = False, placement: bool = False, drain: bool = False
+    held_time: bool = False, placement: bool = False, drain: bool = False, rivals: bool = False
 ) -> tuple[str, ...]:
     """Columns of ``obs["running"]``: ``RUNNING_FEATURES``, then ``held_time``,
-    ``shares_gpu`` and ``drain_share`` if asked."""
+    ``shares_gpu``, ``RIVAL_FEATURES`` and ``drain_share`` if asked."""
     extra = (HELD_TIME_FEATURE,) * held_time + (SHARES_FEATURE,) * placement
-    return (*RUNNING_FEATURES, *extra, *(DRAIN_FEATURE,) * drain)
+    return (*RUNNING_FEATURES, *extra, *RIVAL_FEATURES * rivals, *(DRAIN_FEATURE,) * drain)
 
 
 #: Entries of ``obs["global"]``.
@@ -214,10 +221,13 @@ def observation_space(
     held_time: bool = False,
     placement: bool = False,
     drain: bool = False,
+    rivals: bool = False,
 ) -> spaces.Dict:
     """The ``Dict`` of flat ``float32`` ``Box`` es in ``[0, 1]`` (SB3 ``MultiInputPolicy``)."""
 
-    sizes = _block_sizes(num_gpus, pending_window, running_window, held_time, placement, drain)
+    sizes = _block_sizes(
+        num_gpus, pending_window, running_window, held_time, placement, drain, rivals
+    )
     return spaces.Dict(
         {
             key: spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
@@ -233,10 +243,13 @@ def observation_bounds(
     held_time: bool = False,
     placement: bool = False,
     drain: bool = False,
+    rivals: bool = False,
 ) -> list[int]:
     """Offsets of the observation's keys in one flat buffer (``gpus``, ``frag_hist``,
     ``pending``, ``running``, ``global``; the last entry is the buffer's length)."""
-    sizes = _block_sizes(num_gpus, pending_window, running_window, held_time, placement, drain)
+    sizes = _block_sizes(
+        num_gpus, pending_window, running_window, held_time, placement, drain, rivals
+    )
     return np.cumsum((0, *sizes)).tolist()
 
 
@@ -250,13 +263,14 @@ def _block_sizes(
     held_time: bool,
     placement: bool,
     drain: bool,
+    rivals: bool,
 ) -> tuple[int, ...]:
     """Entries of each observation key, in ``_KEYS`` order."""
     return (
         num_gpus * _NUM_GPU_F,
         _NUM_FRAG,
         pending_window * len(pending_features(placement, drain)),
-        running_window * len(running_features(held_time, placement, drain)),
+        running_window * len(running_features(held_time, placement, drain, rivals)),
         _NUM_GLOBAL,
     )
 
@@ -291,6 +305,8 @@ class StateEncoder:
             to the running rows (computed afresh at every observation).
         drain: Append ``drain_share`` to the pending and running rows (computed afresh at
             every observation).
+        rivals: Append ``RIVAL_FEATURES`` to the running rows (computed afresh at every
+            observation).
     """
 
     def __init__(
@@ -303,13 +319,18 @@ class StateEncoder:
         held_time: bool = False,
         placement: bool = False,
         drain: bool = False,
+        rivals: bool = False,
     ) -> None:
         self.sim = sim
         self.held_time = held_time
         self.placement = placement
         self.drain = drain
+        self.rivals = rivals
         self._num_pw = len(pending_features(placement, drain))
-        self._num_r = len(running_features(held_time, placement, drain))
+        columns = running_features(held_time, placement, drain, rivals)
+        self._num_r = len(columns)
+        self._shares_column = columns.index(SHARES_FEATURE) if placement else -1
+        self._rival_column = columns.index(RIVAL_FEATURES[0]) if rivals else -1
         self.view = view
         self.pending_window = pending_window
         self.running_window = running_window
@@ -375,7 +396,7 @@ class StateEncoder:
 
         # -- one float32 buffer holding every observation key, and views into it
         self._bounds = observation_bounds(
-            g, pending_window, running_window, held_time, placement, drain
+            g, pending_window, running_window, held_time, placement, drain, rivals
         )
         self._buffer = np.zeros(self._bounds[-1], dtype=np.float32)
         n_actions = pending_window * _NUM_STRATEGIES + running_window + 1
@@ -611,6 +632,8 @@ class StateEncoder:
         self._observe_global(now)
         if self.placement:
             self._observe_placement()
+        if self.rivals:
+            self._observe_rivals(now)
         if self.drain:
             self._observe_drain()
         return split_observation(self._buffer.copy(), self._bounds)
@@ -715,10 +738,35 @@ class StateEncoder:
                     peak = (max(load.item(g) for g in gpus) + intensity) * inv_slots
                     pending[slot, column] = peak if peak < 1.0 else 1.0
         running = self.running_out
-        column = self._num_r - 1 - self.drain  # drain_share, if observed, comes last
+        column = self._shares_column
         for slot, job_id in enumerate(self.running_ids):
             shares = any(holders.item(g) > 1 for g in jobs[job_id].gpus)
             running[slot, column] = 1.0 if shares else 0.0
+
+    def _observe_rivals(self, now: float) -> None:
+        """The ``RIVAL_FEATURES`` columns (an O(waiting jobs) pass over the whole queue:
+        an experimental option, not tuned for speed)."""
+        sim = self.sim
+        jobs = sim.jobs
+        longest_wait: dict[int, float] = {}  # GPUs requested -> [s]
+        shortest_left: dict[int, float] = {}  # [s]
+        for job_id in sim.pending():
+            job = jobs[job_id]
+            need = job.spec.num_gpus
+            wait = now - job.queued_since_s
+            if wait > longest_wait.get(need, -1.0):
+                longest_wait[need] = wait
+            predicted = sim.predicted_remaining_s(job_id)
+            if predicted is not None and predicted < shortest_left.get(need, math.inf):
+                shortest_left[need] = predicted
+        out = self.running_out
+        column = self._rival_column
+        for slot, job_id in enumerate(self.running_ids):
+            need = jobs[job_id].spec.num_gpus
+            longest = longest_wait.get(need)
+            shortest = shortest_left.get(need)
+            out[slot, column] = 0.0 if longest is None else log_time(longest)
+            out[slot, column + 1] = 0.0 if shortest is None else log_time(shortest)
 
     def _observe_drain(self) -> None:
         """The ``drain_share`` columns (an O(jobs in system) sum: an experimental option,

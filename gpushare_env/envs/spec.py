@@ -57,6 +57,10 @@ FEATURE_DOCS: dict[str, dict[str, str]] = {
         "pack_load": "pending only, with observe_placement: largest U_g + u on the GPUs pack "
         "would pick / max_jobs_per_gpu (0: no fit)",
         "spread_load": "pending only, with observe_placement: the same for spread",
+        "rival_wait": "running only, with observe_rivals: log_time(longest wait among the "
+        "waiting jobs requesting as many GPUs), 0 if none",
+        "rival_remaining": "running only, with observe_rivals: log_time(shortest predicted "
+        "remaining solo time among them), 0 if none predicted",
         "drain_share": "with observe_drain: r / (r + D), r the predicted remaining solo time "
         "(0 if unknown), D = sum of remaining x GPUs over the jobs in the system / GPUs",
     },
@@ -120,6 +124,9 @@ CONFIG_DOCS: dict[str, str] = {
     "the running rows (experimental; Python engine)",
     "observe_drain": "append drain_share (remaining / (remaining + drain time)) to the "
     "pending and running rows (experimental; Python engine)",
+    "observe_rivals": "append rival_wait, rival_remaining (the waiting jobs requesting as many "
+    "GPUs: longest wait, shortest predicted remaining) to the running rows (experimental; "
+    "Python engine)",
     "engine": "'compiled' (in C, the same episodes bit for bit; no view), 'python' "
     "(the reference), or 'auto': compiled until the view, simulator, render or pickling "
     "is asked for, then the episode is replayed on the Python engine",
@@ -129,15 +136,18 @@ _COLUMNS = {
     "gpus": GPU_FEATURES,
     "frag_hist": FRAG_FEATURES,
     "pending": pending_features(placement=True, drain=True),
-    "running": running_features(held_time=True, placement=True, drain=True),
+    "running": running_features(held_time=True, placement=True, drain=True, rivals=True),
     "global": GLOBAL_FEATURES,
 }
+#: The running columns the table lists (the others are the pending columns).
+_RUNNING_ONLY = ("speed", "held_time", "shares_gpu", "rival_wait", "rival_remaining")
+
 _SHAPES = {
     "gpus": "G x 6 (flattened)",
     "frag_hist": "10",
     "pending": "W x 16, +2 with observe_placement, +1 with observe_drain (flattened)",
-    "running": "R x 17, +1 with observe_held_time, +1 with observe_placement, +1 with "
-    "observe_drain (flattened)",
+    "running": "R x 17, +1 with observe_held_time, +1 with observe_placement, +2 with "
+    "observe_rivals, +1 with observe_drain (flattened)",
     "global": "15",
 }
 
@@ -163,7 +173,7 @@ def env_spec_markdown() -> str:
     for key, columns in _COLUMNS.items():
         docs = FEATURE_DOCS["pending" if key == "running" else key]
         for i, name in enumerate(columns):
-            if key == "running" and name not in ("speed", "held_time") and i > 0:
+            if key == "running" and name not in _RUNNING_ONLY and i > 0:
                 continue
             shape = _SHAPES[key] if i == 0 else ""
             label = f"`{key}`" if i == 0 else ""

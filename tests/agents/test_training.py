@@ -179,6 +179,10 @@ def test_perm_extractor_reads_the_optional_columns(tmp_path: Path) -> None:
     config = _config(tmp_path, "drain", extractor="perm", timesteps=64, env_overrides=overrides)
     extractor = load_model(train(config)).policy.features_extractor
     assert (extractor.pending_columns, extractor.running_columns) == (19, 20)
+    overrides["observe_rivals"] = True  # running rows only
+    config = _config(tmp_path, "rivals", extractor="perm", timesteps=64, env_overrides=overrides)
+    extractor = load_model(train(config)).policy.features_extractor
+    assert (extractor.pending_columns, extractor.running_columns) == (19, 22)
 
 
 @pytest.mark.slow

@@ -316,7 +316,7 @@ def test_placement_features_describe_what_the_strategies_would_pick() -> None:
     assert min(seen.values()) > 0
 
 
-@pytest.mark.parametrize("option", ["observe_placement", "observe_drain"])
+@pytest.mark.parametrize("option", ["observe_placement", "observe_drain", "observe_rivals"])
 def test_placement_and_drain_features_need_the_python_engine(option: str) -> None:
     config = {"cluster": "tiny", "workload": "philly", "num_jobs": 5, option: True}
     env = GPUShareEnv({**config, "engine": "compiled"})
@@ -352,3 +352,28 @@ def test_drain_share_is_each_jobs_remaining_against_the_clusters_drain_time() ->
     # jobs with and without a prediction were seen, and shares spread out
     assert min(shares) == 0.0 and 0.0 < np.median([s for s in shares if s > 0]) < 1.0
     assert max(shares) > 0.5
+
+
+def test_rival_features_are_the_longest_wait_and_shortest_remaining_of_same_size_jobs() -> None:
+    from gpushare_env.envs.observation import RUNNING_FEATURES, log_time, running_features
+
+    # with every option the rival columns come before drain_share, which stays last
+    columns = running_features(held_time=True, placement=True, drain=True, rivals=True)
+    assert columns[-3:] == ("rival_wait", "rival_remaining", "drain_share")
+    config = {"cluster": "medium", "workload": "philly", "num_jobs": 120, "observe_held_time": True}
+    seen = {"rival": 0, "none": 0, "unpredicted": 0}
+    for env, _, running in _with_option(config, "observe_rivals", 3, 4):
+        assert running.shape[1] == len(RUNNING_FEATURES) + 3
+        view = env.view
+        waiting = [view.job(j) for j in view.pending()]  # the whole queue, not the window
+        ids = view.running(env.running_window)
+        assert not running[len(ids) :, -2:].any()
+        for slot, job_id in enumerate(ids):
+            rivals = [job for job in waiting if job.num_gpus == view.job(job_id).num_gpus]
+            left = [j.predicted_remaining_s for j in rivals if j.predicted_remaining_s is not None]
+            wait = log_time(max(j.wait_s for j in rivals)) if rivals else 0.0
+            shortest = log_time(min(left)) if left else 0.0
+            assert running[slot, -2] == pytest.approx(wait, abs=1e-6)
+            assert running[slot, -1] == pytest.approx(shortest, abs=1e-6)
+            seen["rival" if left else "unpredicted" if rivals else "none"] += 1
+    assert min(seen.values()) > 0, seen
