@@ -6,6 +6,8 @@ TensorBoard logging of scheduling metrics and a periodic evaluation against ``th
 held-out validation seeds, and writes into ``out``:
 
 * ``model.zip`` (the last model) and ``best_model.zip`` (best validation score);
+* with a warm start, ``bc_model.zip`` (the plain clone) and ``dagger_K.zip`` (the clone
+  after DAgger iteration ``K``);
 * ``config.json``: the full ``TrainConfig``, the env configs, the command line, library
   versions, wall-clock times and the warm-start / evaluation summaries;
 * ``tb/``: TensorBoard logs (``sched/*`` training episodes, ``eval/*`` validation).
@@ -557,6 +559,8 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
             "history": history,
             "seconds": time.perf_counter() - bc_started,
         }
+        if config.bc_epochs > 0:  # the plain clone, before DAgger (which saves dagger_K.zip)
+            model.save(out / "bc_model.zip")
         if config.dagger_iterations > 0:
             from agents.bc import dagger
 
@@ -569,7 +573,6 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
                 time_constant_s=tau_s, action_weights=weights,
             )  # fmt: skip
             record["dagger"] = dagger_history
-        model.save(out / "bc_model.zip")
     callbacks: list[Any] = [SchedulingMetricsCallback()]
     if config.time_constant_h is not None:
         from agents.smdp import SMDPDiscountCallback

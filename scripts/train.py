@@ -10,7 +10,8 @@ Examples::
     gpushare-train --resume runs/mppo/model.zip --timesteps 100000 --out runs/mppo2
 
 The output folder holds ``model.zip``, ``best_model.zip`` (best validation score
-against ``thesis``), ``config.json`` (everything needed to reproduce the run) and
+against ``thesis``), with ``--bc-warmstart`` ``bc_model.zip`` (the plain clone) and
+``dagger_K.zip`` (after DAgger iteration ``K``), ``config.json`` (everything needed to reproduce the run) and
 ``tb/`` (TensorBoard: ``tensorboard --logdir runs``).
 """
 

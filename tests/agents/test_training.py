@@ -258,6 +258,12 @@ def test_dagger_after_cloning_refits_for_the_dagger_epochs(tmp_path: Path) -> No
     assert step["epoch"] == 1.0  # the last of 2 passes
     assert step["decisions"] > record["bc"]["decisions"] > 0
     assert (tmp_path / "dagger" / "dagger_1.zip").is_file()  # each iteration's clone
+    # bc_model.zip is the plain clone, before DAgger refitted it
+    plain, final = (
+        _params(tmp_path / "dagger" / "bc_model.zip"),
+        _params(tmp_path / "dagger" / "model.zip"),
+    )
+    assert any(not torch.equal(plain[k], final[k]) for k in plain)
     # DAgger goes on from a saved clone: not cloned again (bc_epochs 0), but refitted
     source = tmp_path / "dagger" / "model.zip"
     resumed = train(
