@@ -11,8 +11,8 @@ Examples::
 
 The output folder holds ``model.zip``, ``best_model.zip`` (best validation score
 against ``thesis``), with ``--bc-warmstart`` ``bc_model.zip`` (the plain clone) and
-``dagger_K.zip`` (after DAgger iteration ``K``), ``config.json`` (everything needed to reproduce the run) and
-``tb/`` (TensorBoard: ``tensorboard --logdir runs``).
+``dagger_K.zip`` (after DAgger iteration ``K``), ``config.json`` (everything needed to
+reproduce the run) and ``tb/`` (TensorBoard: ``tensorboard --logdir runs``).
 """
 
 from __future__ import annotations
