@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gpushare_env.envs.config import EnvConfig
 from gpushare_env.evaluation.gantt import GpuInterval
 from gpushare_env.evaluation.report import RUN_COLUMNS
 from gpushare_env.metrics import METRIC_DOCS
@@ -54,15 +55,13 @@ JOB_COLUMNS: tuple[str, ...] = (
 
 #: Env config keys a saved agent's own config may set for its runs: they shape what the
 #: agent observes and can address (the suspend cap masks actions), not the workload or
-#: the simulated dynamics.
+#: the simulated dynamics. Every ``observe_*`` option is one.
 AGENT_ENV_KEYS: tuple[str, ...] = (
     "pending_window",
     "running_window",
     "time_scale_s",
     "max_suspends_per_job",
-    "observe_held_time",
-    "observe_placement",
-    "observe_drain",
+    *(f.name for f in fields(EnvConfig) if f.name.startswith("observe_")),
 )
 
 #: Gantt views are drawn only for runs of at most this many jobs (unreadable beyond).

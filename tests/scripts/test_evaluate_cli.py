@@ -426,12 +426,15 @@ def test_agent_runs_with_the_keys_it_was_trained_with(tmp_path: Path) -> None:
     assert overrides == {"pending_window": 8, "running_window": 4, "max_suspends_per_job": 5}
 
 
-def test_agents_get_every_observation_option_they_were_trained_with() -> None:
+def test_agents_get_every_observation_option_they_were_trained_with(tmp_path: Path) -> None:
     from dataclasses import fields
 
     from gpushare_env.envs.config import EnvConfig
-    from scripts.evaluate.common import AGENT_ENV_KEYS
 
     options = [f.name for f in fields(EnvConfig) if f.name.startswith("observe_")]
-    assert len(options) >= 3
-    assert set(options) <= set(AGENT_ENV_KEYS)
+    assert len(options) >= 4
+    model = tmp_path / "agent.zip"
+    model.write_bytes(b"")
+    recorded = {"env_config": {**dict.fromkeys(options, True), "workload": "philly_heavy"}}
+    (tmp_path / "agent.json").write_text(json.dumps(recorded), encoding="utf-8")
+    assert evaluate.plan._agent_env_overrides(model) == dict.fromkeys(options, True)
