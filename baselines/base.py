@@ -51,6 +51,7 @@ class Policy:
         self.pending_window: int | None = None
         self.running_window: int | None = None
         self._view: SimView | None = None
+        self._node_matrix: np.ndarray | None = None
 
     def reset(
         self, view: SimView, pending_window: int | None = None, running_window: int | None = None
@@ -65,6 +66,7 @@ class Policy:
         self.pending_window = pending_window
         self.running_window = running_window
         self.rng = np.random.default_rng(self.seed)
+        self._node_matrix = None
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -82,6 +84,12 @@ class Policy:
     def visible_running(self, view: SimView) -> list[int]:
         """Running jobs this policy may suspend, in the order they (re)started."""
         return view.running(self.running_window)
+
+    def node_gpus(self, view: SimView) -> np.ndarray:
+        """GPUs of each node, -1 padded (``node_matrix``, built once per episode).  # (N, M)"""
+        if self._node_matrix is None:
+            self._node_matrix = node_matrix(view.gpu_node)
+        return self._node_matrix
 
     def params(self) -> dict[str, Any]:
         """The policy's named parameters (for reports); subclasses add theirs."""

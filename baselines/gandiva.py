@@ -40,7 +40,6 @@ from baselines.base import (
     Policy,
     cheapest_gang,
     committed_load,
-    node_matrix,
     predicted_idle_at,
 )
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
@@ -278,7 +277,7 @@ class Gandiva(Policy):
                 continue
             if idle_at is None:  # a job still sampling is about to stop: counts as free
                 idle_at = predicted_idle_at(view, lambda j: j.predicted_remaining_s or 0.0)
-            needed = _gather_gpus(view, job, idle_at)
+            needed = _gather_gpus(view, job, idle_at, self.node_gpus(view))
             if needed is None:
                 continue
             if bool(np.all(view.holders[needed] == 0)):
@@ -382,11 +381,13 @@ class Gandiva(Policy):
         return self._migration_pays(job)
 
 
-def _gather_gpus(view: SimView, job: JobView, idle_at: np.ndarray) -> np.ndarray | None:
+def _gather_gpus(
+    view: SimView, job: JobView, idle_at: np.ndarray, nodes: np.ndarray
+) -> np.ndarray | None:
     """The GPUs ``job`` still needs on the node where a whole gang of its size is
     predicted to be free first (``idle_at``: when each GPU frees up; ``job``'s own GPUs
-    count as free now), as a mask; ``None`` if no node is large enough.  # (G,) bool"""
-    nodes = node_matrix(view.gpu_node)
+    count as free now; ``nodes``: ``node_matrix``), as a mask; ``None`` if no node is
+    large enough.  # (G,) bool"""
     if job.num_gpus > nodes.shape[1]:
         return None
     own = np.zeros(view.num_gpus, dtype=bool)

@@ -84,7 +84,6 @@ from baselines.base import (
     can_advance,
     cheapest_gang,
     drain_s,
-    node_matrix,
     placement_speed,
     predicted_idle_at,
 )
@@ -254,7 +253,6 @@ class ThesisHeuristic(Policy):
         self._durations: list[float] = []  # predicted solo durations seen (for the prior)
         self._prior_s: float | None = None
         self._drain_cache: tuple[float, float, tuple[int, ...]] = (-math.inf, 0.0, ())
-        self._node_matrix: np.ndarray | None = None
         self._no_victims: tuple[Any, ...] | None = None  # last fruitless victim search
         # job id -> (status, predicted remaining) while it waits
         self._waiting_cache: dict[int, tuple[JobStatus, float | None]] = {}
@@ -334,7 +332,7 @@ class ThesisHeuristic(Policy):
             The shadow time and the GPUs reserved for ``head`` (one node if possible).
         """
         idle_at = predicted_idle_at(view, self._remaining)
-        chosen = cheapest_gang(idle_at, self._node_gpus(view), head.job.num_gpus, total=False)
+        chosen = cheapest_gang(idle_at, self.node_gpus(view), head.job.num_gpus, total=False)
         if chosen is None:
             return _INF, frozenset()
         return float(idle_at[chosen].max()), frozenset(chosen)
@@ -520,12 +518,6 @@ class ThesisHeuristic(Policy):
         return fragment
 
     # ============================================================ step 4
-    def _node_gpus(self, view: SimView) -> np.ndarray:
-        """GPUs of each node, -1 padded (built once per episode).  # (N, M)"""
-        if self._node_matrix is None:
-            self._node_matrix = node_matrix(view.gpu_node)
-        return self._node_matrix
-
     def _suspendable(self, job: JobView) -> bool:
         """May this running job be suspended at all?"""
         return self._suspendable_remaining(job) is not None
@@ -600,7 +592,7 @@ class ThesisHeuristic(Policy):
             if other.status == JobStatus.SUSPENDING:
                 holders_left[list(other.gpus)] -= 1
         cost = np.where(holders_left == 0, weight, _INF)
-        chosen = cheapest_gang(cost, self._node_gpus(view), job.num_gpus)
+        chosen = cheapest_gang(cost, self.node_gpus(view), job.num_gpus)
         if chosen is None:
             return []
         chosen_set = set(chosen)
