@@ -22,6 +22,8 @@ from libc.string cimport memset, memmove, memcpy
 import numpy as np
 cimport numpy as cnp
 
+from gpushare_env.sim.types import Event, EventKind, InvalidDecision, JobStatus
+
 cnp.import_array()
 
 cdef enum:
@@ -64,6 +66,8 @@ cdef enum:
     MAX_MODELS = 64
 
 cdef double EPS = 1e-9
+cdef tuple _EVENT_KINDS = tuple(EventKind)
+cdef tuple _STATUSES = tuple(JobStatus)
 cdef double IDLE_PENALTY = 1e6
 cdef double LOG_TIME_DECADES = 7.0
 cdef double INV_DECADES = 1.0 / 7.0
@@ -210,13 +214,22 @@ cdef class Core:
     cdef public object free_array, load_array, computing_array, holders_array, factor_array
     cdef public object gpu_state  # GPUState over the live arrays (Python placement fallback)
     cdef object find_placement_py
-    cdef object strategy_names
+    cdef public object strategy_names
     cdef bint equal_capacity
     cdef double min_capacity
 
     # -------------------------------------------------------------- simulator
+    cdef public list specs  # JobSpec by rank
+    cdef public dict rank_of  # job id -> rank
     cdef double alpha
     cdef bint interference
+    cdef object interference_py  # a Python InterferenceModel (None: a built-in model)
+    cdef bint interference_models  # it is told the models of the co-located workers
+    cdef int* transit  # SUSPENDING / RESUMING ranks in the order they began
+    cdef int transit_n
+    cdef public long sim_decisions  # placements and suspensions carried out
+    cdef public object inputs  # the constructor's arguments (pickling rebuilds from them)
+    cdef public list ops  # the episode's operations so far (pickling replays them)
     cdef int sample_iterations
     cdef int duration_info
     cdef bint record_timeline
@@ -368,6 +381,7 @@ cdef class Core:
         free(self.window_pending)
         free(self.window_running)
         free(self.inv_solo)
+        free(self.transit)
 
     def __init__(
         self,
@@ -377,9 +391,11 @@ cdef class Core:
         dict encoder_in,
         dict env_in,
     ):
-        """Build the episode (see ``gpushare_env.compiled.new_core`` for the keys)."""
+        """Build the episode (see ``gpushare_env.sim.engine.Simulator`` for the keys)."""
         cdef int i, g, n, k, offset
         cdef Job* job
+        self.inputs = (jobs_in, cluster_in, sim_in, encoder_in, env_in)
+        self.ops = []
         # ---- cluster
         capacity = np.ascontiguousarray(cluster_in["gpu_memory_gib"], dtype=np.float64)
         gpu_node = np.ascontiguousarray(cluster_in["gpu_node"], dtype=np.int64)
@@ -442,6 +458,9 @@ cdef class Core:
         self.gpus_of = <int*>checked_malloc(total_gpus * sizeof(int))
         self.prev_of = <int*>checked_malloc(total_gpus * sizeof(int))
         self.inv_solo = <double*>checked_malloc(n * sizeof(double))
+        self.transit = <int*>checked_malloc(n * sizeof(int))
+        self.specs = list(jobs_in["spec"])
+        self.rank_of = {job_id: i for i, job_id in enumerate(ids)}
         offset = 0
         for i in range(n):
             job = &self.jobs[i]
@@ -468,6 +487,8 @@ cdef class Core:
         # ---- simulator
         self.alpha = sim_in["alpha"]
         self.interference = sim_in["interference"]
+        self.interference_py = sim_in["interference_model"]
+        self.interference_models = sim_in["interference_models"]
         self.sample_iterations = sim_in["sample_iterations"]
         self.duration_info = ("none", "sampled", "oracle").index(sim_in["duration_info"])
         self.record_timeline = sim_in["record_timeline"]
@@ -723,7 +744,9 @@ cdef class Core:
             k = self.computing[g]
             load = self.load[g]
             if k > 0:
-                if self.interference:
+                if self.interference_py is not None:
+                    self.factor[g] = self._python_factor(g, k, load)
+                elif self.interference:
                     contention = 1.0 if load <= 1.0 else 1.0 / load
                     self.factor[g] = contention * pow(1.0 - self.alpha, <double>(k - 1))
                 else:
@@ -756,6 +779,17 @@ cdef class Core:
             rank = affected[i]
             if self.jobs[rank].status == RUNNING:
                 self._update_rate(rank, rank == force)
+
+    cdef double _python_factor(self, int g, int k, double load) except *:
+        """The factor of a GPU's workers under a Python ``InterferenceModel``."""
+        cdef int j, rank
+        models = []
+        if self.interference_models:
+            for j in range(self.gpu_jobs_n[g]):
+                rank = self.gpu_jobs[g * self.max_jobs + j]
+                if self.jobs[rank].status == RUNNING:
+                    models.append(self.specs[rank].model)
+        return self.interference_py.factor(load, k, models)
 
     cdef void _update_rate(self, int rank, bint force) except *:
         cdef Job* job = &self.jobs[rank]
@@ -897,8 +931,10 @@ cdef class Core:
         else:  # SUSPENDED: restart first, holding the GPUs without progress
             job.status = RESUMING
             job.transition_since = self.now
+            self._transit_add(rank)
             job.version += 1
             self._push(self.now + job.resume_overhead, EV_RESUME_DONE, rank)
+        self.sim_decisions += 1
         self._record()
 
     cdef void _suspend(self, int rank) except *:
@@ -906,8 +942,24 @@ cdef class Core:
         self._stop_compute(rank, SUSPENDING)
         self._touch_compute(&self.gpus_of[job.offset], job.held, -1)
         job.transition_since = self.now
+        self._transit_add(rank)
         self._push(self.now + job.suspend_overhead, EV_SUSPEND_DONE, rank)
+        self.sim_decisions += 1
         self._record()
+
+    cdef inline void _transit_add(self, int rank) noexcept:
+        self.transit[self.transit_n] = rank
+        self.transit_n += 1
+
+    cdef void _transit_remove(self, int rank) noexcept:
+        cdef int i
+        for i in range(self.transit_n):
+            if self.transit[i] == rank:
+                memmove(
+                    &self.transit[i], &self.transit[i + 1], (self.transit_n - i - 1) * sizeof(int)
+                )
+                self.transit_n -= 1
+                return
 
     cdef void _add_event(self, int kind, int rank) except *:
         if self.events_n == self.events_cap:
@@ -930,6 +982,7 @@ cdef class Core:
             self._fold(job)
             job.sampled = True
         elif kind == EV_SUSPEND_DONE:
+            self._transit_remove(rank)
             job.overhead_gpu_seconds += (self.now - job.transition_since) * job.num_gpus
             job.suspends += 1
             self._release(rank)
@@ -937,6 +990,7 @@ cdef class Core:
             job.status = SUSPENDED
             self._enqueue(rank)
         elif kind == EV_RESUME_DONE:
+            self._transit_remove(rank)
             job.overhead_gpu_seconds += (self.now - job.transition_since) * job.num_gpus
             job.resumes += 1
             if job.prev_held:
@@ -1547,6 +1601,9 @@ cdef class Core:
     # ------------------------------------------------------------ Python API
     def start(self):
         """Settle the first decision point (what ``reset`` does); time before it is free."""
+        if self.num_p == 0:
+            raise RuntimeError("this core is headless: it has no observation encoder")
+        self.ops.append(None)
         self._settle()
         memset(self.terms, 0, sizeof(self.terms))
         self._observe()
@@ -1561,6 +1618,7 @@ cdef class Core:
         cdef double reward = 0.0
         cdef bint terminated, truncated
         memset(self.terms, 0, sizeof(self.terms))
+        self.ops.append(action if not invalid else -1)  # an invalid action is a no-op
         if not invalid:
             self._apply(action)
         else:
@@ -1630,10 +1688,398 @@ cdef class Core:
             )
         return rows
 
+    # ------------------------------------------------------- simulator API
+    # What ``gpushare_env.sim.engine.Simulator`` exposes: decisions by job id, queries,
+    # and ``JobState`` proxies over the C records. Invalid decisions raise
+    # ``InvalidDecision`` naming the job and the reason.
+
+    cdef int _rank(self, job_id) except -1:
+        rank = self.rank_of.get(job_id)
+        if rank is None:
+            raise InvalidDecision(f"job {job_id}: no such job")
+        return rank
+
+    def job(self, job_id):
+        """The ``JobState`` proxy of ``job_id`` (``KeyError`` if there is none)."""
+        return _job_state(self, self.rank_of[job_id])
+
+    def job_at(self, int rank):
+        """The ``JobState`` proxy of the job of arrival rank ``rank``."""
+        if not 0 <= rank < self.num_jobs:
+            raise IndexError(rank)
+        return _job_state(self, rank)
+
+    def pending(self, limit=None):
+        """Ids of waiting jobs (pending and suspended) by arrival, at most ``limit``."""
+        cdef int i, n = self.queue_n if limit is None else min(self.queue_n, max(limit, 0))
+        return [self.jobs[self.queue[i]].job_id for i in range(n)]
+
+    def running_list(self, limit=None):
+        """Ids of running jobs in the order they (re)started, at most ``limit``."""
+        cdef int i, n = self.running_n if limit is None else min(self.running_n, max(limit, 0))
+        return [self.jobs[self.running[i]].job_id for i in range(n)]
+
+    def transition_list(self):
+        """Ids of jobs suspending or resuming, in the order they began."""
+        cdef int i
+        return [self.jobs[self.transit[i]].job_id for i in range(self.transit_n)]
+
+    def jobs_on_gpu(self, int gpu):
+        """Ids of the jobs holding memory on ``gpu``, in the order they came."""
+        cdef int i
+        if not 0 <= gpu < self.num_gpus:
+            raise IndexError(f"GPU {gpu} does not exist (cluster has {self.num_gpus})")
+        return [
+            self.jobs[self.gpu_jobs[gpu * self.max_jobs + i]].job_id
+            for i in range(self.gpu_jobs_n[gpu])
+        ]
+
+    def next_event_time(self):
+        """Time of the next event, or ``None`` when nothing is left to happen."""
+        cdef double t = self._next_event_time()
+        return None if t == INFINITY else t
+
+    def progress_of(self, job_id):
+        """Iterations done by ``job_id`` as of now."""
+        cdef Job* job = &self.jobs[self.rank_of[job_id]]
+        cdef double done = job.progress + job.rate * (self.now - job.last_update)
+        return job.iterations if job.iterations < done else done
+
+    def predicted_remaining_s(self, job_id):
+        """Remaining solo time as schedulers may know it (``None`` when unknown)."""
+        cdef bint known
+        cdef double value = self._predicted_remaining(&self.jobs[self.rank_of[job_id]], &known)
+        return value if known else None
+
+    def measured_step_time_s(self, job_id):
+        """Measured solo step time (``None`` before sampling, or if info is none)."""
+        cdef bint known
+        cdef double value = self._measured_step(&self.jobs[self.rank_of[job_id]], &known)
+        return value if known else None
+
+    def predicted_work_s(self):
+        """Sum of ``predicted remaining x GPUs`` over the jobs in the system: waiting, then
+        running, then in transition (jobs without a prediction count 0).  [GPU s]"""
+        return self._predicted_work()
+
+    cdef double _predicted_work(self) noexcept:
+        cdef double work = 0.0, value
+        cdef bint known
+        cdef int i
+        cdef Job* job
+        for i in range(self.queue_n):
+            job = &self.jobs[self.queue[i]]
+            value = self._predicted_remaining(job, &known)
+            if known:
+                work += value * job.num_gpus
+        for i in range(self.running_n):
+            job = &self.jobs[self.running[i]]
+            value = self._predicted_remaining(job, &known)
+            if known:
+                work += value * job.num_gpus
+        for i in range(self.transit_n):
+            job = &self.jobs[self.transit[i]]
+            value = self._predicted_remaining(job, &known)
+            if known:
+                work += value * job.num_gpus
+        return work
+
+    def find_placement(self, job_id, strategy):
+        """GPUs the named strategy would give ``job_id`` now (sorted), or ``None``."""
+        cdef int i, count
+        cdef int rank = self.rank_of[job_id]
+        count = self._find_placement(rank, self._strategy_index(job_id, strategy), self.scratch_gpus)
+        if count < 0:
+            return None
+        return tuple([self.scratch_gpus[i] for i in range(count)])
+
+    cdef int _strategy_index(self, job_id, strategy) except -1:
+        try:
+            return self.strategy_names.index(strategy)
+        except ValueError:
+            raise InvalidDecision(
+                f"job {job_id}: unknown strategy {strategy!r}; "
+                f"allowed: {list(self.strategy_names)}"
+            ) from None
+
+    cdef Job* _waiting(self, job_id) except NULL:
+        cdef Job* job = &self.jobs[self._rank(job_id)]
+        if job.status != PENDING and job.status != SUSPENDED:
+            raise InvalidDecision(
+                f"job {job_id}: only a pending or suspended job can be placed; "
+                f"it is {JobStatus(job.status).name}"
+            )
+        return job
+
+    def schedule(self, job_id, strategy):
+        """Place ``job_id`` with a named strategy and return its GPUs.
+
+        Raises:
+            InvalidDecision: unknown strategy, the job is not waiting, or it does not fit.
+        """
+        cdef int i, count, index = self._strategy_index(job_id, strategy)
+        cdef Job* job = self._waiting(job_id)
+        cdef int rank = self.rank_of[job_id]
+        count = self._find_placement(rank, index, self.scratch_gpus)
+        if count < 0:
+            raise InvalidDecision(
+                f"job {job_id}: {job.num_gpus} worker(s) of {job.memory:g} GiB do not "
+                f"fit now with strategy {strategy!r}"
+            )
+        gpus = tuple([self.scratch_gpus[i] for i in range(count)])
+        self.ops.append(("schedule", job_id, strategy))
+        self._occupy(rank, self.scratch_gpus, count)
+        return gpus
+
+    def place(self, job_id, gpus):
+        """Start (or resume) a waiting job on explicit GPUs.
+
+        Raises:
+            InvalidDecision: the job is not waiting, the GPU count or indices are wrong,
+                or a GPU lacks memory or a worker slot.
+        """
+        cdef Job* job = self._waiting(job_id)
+        cdef int i, g
+        gpu_list = tuple(sorted(int(g) for g in gpus))
+        if len(gpu_list) != job.num_gpus:
+            raise InvalidDecision(
+                f"job {job_id}: needs {job.num_gpus} GPU(s), got {len(gpu_list)}: {gpu_list}"
+            )
+        if len(set(gpu_list)) != len(gpu_list):
+            raise InvalidDecision(f"job {job_id}: GPUs must be distinct, got {gpu_list}")
+        for g in gpu_list:
+            if not 0 <= g < self.num_gpus:
+                raise InvalidDecision(
+                    f"job {job_id}: GPU {g} does not exist (cluster has {self.num_gpus})"
+                )
+            if self.free_mem[g] + EPS < job.memory:
+                raise InvalidDecision(
+                    f"job {job_id}: GPU {g} has {self.free_mem[g]:.2f} GiB free, "
+                    f"a worker needs {job.memory:g} GiB (memory)"
+                )
+            if self.holders[g] >= self.max_jobs:
+                raise InvalidDecision(
+                    f"job {job_id}: GPU {g} already hosts {self.max_jobs} workers "
+                    "(max_jobs_per_gpu)"
+                )
+        for i in range(job.num_gpus):
+            self.scratch_gpus[i] = gpu_list[i]
+        self.ops.append(("place", job_id, gpu_list))
+        self._occupy(self.rank_of[job_id], self.scratch_gpus, job.num_gpus)
+
+    def suspend(self, job_id):
+        """Checkpoint a running job: it keeps its GPUs for its suspend overhead, then waits.
+
+        Raises:
+            InvalidDecision: the job is not running.
+        """
+        cdef int rank = self._rank(job_id)
+        cdef Job* job = &self.jobs[rank]
+        if job.status != RUNNING:
+            raise InvalidDecision(
+                f"job {job_id}: only a running job can be suspended; "
+                f"it is {JobStatus(job.status).name}"
+            )
+        self.ops.append(("suspend", job_id))
+        self._suspend(rank)
+
+    def advance(self):
+        """Run time to the next event and process every event at that instant.
+
+        Returns:
+            The events processed, in order (``Event`` tuples).
+
+        Raises:
+            RuntimeError: nothing is left to happen.
+        """
+        cdef int i
+        if self._next_event_time() == INFINITY:
+            raise RuntimeError(
+                "advance(): no event left"
+                + (f" and {self.queue_n} job(s) waiting: place them first" if self.queue_n else "")
+            )
+        self.ops.append("advance")
+        self._sim_advance()
+        kinds = _EVENT_KINDS
+        now = self.now
+        return [
+            Event(now, kinds[self.events_kind[i]], self.jobs[self.events_job[i]].job_id)
+            for i in range(self.events_n)
+        ]
+
+    def cluster_totals(self):
+        """``(compute_in_use, allocated_gpus, free_memory_gib, fragmented_memory_gib,
+        expected_fragment_gib)``, maintained incrementally (O(1))."""
+        return self.util_sum, self.allocated, self.free_sum, self.frag_sum, self.fgd_sum
+
+    # ------------------------------------------------------------- pickling
     def __reduce__(self):
-        raise TypeError(
-            "the compiled GPUShare-v0 core cannot be pickled or copied; "
-            'use engine="python" for that'
-        )
+        # A core is rebuilt from its inputs and replays its operations: the episode is
+        # deterministic, so the copy is the same state bit for bit.
+        from gpushare_env.sim.engine import rebuild_core
+
+        return rebuild_core, (self.inputs, list(self.ops))
+
+    def replay(self, ops):
+        """Carry out ``ops`` (what ``ops`` recorded of another core) on this fresh core."""
+        for op in ops:
+            if op is None:
+                self.start()
+            elif type(op) is int:
+                self.step(max(op, 0), op < 0)
+            elif op == "advance":
+                self.advance()
+            elif op[0] == "place":
+                self.place(op[1], op[2])
+            elif op[0] == "schedule":
+                self.schedule(op[1], op[2])
+            else:
+                self.suspend(op[1])
 
 
+
+cdef class JobState:
+    """The state of one job inside the simulator (read-only; policies see a ``JobView``).
+
+    A proxy over the core's C record: every attribute reads the current value.
+    """
+
+    cdef Core core
+    cdef int rank
+
+    def __repr__(self):
+        return f"JobState(job_id={self.job_id}, status={self.status.name})"
+
+    def __eq__(self, other):
+        if not isinstance(other, JobState):
+            return NotImplemented
+        return (<JobState>other).core is self.core and (<JobState>other).rank == self.rank
+
+    def __hash__(self):
+        return hash((id(self.core), self.rank))
+
+    @property
+    def spec(self):
+        """The immutable job description."""
+        return self.core.specs[self.rank]
+
+    @property
+    def job_id(self):
+        return self.core.jobs[self.rank].job_id
+
+    @property
+    def noise(self):
+        """Relative measurement error of the sampled step time."""
+        return self.core.jobs[self.rank].noise
+
+    @property
+    def suspend_overhead_s(self):
+        return self.core.jobs[self.rank].suspend_overhead
+
+    @property
+    def resume_overhead_s(self):
+        return self.core.jobs[self.rank].resume_overhead
+
+    @property
+    def cross_node_factor(self):
+        return self.core.jobs[self.rank].cross_factor
+
+    @property
+    def status(self):
+        return _STATUSES[self.core.jobs[self.rank].status]
+
+    @property
+    def progress(self):
+        """Iterations done as of ``last_update_s``."""
+        return self.core.jobs[self.rank].progress
+
+    @property
+    def last_update_s(self):
+        return self.core.jobs[self.rank].last_update
+
+    @property
+    def rate(self):
+        """Iterations per second now."""
+        return self.core.jobs[self.rank].rate
+
+    @property
+    def speed(self):
+        """Current rate / solo-exclusive rate."""
+        return self.core.jobs[self.rank].speed
+
+    @property
+    def gpus(self):
+        """GPUs held now, sorted (empty when it holds none)."""
+        cdef Job* job = &self.core.jobs[self.rank]
+        cdef int i
+        return tuple([self.core.gpus_of[job.offset + i] for i in range(job.held)])
+
+    @property
+    def prev_gpus(self):
+        """GPUs it held before its last release."""
+        cdef Job* job = &self.core.jobs[self.rank]
+        cdef int i
+        return tuple([self.core.prev_of[job.offset + i] for i in range(job.prev_held)])
+
+    @property
+    def version(self):
+        return self.core.jobs[self.rank].version
+
+    @property
+    def first_start_s(self):
+        return self.core.jobs[self.rank].first_start
+
+    @property
+    def finish_s(self):
+        return self.core.jobs[self.rank].finish
+
+    @property
+    def held_since_s(self):
+        return self.core.jobs[self.rank].held_since
+
+    @property
+    def gpu_seconds(self):
+        return self.core.jobs[self.rank].gpu_seconds
+
+    @property
+    def overhead_gpu_seconds(self):
+        return self.core.jobs[self.rank].overhead_gpu_seconds
+
+    @property
+    def transition_since_s(self):
+        return self.core.jobs[self.rank].transition_since
+
+    @property
+    def queued_since_s(self):
+        return self.core.jobs[self.rank].queued_since
+
+    @property
+    def queued_s(self):
+        return self.core.jobs[self.rank].queued_s
+
+    @property
+    def suspends(self):
+        return self.core.jobs[self.rank].suspends
+
+    @property
+    def resumes(self):
+        return self.core.jobs[self.rank].resumes
+
+    @property
+    def migrations(self):
+        return self.core.jobs[self.rank].migrations
+
+    @property
+    def sampled(self):
+        return bool(self.core.jobs[self.rank].sampled)
+
+    @property
+    def cross_node(self):
+        return bool(self.core.jobs[self.rank].cross_node)
+
+
+cdef JobState _job_state(Core core, int rank):
+    cdef JobState state = JobState.__new__(JobState)
+    state.core = core
+    state.rank = rank
+    return state

@@ -20,7 +20,7 @@ from gpushare_env.sim.engine import DURATION_INFO
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.config import WorkloadConfig
 
-__all__ = ["ENGINES", "INVALID_ACTION_MODES", "REWARD_COMPONENTS", "EnvConfig", "RewardConfig"]
+__all__ = ["INVALID_ACTION_MODES", "REWARD_COMPONENTS", "EnvConfig", "RewardConfig"]
 
 #: Named reward components, in the order ``info["reward_terms"]`` lists them.
 REWARD_COMPONENTS: tuple[str, ...] = (
@@ -35,9 +35,6 @@ REWARD_COMPONENTS: tuple[str, ...] = (
 
 #: What an unmasked invalid action does: a no-op (with ``invalid_penalty``) or an error.
 INVALID_ACTION_MODES: tuple[str, ...] = ("noop", "raise")
-
-#: Engines that carry out an episode (``EnvConfig.engine``).
-ENGINES: tuple[str, ...] = ("auto", "python", "compiled")
 
 _MAX_WINDOW = 1024
 
@@ -171,28 +168,18 @@ class EnvConfig:
         observe_placement: Append ``pack_load`` and ``spread_load`` to the pending rows
             (the load the GPUs each strategy would pick reach with the job) and
             ``shares_gpu`` to the running rows, what packing schedulers such as Gandiva
-            decide by. Experimental: Python engine only, and every observation runs two
-            placement searches per pending slot (``"auto"`` then runs the Python engine).
+            decide by. Experimental: every observation runs two placement searches per
+            pending slot.
         observe_drain: Append ``drain_share`` to the pending and running rows: ``r / (r +
             D)`` for a job's predicted remaining time ``r`` and the time ``D`` the cluster
             needs for all predicted work at full use, what the thesis's critical-path rule
-            decides by (a job is critical when ``r >= f D``). Experimental: Python engine
-            only, an O(jobs in system) sum per observation.
+            decides by (a job is critical when ``r >= f D``). Experimental: an O(jobs in
+            system) sum per observation.
         observe_rivals: Append ``rival_wait`` and ``rival_remaining`` to the running rows:
             over the waiting jobs of the whole queue that request as many GPUs as the
             running job, the longest wait and the shortest predicted remaining time, what
             time-slicing schedulers decide by when they swap a running job for a waiting
-            one of the same size. Experimental: Python engine only, an O(waiting jobs)
-            pass per observation.
-        engine: What carries out the episode. ``"python"``: the reference simulator,
-            encoder and bookkeeping, whose objects ``env.view`` (what heuristics read),
-            ``env.simulator``, rendering and pickling use. ``"compiled"``: the same in C
-            (``gpushare_env.compiled``), the same episodes bit for bit, several times
-            faster, without those objects (asking for them raises). ``"auto"`` (the
-            default): compiled when the extension is built, and the first time one of
-            those objects is asked for, the episode's actions are replayed on the Python
-            engine, which carries on (so policies that act through observations and
-            masks run compiled, and heuristics run as on ``"python"``).
+            one of the same size. Experimental: an O(waiting jobs) pass per observation.
     """
 
     cluster: str | Mapping[str, Any] | ClusterConfig = "thesis"
@@ -217,7 +204,6 @@ class EnvConfig:
     observe_placement: bool = False
     observe_drain: bool = False
     observe_rivals: bool = False
-    engine: str = "auto"
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> ValueError:
@@ -286,8 +272,6 @@ class EnvConfig:
         cap = self.max_suspends_per_job
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
             raise bad("max_suspends_per_job", "None or an integer >= 0")
-        if self.engine not in ENGINES:
-            raise bad("engine", f"one of {list(ENGINES)}")
         if self.on_unfit not in ("reject", "error"):
             raise bad("on_unfit", "one of ['reject', 'error']")
 
@@ -317,6 +301,11 @@ class EnvConfig:
             raise TypeError(f"config must be a dict or an EnvConfig, got {type(spec).__name__}")
         values.update(overrides)
         allowed = cls.keys()
+        if "engine" in values:
+            raise ValueError(
+                "GPUShare-v0 config: the 'engine' key was removed: every episode runs on the "
+                "simulator's one compiled engine (drop the key)"
+            )
         unknown = [k for k in values if k not in allowed]
         if unknown:
             raise _unknown_keys_error("GPUShare-v0 config", unknown, allowed)

@@ -10,11 +10,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gpushare_env import compiled
 from gpushare_env.envs.config import REWARD_COMPONENTS, EnvConfig
 from gpushare_env.envs.observation import (
     PENDING_FEATURES,
-    StateEncoder,
     observation_bounds,
     observation_space,
     split_observation,
@@ -22,22 +20,16 @@ from gpushare_env.envs.observation import (
 from gpushare_env.envs.render import render_ansi, render_rgb
 from gpushare_env.sim.cluster import Cluster, make_cluster
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend
-from gpushare_env.sim.engine import EventKind, InvalidDecision, SimConfig, Simulator
+from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Simulator
 from gpushare_env.sim.placement import STRATEGIES
-from gpushare_env.sim.types import JobSpec, JobStatus
+from gpushare_env.sim.types import JobSpec
 from gpushare_env.sim.view import SimView
 from gpushare_env.workloads.config import WorkloadConfig
 from gpushare_env.workloads.jobs import fit_to_cluster
 
 __all__ = ["GPUShareEnv", "InvalidActionError"]
 
-_ARRIVAL = EventKind.ARRIVAL
-_FINISH = EventKind.FINISH
-_SAMPLED = EventKind.SAMPLED
-_SUSPEND_DONE = EventKind.SUSPEND_DONE
-_RESUME_DONE = EventKind.RESUME_DONE
 _NUM_STRATEGIES = len(STRATEGIES)
-_JCT, _MAKESPAN, _UTIL, _SLOWDOWN, _STARVATION, _OVERHEAD, _INVALID = range(7)
 
 
 class InvalidActionError(ValueError):
@@ -106,15 +98,15 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       total time waited so far) plus ``speed`` (current speed x solo V100 / fastest GPU);
       with ``observe_held_time`` (R x 18) also ``held_time`` (log_time of the time since
       the job got its current GPUs: its last start or resume).
-    * With ``observe_placement`` (experimental, Python engine), the pending rows end with
+    * With ``observe_placement`` (experimental), the pending rows end with
       ``pack_load`` and ``spread_load`` (the largest ``U_g + u`` on the GPUs ``pack`` /
       ``spread`` would pick, / max_jobs_per_gpu, 0 when it finds none) and the running
       rows with ``shares_gpu`` (1 if another job holds memory on one of its GPUs).
-    * With ``observe_drain`` (experimental, Python engine), the pending and running rows
+    * With ``observe_drain`` (experimental), the pending and running rows
       end with ``drain_share``: ``r / (r + D)``, ``r`` the job's predicted remaining solo
       time (0 if unknown), ``D`` the sum of ``remaining x GPUs`` over the jobs in the
       system / G (the yardstick of the thesis's critical-path rule).
-    * With ``observe_rivals`` (experimental, Python engine), the running rows also hold,
+    * With ``observe_rivals`` (experimental), the running rows also hold,
       before ``drain_share``, ``rival_wait`` and ``rival_remaining``: over the waiting jobs
       of the whole queue that request as many GPUs as the job, log_time of the longest
       wait and of the shortest predicted remaining solo time (0 if none).
@@ -171,13 +163,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``invalid_action``, ``invalid_penalty``, ``duration_info``, ``sample_iterations``,
     ``sample_noise``, ``max_decisions``, ``max_time_s``, ``auto_advance``, ``on_unfit``,
     ``max_suspends_per_job``, ``observe_held_time``, ``observe_placement``,
-    ``observe_drain``, ``observe_rivals``, ``engine``;
-    see ``EnvConfig``); keyword arguments override single keys. ``engine="compiled"``
-    runs the episode in C (``gpushare_env.compiled``): the same observations, masks,
-    rewards and infos bit for bit, several times faster, without ``view``,
-    ``simulator``, rendering or pickling (which need ``engine="python"``). The default,
-    ``"auto"``, runs compiled until one of those is asked for, then replays the
-    episode's actions on the Python engine and carries on there.
+    ``observe_drain``, ``observe_rivals``; see ``EnvConfig``); keyword arguments
+    override single keys. Every episode runs on the simulator's compiled core, which
+    also encodes observations, masks and rewards; ``view`` (what heuristics read),
+    ``simulator``, rendering and pickling read or copy that same core.
     Unknown keys are rejected with the allowed ones listed. ``render_mode`` is ``"ansi"``
     (text) or ``"rgb_array"`` (a nodes x GPUs picture of memory and load).
 
@@ -230,14 +219,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._workload = WorkloadConfig.from_any(cfg.workload)
         self._trace_jobs: list[JobSpec] | None = None
         self._weights = cfg.reward.weights()
-        self._active_weights = [(i, w) for i, w in enumerate(self._weights) if w != 0.0]
-        self._inv_scale = 1.0 / cfg.time_scale_s
-        self._inv_gpus = 1.0 / self.cluster.num_gpus
         self._max_memory = float(self.cluster.gpu_memory_gib.max())
         self._sim: Simulator | None = None
-        self._encoder: StateEncoder | None = None
-        self._core: Any = None  # gpushare_env.compiled._core.Core on the compiled engine
-        self._actions: list[int] = []  # the compiled episode's actions (to replay them)
+        self._view: SimView | None = None
+        self._core: Any = None  # the episode's gpushare_env.compiled._core.Core
         self._bounds = observation_bounds(
             self.cluster.num_gpus,
             cfg.pending_window,
@@ -253,26 +238,22 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     @property
     def view(self) -> SimView:
         """Read-only structured state of the current episode (what heuristics read)."""
-        self._require_python_engine("env.view")
-        if self._encoder is None:
+        if self._view is None:
             raise RuntimeError("GPUShare-v0: call reset() before reading the view")
-        return self._encoder.view
+        return self._view
 
     @property
     def simulator(self) -> Simulator:
         """The episode's simulator, for tests and diagnostics: do not change it."""
-        self._require_python_engine("env.simulator")
         if self._sim is None:
             raise RuntimeError("GPUShare-v0: call reset() first")
         return self._sim
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the valid actions now (MaskablePPO's hook).  # (A,) bool"""
-        if self._core is not None:
-            return self._core.mask_array.copy()
-        if self._encoder is None:
+        if self._core is None:
             raise RuntimeError("GPUShare-v0: call reset() before action_masks()")
-        return self._encoder.mask.copy()
+        return self._core.mask_array.copy()  # type: ignore[no-any-return]
 
     def decode_action(self, action: int | np.integer) -> Decision:
         """The simulator decision an action index stands for in the current state.
@@ -358,47 +339,35 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         # always spawn both children, so the noise stream does not depend on the workload
         workload_rng, noise_rng = self.np_random.spawn(2)
         jobs, rejected = self._episode_jobs(given, workload_rng)
-        sim = Simulator(jobs, self.cluster, self._sim_config, rng=noise_rng)
-        self._sim = sim
-        engine = self.config.engine
-        # the compiled engine has no placement, drain or rival features
-        fast = compiled.available() and not self._python_only_options()
-        if engine == "compiled" or (engine == "auto" and fast):
-            return self._reset_compiled(sim, rejected)
-        return self._reset_python(sim, rejected)
-
-    def _reset_python(self, sim: Simulator, rejected: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        jobs = [job.spec for job in sim.jobs.values()]
-        self._core = None
-        self._encoder = StateEncoder(
-            sim,
-            SimView(sim),
-            self.pending_window,
-            self.running_window,
-            self.config.max_suspends_per_job,
-            self.config.observe_held_time,
-            self.config.observe_placement,
-            self.config.observe_drain,
-            self.config.observe_rivals,
+        cfg = self.config
+        episode = EpisodeOptions(
+            pending_window=self.pending_window,
+            running_window=self.running_window,
+            num_pending_features=len(PENDING_FEATURES),
+            max_suspends_per_job=cfg.max_suspends_per_job,
+            held_time=cfg.observe_held_time,
+            placement=cfg.observe_placement,
+            drain=cfg.observe_drain,
+            rivals=cfg.observe_rivals,
+            weights=tuple(self._weights),
+            time_scale_s=cfg.time_scale_s,
+            auto_advance=cfg.auto_advance,
+            max_time_s=cfg.max_time_s,
+            decision_cap=cfg.decision_cap(len(jobs)),
+            invalid_penalty=cfg.invalid_penalty,
         )
-        self._num_jobs = len(jobs)
-        self._decision_cap = self.config.decision_cap(len(jobs))
-        self._inv_solo = {j.job_id: 1.0 / j.solo_duration_s for j in jobs}
-        self._decisions = 0
-        self._queued_since_sum = 0.0  # [s] over waiting jobs
-        self._inv_solo_sum = 0.0  # [1/s] over jobs in system
-        self._transition_gpus = 0  # GPUs held by suspending / resuming jobs
-        self._arrived = False
-        self._deadlock = False
-        self._terms = [0.0] * len(REWARD_COMPONENTS)
-        self._settle()
-        self._terms = [0.0] * len(REWARD_COMPONENTS)  # time before the first decision is free
-        self._over = sim.done
+        self._sim = sim = Simulator(
+            jobs, self.cluster, self._sim_config, rng=noise_rng, episode=episode
+        )
+        self._view = SimView(sim)
+        self._core = core = sim.core
+        core.start()
+        self._over = core.done
         info = self._info(invalid=False)
         info["num_jobs"] = len(jobs)
         info["rejected_jobs"] = rejected
-        info["deadlock"] = self._deadlock
-        return self._encoder.observe(), info
+        info["deadlock"] = core.deadlock
+        return split_observation(core.buffer_array.copy(), self._bounds), info
 
     def step(
         self, action: int | np.integer
@@ -406,108 +375,6 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         """Carry out one action, then run to the next decision point."""
         if self._over:
             raise RuntimeError("GPUShare-v0: the episode is over (or not started): call reset()")
-        if self._core is not None:
-            return self._step_compiled(action)
-        return self._step_python(action)
-
-    def _step_python(
-        self, action: int | np.integer
-    ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
-        encoder = self._encoder
-        sim = self._sim
-        assert encoder is not None and sim is not None
-        self._terms = terms = [0.0] * len(REWARD_COMPONENTS)
-        started_s = sim.now_s
-        a = int(action)
-        invalid = not (0 <= a <= self._advance_action and encoder.mask[a])
-        if not invalid:
-            try:
-                self._apply(a)
-            except InvalidDecision:  # pragma: no cover - the mask is exact (tested)
-                invalid = True
-        if invalid:
-            if self.config.invalid_action == "raise":
-                raise InvalidActionError(self._why_invalid(a))
-            terms[_INVALID] = -self.config.invalid_penalty
-        self._decisions += 1
-        if not invalid:
-            self._settle()
-        terminated = sim.done
-        truncated = not terminated and (
-            self._decisions >= self._decision_cap or self._time_capped() or self._deadlock
-        )
-        self._over = terminated or truncated
-        reward = 0.0
-        for i, weight in self._active_weights:
-            reward += weight * terms[i]
-        info = self._info(invalid)
-        info["elapsed_s"] = sim.now_s - started_s
-        if self._over:
-            info["metrics"] = self._metrics()
-            info["deadlock"] = self._deadlock
-        return encoder.observe(), reward, terminated, truncated, info
-
-    def render(self) -> str | np.ndarray | None:
-        """A text view (``"ansi"``) or an RGB picture (``"rgb_array"``) of the cluster."""
-        if self.render_mode is None:
-            gym.logger.warn(
-                "GPUShare-v0: render() without a render_mode; "
-                'pass render_mode="ansi" or "rgb_array" to gym.make'
-            )
-            return None
-        self._require_python_engine("render()")
-        encoder = self._require_encoder()
-        if self.render_mode == "ansi":
-            return render_ansi(encoder)
-        return render_rgb(encoder)
-
-    # ------------------------------------------------------- compiled engine
-    def _python_only_options(self) -> list[str]:
-        """The observation options set that only the Python engine computes."""
-        cfg = self.config
-        options = ("observe_placement", "observe_drain", "observe_rivals")
-        return [name for name in options if getattr(cfg, name)]
-
-    def _reset_compiled(
-        self, sim: Simulator, rejected: int
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        cfg = self.config
-        python_only = self._python_only_options()
-        if python_only:
-            raise ValueError(
-                f'GPUShare-v0: {", ".join(python_only)} needs engine="python" (or "auto"); '
-                "the compiled engine does not compute these features"
-            )
-        num_jobs = len(sim.jobs)
-        self._encoder = None
-        self._num_jobs = num_jobs
-        self._decisions = 0
-        self._actions = []
-        self._core = core = compiled.new_core(
-            sim,
-            pending_window=self.pending_window,
-            running_window=self.running_window,
-            max_suspends_per_job=cfg.max_suspends_per_job,
-            held_time=cfg.observe_held_time,
-            num_pending_features=len(PENDING_FEATURES),
-            weights=list(self._weights),
-            time_scale_s=cfg.time_scale_s,
-            auto_advance=cfg.auto_advance,
-            max_time_s=cfg.max_time_s,
-            decision_cap=cfg.decision_cap(num_jobs),
-            invalid_penalty=cfg.invalid_penalty,
-        )
-        core.start()
-        self._over = core.done
-        info = self._info(invalid=False)
-        info["num_jobs"] = num_jobs
-        info["rejected_jobs"] = rejected
-        info["deadlock"] = core.deadlock
-        return split_observation(core.buffer_array.copy(), self._bounds), info
-
-    def _step_compiled(
-        self, action: int | np.integer
-    ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         core = self._core
         started_s = core.now
         a = int(action)
@@ -515,8 +382,6 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if invalid and self.config.invalid_action == "raise":
             raise InvalidActionError(self._why_invalid(a))
         reward, terminated, truncated = core.step(a, invalid)
-        self._actions.append(a)
-        self._decisions = core.decisions
         self._over = terminated or truncated
         info = self._info(invalid)
         info["elapsed_s"] = core.now - started_s
@@ -526,66 +391,38 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         obs = split_observation(core.buffer_array.copy(), self._bounds)
         return obs, reward, terminated, truncated, info
 
-    def _require_python_engine(self, what: str) -> None:
-        if self._core is None:
-            return
-        if self.config.engine == "auto":
-            self._switch_to_python()
-            return
-        if self.config.engine == "compiled":
-            raise RuntimeError(
-                f'GPUShare-v0: {what} needs engine="python" (the compiled engine keeps the '
-                "episode's state in C; policies that read the view, such as the heuristics "
-                "of baselines, run on the Python engine)"
+    def render(self) -> str | np.ndarray | None:
+        """A text view (``"ansi"``) or an RGB picture (``"rgb_array"``) of the cluster."""
+        if self.render_mode is None:
+            gym.logger.warn(
+                "GPUShare-v0: render() without a render_mode; "
+                'pass render_mode="ansi" or "rgb_array" to gym.make'
             )
+            return None
+        if self._sim is None or self._view is None:
+            raise RuntimeError("GPUShare-v0: call reset() before render()")
+        if self.render_mode == "ansi":
+            pending_ids, running_ids = self._window_ids()
+            return render_ansi(self._sim, self._view, pending_ids, running_ids)
+        return render_rgb(self._sim)
 
     def _num_waiting(self) -> int:
-        if self._core is not None:
-            return int(self._core.num_waiting)
-        return self.view.num_waiting
-
-    def _switch_to_python(self) -> None:
-        """Carry on the episode on the Python engine: replay its actions there.
-
-        Both engines play an episode bit for bit alike, so after the replay the Python
-        objects (``view``, ``simulator``) describe exactly the current state; the
-        episode then continues on the Python engine (``engine="auto"``).
-        """
-        sim = self._sim
-        assert sim is not None
-        actions = self._actions
-        over = self._over
-        self._reset_python(sim, rejected=0)
-        for a in actions:
-            self._step_python(a)
-        self._over = over
-
-    def __getstate__(self) -> dict[str, Any]:
-        self._require_python_engine("pickling")
-        return self.__dict__.copy()
+        return int(self._core.num_waiting)
 
     def _window_ids(self) -> tuple[list[int], list[int]]:
         """Job ids of the pending and of the running window (what actions address)."""
-        if self._core is not None:
-            return self._core.pending_ids(), self._core.running_ids()
-        encoder = self._require_encoder()
-        return encoder.pending_ids, encoder.running_ids
+        if self._core is None:
+            raise RuntimeError("GPUShare-v0: call reset() first")
+        return self._core.pending_ids(), self._core.running_ids()
 
     @property
     def events_processed(self) -> int:
-        """Simulator events of the current episode so far (either engine)."""
-        if self._core is not None:
-            return int(self._core.events_processed)
+        """Simulator events of the current episode so far."""
         if self._sim is None:
             raise RuntimeError("GPUShare-v0: call reset() first")
         return self._sim.events_processed
 
     # ------------------------------------------------------------ internals
-    def _require_encoder(self) -> StateEncoder:
-        if self._encoder is None:
-            raise RuntimeError("GPUShare-v0: call reset() first")
-        return self._encoder
-
     def _episode_jobs(
         self, given: Sequence[JobSpec] | None, rng: np.random.Generator
     ) -> tuple[list[JobSpec], int]:
@@ -615,121 +452,14 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             )
         return fit.jobs, fit.num_rejected
 
-    def _apply(self, action: int) -> None:
-        encoder = self._encoder
-        sim = self._sim
-        assert encoder is not None and sim is not None
-        if action == self._advance_action:
-            self._advance()
-            return
-        if action < self._num_schedule_actions:
-            slot, strategy = divmod(action, _NUM_STRATEGIES)
-            job_id = encoder.pending_ids[slot]
-            job = sim.jobs[job_id]
-            resuming = job.status == JobStatus.SUSPENDED
-            queued_since = job.queued_since_s
-            gpus = sim.schedule(job_id, STRATEGIES[strategy])
-            self._queued_since_sum -= queued_since
-            if sim.num_waiting == 0:
-                self._queued_since_sum = 0.0  # no drift across queue stints
-            encoder.dequeued(job_id)
-            encoder.touch(gpus)
-            if resuming:
-                self._transition_gpus += job.spec.num_gpus
-                encoder.in_transition += 1
-            return
-        job_id = encoder.running_ids[action - self._num_schedule_actions]
-        job = sim.jobs[job_id]
-        sim.suspend(job_id)
-        encoder.touch(job.gpus)
-        self._transition_gpus += job.spec.num_gpus
-        encoder.in_transition += 1
-
-    def _advance(self) -> None:
-        """Let time run to the next event, integrate the reward terms, note what changed."""
-        sim = self._sim
-        encoder = self._encoder
-        assert sim is not None and encoder is not None
-        t0 = sim.now_s
-        in_system = sim.jobs_in_system
-        waiting = sim.num_waiting
-        compute_in_use = float(encoder.view.cluster_totals()[0])
-        events = sim.advance()
-        now = sim.now_s
-        dt = now - t0
-        if dt > 0.0:
-            terms = self._terms
-            scaled = dt * self._inv_scale
-            terms[_JCT] -= in_system * scaled
-            if self._arrived:
-                terms[_MAKESPAN] -= scaled
-            terms[_UTIL] += compute_in_use * self._inv_gpus * scaled
-            terms[_SLOWDOWN] -= self._inv_solo_sum * dt
-            if waiting:
-                # integral over [t0, t0 + dt] of the sum of current waits, in units of T^2
-                waits = waiting * t0 - self._queued_since_sum
-                terms[_STARVATION] -= scaled * (waits + 0.5 * waiting * dt) * self._inv_scale
-            terms[_OVERHEAD] -= self._transition_gpus * scaled
-        jobs = sim.jobs
-        for event in events:
-            kind = event.kind
-            job = jobs[event.job_id]
-            if kind is _ARRIVAL:
-                self._arrived = True
-                self._inv_solo_sum += self._inv_solo[event.job_id]
-                self._queued_since_sum += job.queued_since_s
-                encoder.enqueued(job)
-            elif kind is _FINISH:
-                self._inv_solo_sum -= self._inv_solo[event.job_id]
-                if sim.jobs_in_system == 0:
-                    self._inv_solo_sum = 0.0  # no drift across busy periods
-                encoder.touch(job.prev_gpus)
-            elif kind is _SAMPLED:
-                encoder.sampled(event.job_id)
-            elif kind is _SUSPEND_DONE:
-                self._transition_gpus -= job.spec.num_gpus
-                encoder.in_transition -= 1
-                self._queued_since_sum += job.queued_since_s
-                encoder.touch(job.prev_gpus)
-                encoder.enqueued(job)
-            elif kind is _RESUME_DONE:
-                self._transition_gpus -= job.spec.num_gpus
-                encoder.in_transition -= 1
-                encoder.touch(job.gpus)
-
-    def _settle(self) -> None:
-        """Update the mask; with ``auto_advance``, run through states without a choice."""
-        encoder = self._encoder
-        sim = self._sim
-        assert encoder is not None and sim is not None
-        encoder.update_mask()
-        if self.config.auto_advance:
-            while not encoder.has_choice and encoder.can_advance and not self._time_capped():
-                self._advance()
-                encoder.update_mask()
-        self._deadlock = not (sim.done or encoder.has_choice or encoder.can_advance)
-
-    def _time_capped(self) -> bool:
-        cap = self.config.max_time_s
-        return cap is not None and self._sim is not None and self._sim.now_s >= cap
-
     def _info(self, invalid: bool) -> dict[str, Any]:
         core = self._core
-        if core is not None:
-            mask, terms = core.mask_array, core.reward_terms()
-            now, done = core.now, core.num_finished
-        else:
-            sim = self._sim
-            encoder = self._encoder
-            assert sim is not None and encoder is not None
-            mask, terms = encoder.mask, self._terms
-            now, done = sim.now_s, sim.num_finished
         return {
-            "action_mask": mask.copy(),
-            "reward_terms": dict(zip(REWARD_COMPONENTS, terms, strict=False)),
-            "time_s": now,
-            "jobs_done": done,
-            "decisions": self._decisions,
+            "action_mask": core.mask_array.copy(),
+            "reward_terms": dict(zip(REWARD_COMPONENTS, core.reward_terms(), strict=False)),
+            "time_s": core.now,
+            "jobs_done": core.num_finished,
+            "decisions": core.decisions,
             "invalid": invalid,
         }
 
@@ -737,15 +467,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         from gpushare_env.metrics import METRIC_DOCS, summarize
 
         sim = self._sim
-        core = self._core
         assert sim is not None
-        records = sim.records() if core is None else compiled.records(core, sim)
+        records = sim.records()
         if not records:
             values = dict.fromkeys(METRIC_DOCS, math.nan)
             values["num_jobs"] = 0.0
             return values
-        timeline = sim.timeline() if core is None else compiled.timeline(core, sim)
-        return summarize(records, timeline)
+        return summarize(records, sim.timeline())
 
     def _why_invalid(self, action: int) -> str:
         if not 0 <= action <= self._advance_action:

@@ -9,7 +9,8 @@ import numpy as np
 from gpushare_env.sim.types import JobStatus
 
 if TYPE_CHECKING:
-    from gpushare_env.envs.observation import StateEncoder
+    from gpushare_env.sim.engine import Simulator
+    from gpushare_env.sim.view import SimView
 
 __all__ = ["render_ansi", "render_rgb"]
 
@@ -25,14 +26,14 @@ def _gpu_glyph(free: float, capacity: float, workers: int, max_workers: int) -> 
     return "[" + "#" * filled + "." * (4 - filled) + f"]{workers}"
 
 
-def render_ansi(encoder: StateEncoder) -> str:
+def render_ansi(
+    sim: Simulator, view: SimView, pending_ids: list[int], running_ids: list[int]
+) -> str:
     """A readable text view: time and totals, GPUs by node, the pending and running windows.
 
     Each GPU shows its used memory in quarters (``#``) and its number of workers, e.g.
     ``[##..]2``; clusters larger than 256 GPUs are summarised one line per node.
     """
-    sim = encoder.sim
-    view = encoder.view
     cluster = sim.cluster
     free = view.free_memory_gib
     holders = view.holders
@@ -60,29 +61,29 @@ def render_ansi(encoder: StateEncoder) -> str:
             busy = sum(1 for g in gpus if holders[g] > 0)
             mem = sum(float(cluster.gpu_memory_gib[g] - free[g]) for g in gpus)
             lines.append(f"node {node:4d}: {busy}/{len(gpus)} GPUs busy, {mem:.1f} GiB used")
-    lines.append(f"pending window ({len(encoder.pending_ids)} of {view.num_waiting}):")
-    for slot, job_id in enumerate(encoder.pending_ids[:_MAX_ANSI_JOBS]):
+    lines.append(f"pending window ({len(pending_ids)} of {view.num_waiting}):")
+    for slot, job_id in enumerate(pending_ids[:_MAX_ANSI_JOBS]):
         job = view.job(job_id)
         flag = " suspended" if job.status == JobStatus.SUSPENDED else ""
         lines.append(
             f"  [{slot:2d}] job {job_id}: {job.model} x{job.num_gpus} {job.memory_gib:g} GiB, "
             f"waiting {job.wait_s:,.0f} s, progress {job.progress:.0%}{flag}"
         )
-    if len(encoder.pending_ids) > _MAX_ANSI_JOBS:
-        lines.append(f"  ... {len(encoder.pending_ids) - _MAX_ANSI_JOBS} more")
-    lines.append(f"running window ({len(encoder.running_ids)} of {view.num_running}):")
-    for slot, job_id in enumerate(encoder.running_ids[:_MAX_ANSI_JOBS]):
+    if len(pending_ids) > _MAX_ANSI_JOBS:
+        lines.append(f"  ... {len(pending_ids) - _MAX_ANSI_JOBS} more")
+    lines.append(f"running window ({len(running_ids)} of {view.num_running}):")
+    for slot, job_id in enumerate(running_ids[:_MAX_ANSI_JOBS]):
         job = view.job(job_id)
         lines.append(
             f"  [{slot:2d}] job {job_id}: {job.model} x{job.num_gpus} on GPUs {list(job.gpus)}, "
             f"speed {job.speed:.2f}, progress {job.progress:.0%}"
         )
-    if len(encoder.running_ids) > _MAX_ANSI_JOBS:
-        lines.append(f"  ... {len(encoder.running_ids) - _MAX_ANSI_JOBS} more")
+    if len(running_ids) > _MAX_ANSI_JOBS:
+        lines.append(f"  ... {len(running_ids) - _MAX_ANSI_JOBS} more")
     return "\n".join(lines) + "\n"
 
 
-def render_rgb(encoder: StateEncoder) -> np.ndarray:
+def render_rgb(sim: Simulator) -> np.ndarray:
     """A picture of GPU occupancy: one row of squares per node, one square per GPU.
 
     A square fills from the bottom with its used memory; the fill goes from green
@@ -92,7 +93,6 @@ def render_rgb(encoder: StateEncoder) -> np.ndarray:
     Returns:
         An ``(H, W, 3)`` ``uint8`` image.  # (nodes * 26 + 2, gpus_per_node * 26 + 2, 3)
     """
-    sim = encoder.sim
     cluster = sim.cluster
     node_gpus = cluster.node_gpus  # (N, M), -1 padded
     num_nodes, width = node_gpus.shape

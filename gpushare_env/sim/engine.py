@@ -1,4 +1,4 @@
-"""The event-driven simulation core: a GPU cluster running data-parallel training jobs.
+"""The simulator: a GPU cluster running data-parallel training jobs, event by event.
 
 Time jumps from event to event (arrival, completion, sampling done, suspend done, resume
 done). Between events every running job progresses at its current rate. When the set of
@@ -20,34 +20,48 @@ Decisions the engine accepts (from a policy, the env or a test):
 * ``advance()``: let time run to the next event.
 
 Invalid decisions raise ``InvalidDecision`` naming the job and the reason.
+
+One engine carries out these rules: the compiled core ``gpushare_env.compiled._core``
+(Cython), which also encodes the env's observations, masks and rewards in the same pass
+(see ``docs/design/engine.md``). ``Simulator`` is its Python face: it validates and
+prepares an episode's inputs, hands them to a ``Core``, and exposes the decisions and
+queries above; ``jobs`` maps ids to read-only ``JobState`` proxies over the C records.
 """
 
 from __future__ import annotations
 
-import bisect
-import heapq
-import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
-from typing import NamedTuple
+from typing import Any
 
 import numpy as np
 
 from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.cluster import Cluster
-from gpushare_env.sim.interference import InterferenceModel, LinearContention
-from gpushare_env.sim.placement import (
-    STRATEGIES,
-    SingleWorkerIndex,
-    expected_fragment,
-    find_placement,
+from gpushare_env.sim.interference import InterferenceModel, LinearContention, NoInterference
+from gpushare_env.sim.placement import STRATEGIES, expected_fragment, find_placement
+from gpushare_env.sim.types import (
+    Event,
+    EventKind,
+    InvalidDecision,
+    JobRecord,
+    JobSpec,
+    JobStatus,
+    Timeline,
 )
-from gpushare_env.sim.types import JobRecord, JobSpec, JobStatus, Timeline
+
+try:
+    from gpushare_env.compiled._core import Core, JobState
+except ImportError as _error:  # pragma: no cover - a broken install
+    raise ImportError(
+        "gpushare_env: the simulator's compiled core (gpushare_env.compiled._core) is not "
+        f"built ({_error}); install the package with a C compiler present: pip install -e ."
+    ) from _error
 
 __all__ = [
     "DURATION_INFO",
+    "EpisodeOptions",
     "Event",
     "EventKind",
     "GPUState",
@@ -60,31 +74,6 @@ __all__ = [
 
 DURATION_INFO: tuple[str, ...] = ("none", "sampled", "oracle")
 _EPS = 1e-9
-
-
-class InvalidDecision(ValueError):
-    """A decision the simulator cannot carry out (wrong state, memory, GPU count)."""
-
-
-class EventKind(IntEnum):
-    """Event kinds; the value is the tie-break priority at equal times (lower first)."""
-
-    FINISH = 0
-    SUSPEND_DONE = 1
-    RESUME_DONE = 2
-    SAMPLED = 3
-    ARRIVAL = 4
-
-
-class Event(NamedTuple):
-    """Something that happened: what, when, to which job (immutable)."""
-
-    time_s: float  # [s]
-    kind: EventKind
-    job_id: int
-
-
-_KINDS: dict[int, EventKind] = {int(k): k for k in EventKind}  # the heap stores plain ints
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,38 +117,6 @@ class SimConfig:
 
 
 @dataclass(slots=True)
-class JobState:
-    """The mutable state of one job inside the simulator (policies see a ``JobView``)."""
-
-    spec: JobSpec
-    noise: float  # relative measurement error of the sampled step time
-    suspend_overhead_s: float  # [s]
-    resume_overhead_s: float  # [s]
-    cross_node_factor: float
-    status: JobStatus = JobStatus.FUTURE
-    progress: float = 0.0  # [iterations] done as of ``last_update_s``
-    last_update_s: float = 0.0  # [s]
-    rate: float = 0.0  # [iterations / s]
-    speed: float = 0.0  # current rate / solo-exclusive rate
-    gpus: tuple[int, ...] = ()
-    prev_gpus: tuple[int, ...] = ()
-    version: int = 0
-    first_start_s: float = math.nan  # [s]
-    finish_s: float = math.nan  # [s]
-    held_since_s: float = 0.0  # [s]
-    gpu_seconds: float = 0.0  # [GPU s]
-    overhead_gpu_seconds: float = 0.0  # [GPU s]
-    transition_since_s: float = 0.0  # [s] start of the current suspend / resume
-    queued_since_s: float = 0.0  # [s]
-    queued_s: float = 0.0  # [s]
-    suspends: int = 0
-    resumes: int = 0
-    migrations: int = 0
-    sampled: bool = False
-    cross_node: bool = False
-
-
-@dataclass(slots=True)
 class GPUState:
     """Per-GPU state arrays the placement strategies and policies read.
 
@@ -190,6 +147,45 @@ class GPUState:
     rectangular: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class EpisodeOptions:
+    """What the env asks of the engine beyond the simulation: the observation and mask
+    encoder, the reward terms and the episode's limits (``GPUShareEnv`` fills it in; a
+    headless simulator has none and its core encodes nothing).
+
+    Attributes:
+        pending_window: Pending slots ``W``.
+        running_window: Running slots ``R``.
+        num_pending_features: Columns of a pending row before the optional ones.
+        max_suspends_per_job: Suspensions after which a job may not be suspended (mask).
+        held_time: Observe ``held_time``.
+        placement: Observe ``pack_load``, ``spread_load`` and ``shares_gpu``.
+        drain: Observe ``drain_share``.
+        rivals: Observe ``rival_wait`` and ``rival_remaining``.
+        weights: Reward weights in ``REWARD_COMPONENTS`` order.
+        time_scale_s: Time unit of the reward.  # [s]
+        auto_advance: Run through states without a choice.
+        max_time_s: Truncate at this simulated time.  # [s]
+        decision_cap: Truncate after this many decisions.
+        invalid_penalty: Reward of an invalid action (negated).
+    """
+
+    pending_window: int
+    running_window: int
+    num_pending_features: int
+    max_suspends_per_job: int | None = None
+    held_time: bool = False
+    placement: bool = False
+    drain: bool = False
+    rivals: bool = False
+    weights: tuple[float, ...] = (0.0,) * 7
+    time_scale_s: float = 1.0  # [s]
+    auto_advance: bool = True
+    max_time_s: float | None = None  # [s]
+    decision_cap: int = 2**62
+    invalid_penalty: float = 0.0
+
+
 class Simulator:
     """A GPU cluster running a fixed list of jobs, driven by decisions from outside.
 
@@ -197,9 +193,12 @@ class Simulator:
         jobs: The workload; job ids must be unique and every job must fit the cluster.
         cluster: The cluster layout (``make_cluster``).
         config: Simulator settings.
-        interference: Co-location slowdown model (default ``LinearContention()``).
+        interference: Co-location slowdown model (default ``LinearContention()``);
+            ``LinearContention`` and ``NoInterference`` run in C, any other model is
+            called from the core for each GPU whose computing workers change.
         rng: Generator for the sampling noise; one draw per job in job-id order, so the
             noise a job sees does not depend on the schedule.
+        episode: The env's encoder, reward and limits (``None``: headless).
     """
 
     def __init__(
@@ -209,12 +208,12 @@ class Simulator:
         config: SimConfig | None = None,
         interference: InterferenceModel | None = None,
         rng: np.random.Generator | None = None,
+        *,
+        episode: EpisodeOptions | None = None,
     ) -> None:
         self.config = config or SimConfig()
         self.cluster = cluster
         self.interference: InterferenceModel = interference or LinearContention()
-        # models without ``uses_models = False`` get the co-located model names
-        self._interference_uses_models = bool(getattr(self.interference, "uses_models", True))
         if not jobs:
             raise ValueError("the workload has no jobs")
         ordered = sorted(jobs, key=lambda j: (j.arrival_s, j.job_id))
@@ -223,135 +222,96 @@ class Simulator:
         by_id = sorted(j.job_id for j in ordered)
         noise = rng.normal(0.0, self.config.sample_noise, size=len(by_id))
         noise_of = dict(zip(by_id, np.clip(noise, -0.9, 0.9).tolist(), strict=True))
-        cfg = self.config
-        self.jobs: dict[int, JobState] = {}
-        for spec in ordered:
-            model = MODELS.get(spec.model)
-            self.jobs[spec.job_id] = JobState(
-                spec=spec,
-                noise=noise_of[spec.job_id],
-                suspend_overhead_s=_pick(cfg.suspend_overhead_s, model, "suspend_overhead_s", 3.0),
-                resume_overhead_s=_pick(cfg.resume_overhead_s, model, "resume_overhead_s", 20.0),
-                cross_node_factor=_pick(cfg.cross_node_factor, model, "cross_node_factor", 0.8),
-            )
-        self._arrivals: list[JobSpec] = ordered
-        self._next_arrival = 0
-        self.now_s: float = 0.0
-        self._heap: list[tuple[float, int, int, int, int]] = []
-        self._seq = 0  # tie-break counter (a plain int pickles on every Python)
-        g = cluster.num_gpus
-        reference = np.sort(np.asarray([j.memory_gib for j in ordered], dtype=np.float64))
-        self.gpus = GPUState(
-            free_memory_gib=cluster.gpu_memory_gib.copy(),
-            load=np.zeros(g),
-            computing=np.zeros(g, dtype=np.int64),
-            holders=np.zeros(g, dtype=np.int64),
-            factor=np.ones(g),
-            gpu_node=cluster.gpu_node,
-            node_gpus=cluster.node_gpus,
-            num_nodes=cluster.num_nodes,
-            max_jobs_per_gpu=cluster.max_jobs_per_gpu,
-            reference_memory_gib=reference,
-            rectangular=bool(
-                cluster.node_gpus.size == g
-                and np.array_equal(cluster.node_gpus.ravel(), np.arange(g))
-            ),
+        self.core: Any = new_core(
+            core_inputs(ordered, noise_of, cluster, self.config, self.interference, episode)
         )
-        self._gpu_jobs: list[dict[int, None]] = [{} for _ in range(g)]
-        self._gpu_speed: list[float] = cluster.gpu_speed.tolist()
-        # one-worker placements without a pass over the cluster (equal-memory GPUs only)
-        capacity = cluster.gpu_memory_gib
-        self._single: SingleWorkerIndex | None = (
-            SingleWorkerIndex(self.gpus, float(capacity[0]))
-            if g and bool(np.all(capacity == capacity[0]))
-            else None
-        )
-        # The median worker of the workload defines "fragmented" free memory.
-        self._median_worker_gib = float(np.median(reference))
-        self._reference_list: list[float] = reference.tolist()
-        # Incrementally maintained sums of per-GPU contributions (O(1) per touched GPU).
-        # (plain lists: the engine reads and writes them one GPU at a time)
-        fgd_part = expected_fragment(self.gpus.free_memory_gib, np.zeros(g, dtype=bool), reference)
-        self._util_part: list[float] = [0.0] * g
-        self._alloc_part: list[int] = [0] * g
-        self._free_part: list[float] = cluster.gpu_memory_gib.tolist()
-        self._frag_part: list[float] = [0.0] * g
-        self._fgd_part: list[float] = fgd_part.tolist()
-        self._util_sum = 0.0
-        self._allocated = 0
-        self._free_sum = float(cluster.gpu_memory_gib.sum())
-        self._frag_sum = 0.0
-        self._fgd_sum = float(fgd_part.sum())
-        # Queue of jobs waiting for GPUs (pending and suspended), by (arrival, id).
-        self._queue: list[tuple[float, int]] = []
-        self._running: dict[int, None] = {}  # RUNNING jobs in the order they started
-        self._in_transition: dict[int, None] = {}  # SUSPENDING or RESUMING
-        self._finished: list[JobRecord] = []
-        self._in_system = 0
-        self.events_processed = 0
-        self.decisions = 0
-        self._timeline: list[tuple[float, ...]] = []
-        self._record()
+        #: Per-GPU state arrays (live, written by the core).
+        self.gpus: GPUState = self.core.gpu_state
+        #: Job id -> ``JobState`` (read-only proxies), in arrival order.
+        self.jobs: Mapping[int, JobState] = JobTable(self.core, [j.job_id for j in ordered])
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the core pickles itself (it replays its operations); the rest is rebuilt on it
+        return {
+            "config": self.config,
+            "cluster": self.cluster,
+            "interference": self.interference,
+            "core": self.core,
+            "ids": list(self.jobs),
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.config = state["config"]
+        self.cluster = state["cluster"]
+        self.interference = state["interference"]
+        self.core = state["core"]
+        self.gpus = self.core.gpu_state
+        self.jobs = JobTable(self.core, state["ids"])
 
     # ------------------------------------------------------------------ queries
     @property
+    def now_s(self) -> float:
+        """Current simulated time.  # [s]"""
+        return float(self.core.now)
+
+    @property
     def done(self) -> bool:
         """True when every job has finished."""
-        return len(self._finished) == len(self.jobs)
+        return bool(self.core.done)
 
     @property
     def num_finished(self) -> int:
         """Jobs finished so far."""
-        return len(self._finished)
+        return int(self.core.num_finished)
 
     @property
     def jobs_in_system(self) -> int:
         """Arrived and not finished."""
-        return self._in_system
+        return int(self.core.in_system)
 
     @property
     def num_waiting(self) -> int:
         """Jobs pending or suspended (holding no GPU)."""
-        return len(self._queue)
+        return int(self.core.num_waiting)
 
     @property
     def num_running(self) -> int:
         """Jobs running (computing)."""
-        return len(self._running)
+        return int(self.core.num_running)
+
+    @property
+    def events_processed(self) -> int:
+        """Events handled so far."""
+        return int(self.core.events_processed)
+
+    @property
+    def decisions(self) -> int:
+        """Placements and suspensions carried out so far."""
+        return int(self.core.sim_decisions)
 
     def pending(self, limit: int | None = None) -> list[int]:
         """Ids of waiting jobs (pending and suspended) by arrival, at most ``limit``."""
-        part = self._queue if limit is None else self._queue[:limit]
-        return [job_id for _, job_id in part]
+        return self.core.pending(limit)  # type: ignore[no-any-return]
 
     def running(self, limit: int | None = None) -> list[int]:
         """Ids of running jobs in the order they (re)started, at most ``limit``."""
-        if limit is None:
-            return list(self._running)
-        return list(itertools.islice(self._running, limit))
+        return self.core.running_list(limit)  # type: ignore[no-any-return]
 
     def in_transition(self) -> list[int]:
         """Ids of jobs suspending or resuming."""
-        return list(self._in_transition)
+        return self.core.transition_list()  # type: ignore[no-any-return]
 
     def gpu_jobs(self, gpu: int) -> list[int]:
         """Ids of the jobs holding memory on ``gpu``."""
-        return list(self._gpu_jobs[gpu])
+        return self.core.jobs_on_gpu(gpu)  # type: ignore[no-any-return]
 
     def next_event_time(self) -> float | None:
         """Time of the next event, or ``None`` when nothing is left to happen."""
-        self._drop_stale()
-        times = []
-        if self._heap:
-            times.append(self._heap[0][0])
-        if self._next_arrival < len(self._arrivals):
-            times.append(self._arrivals[self._next_arrival].arrival_s)
-        return min(times) if times else None
+        return self.core.next_event_time()  # type: ignore[no-any-return]
 
     def progress_of(self, job_id: int) -> float:
         """Iterations done by ``job_id`` as of now."""
-        job = self.jobs[job_id]
-        return min(job.progress + job.rate * (self.now_s - job.last_update_s), job.spec.iterations)
+        return float(self.core.progress_of(job_id))
 
     def predicted_remaining_s(self, job_id: int) -> float | None:
         """Remaining time alone on V100s as schedulers may know it (``duration_info``).
@@ -359,65 +319,32 @@ class Simulator:
         ``"oracle"``: the true value; ``"sampled"``: remaining iterations times the measured
         step time once the job is sampled, else ``None``; ``"none"``: always ``None``.
         """
-        job = self.jobs[job_id]
-        info = self.config.duration_info
-        if info == "none":
-            return None
-        remaining = job.spec.iterations - self.progress_of(job_id)
-        if info == "oracle":
-            return remaining * job.spec.step_time_s
-        if not job.sampled:
-            return None
-        return remaining * job.spec.step_time_s * (1.0 + job.noise)
+        return self.core.predicted_remaining_s(job_id)  # type: ignore[no-any-return]
 
     def predicted_work_s(self) -> float:
         """Sum of ``predicted remaining x GPUs`` over the jobs in the system (waiting, then
         running and transitioning; jobs without a prediction count 0).  [GPU s]"""
-        work = 0.0
-        jobs = self.jobs
-        for job_id in itertools.chain(self.pending(), self.running(), self._in_transition):
-            remaining = self.predicted_remaining_s(job_id)
-            if remaining is not None:
-                work += remaining * jobs[job_id].spec.num_gpus
-        return work
+        return float(self.core.predicted_work_s())
 
     def measured_step_time_s(self, job_id: int) -> float | None:
         """Measured solo step time once sampled (``None`` before, or if info is none)."""
-        job = self.jobs[job_id]
-        if self.config.duration_info == "oracle":
-            return job.spec.step_time_s
-        if self.config.duration_info == "none" or not job.sampled:
-            return None
-        return job.spec.step_time_s * (1.0 + job.noise)
+        return self.core.measured_step_time_s(job_id)  # type: ignore[no-any-return]
+
+    def cluster_totals(self) -> tuple[float, int, float, float, float]:
+        """``(compute_in_use, allocated_gpus, free_memory_gib, fragmented_memory_gib,
+        expected_fragment_gib)``: the current values of the ``Timeline`` series."""
+        return self.core.cluster_totals()  # type: ignore[no-any-return]
 
     def find_placement(self, job_id: int, strategy: str) -> tuple[int, ...] | None:
         """GPUs the named strategy would give ``job_id`` now, or ``None``."""
-        spec = self.jobs[job_id].spec
-        single = self._single
-        if single is not None:
-            if spec.num_gpus == 1:
-                return single.find(strategy, spec.memory_gib)
-            if strategy == "exclusive":
-                return single.find_exclusive(spec.num_gpus, spec.memory_gib)
-        return find_placement(strategy, self.gpus, spec.num_gpus, spec.memory_gib)
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; allowed: {list(STRATEGIES)}")
+        return self.core.find_placement(job_id, strategy)  # type: ignore[no-any-return]
 
     # ---------------------------------------------------------------- decisions
     def schedule(self, job_id: int, strategy: str) -> tuple[int, ...]:
         """Place ``job_id`` with a named strategy; raise ``InvalidDecision`` if it does not fit."""
-        if strategy not in STRATEGIES:
-            raise InvalidDecision(
-                f"job {job_id}: unknown strategy {strategy!r}; allowed: {list(STRATEGIES)}"
-            )
-        job = self._require_waiting(job_id)
-        gpus = self.find_placement(job_id, strategy)
-        if gpus is None:
-            spec = self.jobs[job_id].spec
-            raise InvalidDecision(
-                f"job {job_id}: {spec.num_gpus} worker(s) of {spec.memory_gib:g} GiB do not "
-                f"fit now with strategy {strategy!r}"
-            )
-        self._occupy(job, gpus)  # a strategy's answer is sorted, distinct and fits
-        return gpus
+        return self.core.schedule(job_id, strategy)  # type: ignore[no-any-return]
 
     def place(self, job_id: int, gpus: Iterable[int]) -> None:
         """Start (or resume) a waiting job on explicit GPUs.
@@ -426,75 +353,7 @@ class Simulator:
             InvalidDecision: the job is not waiting, the GPU count or indices are wrong,
                 or a GPU lacks memory or a worker slot.
         """
-        job = self._require_waiting(job_id)
-        gpu_list = tuple(sorted(int(g) for g in gpus))
-        spec = job.spec
-        if len(gpu_list) != spec.num_gpus:
-            raise InvalidDecision(
-                f"job {job_id}: needs {spec.num_gpus} GPU(s), got {len(gpu_list)}: {gpu_list}"
-            )
-        if len(set(gpu_list)) != len(gpu_list):
-            raise InvalidDecision(f"job {job_id}: GPUs must be distinct, got {gpu_list}")
-        state = self.gpus
-        num_gpus = len(self._gpu_jobs)
-        free_of = state.free_memory_gib.item
-        holders_of = state.holders.item
-        for g in gpu_list:
-            if not 0 <= g < num_gpus:
-                raise InvalidDecision(
-                    f"job {job_id}: GPU {g} does not exist (cluster has {num_gpus})"
-                )
-            if free_of(g) + _EPS < spec.memory_gib:
-                raise InvalidDecision(
-                    f"job {job_id}: GPU {g} has {free_of(g):.2f} GiB free, "
-                    f"a worker needs {spec.memory_gib:g} GiB (memory)"
-                )
-            if holders_of(g) >= state.max_jobs_per_gpu:
-                raise InvalidDecision(
-                    f"job {job_id}: GPU {g} already hosts {state.max_jobs_per_gpu} workers "
-                    "(max_jobs_per_gpu)"
-                )
-        self._occupy(job, gpu_list)
-
-    def _occupy(self, job: JobState, gpu_list: tuple[int, ...]) -> None:
-        """Carry out a checked placement: ``gpu_list`` sorted, distinct, with room."""
-        job_id = job.spec.job_id
-        spec = job.spec
-        state = self.gpus
-        free_of = state.free_memory_gib.item
-        holders_of = state.holders.item
-        self.decisions += 1
-        now = self.now_s
-        self._dequeue(job)
-        job.gpus = gpu_list
-        job.held_since_s = now
-        if len(gpu_list) > 1:
-            node_of = state.gpu_node.item
-            job.cross_node = len({node_of(g) for g in gpu_list}) > 1
-        else:
-            job.cross_node = False
-        single = self._single
-        free = state.free_memory_gib
-        holders = state.holders
-        memory = spec.memory_gib
-        for g in gpu_list:
-            free[g] = free_of(g) - memory
-            held = holders_of(g) + 1
-            holders[g] = held
-            self._gpu_jobs[g][job_id] = None
-            if single is not None:
-                single.refresh(g)
-        self._touch_memory(gpu_list)
-        if job.status == JobStatus.PENDING:
-            job.first_start_s = now
-            self._start_compute(job)
-        else:  # SUSPENDED: restart first, holding the GPUs without progress
-            job.status = JobStatus.RESUMING
-            job.transition_since_s = now
-            self._in_transition[job_id] = None
-            job.version += 1
-            self._push(now + job.resume_overhead_s, EventKind.RESUME_DONE, job)
-        self._record()
+        self.core.place(job_id, gpus)
 
     def suspend(self, job_id: int) -> None:
         """Checkpoint a running job: it keeps its GPUs for its suspend overhead, then waits.
@@ -502,20 +361,7 @@ class Simulator:
         Raises:
             InvalidDecision: the job is not running.
         """
-        job = self.jobs.get(job_id)
-        if job is None:
-            raise InvalidDecision(f"job {job_id}: no such job")
-        if job.status != JobStatus.RUNNING:
-            raise InvalidDecision(
-                f"job {job_id}: only a running job can be suspended; it is {job.status.name}"
-            )
-        self.decisions += 1
-        self._stop_compute(job, JobStatus.SUSPENDING)
-        self._touch_compute(job.gpus)
-        job.transition_since_s = self.now_s
-        self._in_transition[job_id] = None
-        self._push(self.now_s + job.suspend_overhead_s, EventKind.SUSPEND_DONE, job)
-        self._record()
+        self.core.suspend(job_id)
 
     def advance(self) -> list[Event]:
         """Run time to the next event and process every event at that instant.
@@ -527,71 +373,56 @@ class Simulator:
             RuntimeError: nothing is left to happen (all jobs finished, or the remaining
                 ones wait for a decision that never comes).
         """
-        t = self.next_event_time()
-        if t is None:
-            waiting = len(self._queue)
-            raise RuntimeError(
-                "advance(): no event left"
-                + (f" and {waiting} job(s) waiting: place them first" if waiting else "")
-            )
-        self.now_s = t
-        events: list[Event] = []
-        heap = self._heap
-        while True:
-            self._drop_stale()
-            if heap and heap[0][0] <= t:
-                _, kind, _, job_id, _ = heapq.heappop(heap)
-                events.append(self._handle(_KINDS[kind], job_id))
-            elif (
-                self._next_arrival < len(self._arrivals)
-                and self._arrivals[self._next_arrival].arrival_s <= t
-            ):
-                spec = self._arrivals[self._next_arrival]
-                self._next_arrival += 1
-                events.append(self._arrive(self.jobs[spec.job_id]))
-            else:
-                break
-        self.events_processed += len(events)
-        self._record()
-        return events
+        return self.core.advance()  # type: ignore[no-any-return]
 
     # ----------------------------------------------------------------- results
     def records(self) -> list[JobRecord]:
         """Records of the finished jobs, in finishing order."""
-        return list(self._finished)
+        specs = self.core.specs
+        rank_of = self.core.rank_of
+        return [
+            JobRecord.of(specs[rank_of[job_id]], *outcome)
+            for job_id, *outcome in self.core.finished_jobs()
+        ]
 
     def timeline(self) -> Timeline:
         """The cluster timeline up to now."""
-        rows = np.asarray(self._timeline, dtype=np.float64).reshape(-1, 8)
-        return timeline_from_rows(rows, self.cluster, self.now_s)
+        return timeline_from_rows(self.core.timeline_rows(), self.cluster, self.now_s)
 
     def check_invariants(self) -> None:
         """Raise ``AssertionError`` if the state is inconsistent (for tests; O(G + J))."""
         state = self.gpus
-        used = np.zeros(self.cluster.num_gpus)
-        load = np.zeros(self.cluster.num_gpus)
-        holders = np.zeros(self.cluster.num_gpus, dtype=np.int64)
-        queued = set(self._queue)
-        assert len(queued) == len(self._queue), "a job is queued twice"
+        num_gpus = self.cluster.num_gpus
+        used = np.zeros(num_gpus)
+        load = np.zeros(num_gpus)
+        holders = np.zeros(num_gpus, dtype=np.int64)
+        queue = self.pending()
+        queued = set(queue)
+        assert len(queued) == len(queue), "a job is queued twice"
+        running = set(self.running())
         for job_id, job in self.jobs.items():
-            holds = job.status in (JobStatus.RUNNING, JobStatus.SUSPENDING, JobStatus.RESUMING)
-            assert bool(job.gpus) == holds, f"job {job_id} {job.status.name} gpus={job.gpus}"
-            for g in job.gpus:
+            status = job.status
+            gpus = job.gpus
+            holds = status in (JobStatus.RUNNING, JobStatus.SUSPENDING, JobStatus.RESUMING)
+            assert bool(gpus) == holds, f"job {job_id} {status.name} gpus={gpus}"
+            for g in gpus:
                 used[g] += job.spec.memory_gib
                 holders[g] += 1
-                if job.status == JobStatus.RUNNING:
+                if status == JobStatus.RUNNING:
                     load[g] += job.spec.intensity
+                assert job_id in self.gpu_jobs(g), (job_id, g)
             assert self.progress_of(job_id) <= job.spec.iterations + 1e-6
-            in_queue = job.status in (JobStatus.PENDING, JobStatus.SUSPENDED)
-            assert in_queue == ((job.spec.arrival_s, job_id) in queued), job_id
-            assert (job.status == JobStatus.RUNNING) == (job_id in self._running), job_id
+            in_queue = status in (JobStatus.PENDING, JobStatus.SUSPENDED)
+            assert in_queue == (job_id in queued), job_id
+            assert (status == JobStatus.RUNNING) == (job_id in running), job_id
         assert np.all(used <= self.cluster.gpu_memory_gib + 1e-6), "memory over-committed"
         assert np.allclose(state.free_memory_gib, self.cluster.gpu_memory_gib - used)
         assert np.allclose(state.load, load)
         assert np.array_equal(state.holders, holders)
         assert np.all(holders <= state.max_jobs_per_gpu)
-        assert self._allocated == int(np.count_nonzero(holders))
-        assert math.isclose(self._util_sum, float(np.minimum(load, 1.0).sum()), abs_tol=1e-6)
+        compute_in_use, allocated, *_ = self.cluster_totals()
+        assert allocated == int(np.count_nonzero(holders))
+        assert math.isclose(compute_in_use, float(np.minimum(load, 1.0).sum()), abs_tol=1e-6)
 
     # ---------------------------------------------------------------- internals
     def _check_fits(self, jobs: Sequence[JobSpec]) -> None:
@@ -613,266 +444,156 @@ class Simulator:
                     f"has {biggest:g} GiB"
                 )
 
-    def _require_waiting(self, job_id: int) -> JobState:
-        job = self.jobs.get(job_id)
-        if job is None:
-            raise InvalidDecision(f"job {job_id}: no such job")
-        if job.status not in (JobStatus.PENDING, JobStatus.SUSPENDED):
-            raise InvalidDecision(
-                f"job {job_id}: only a pending or suspended job can be placed; "
-                f"it is {job.status.name}"
+
+class JobTable(Mapping[int, JobState]):
+    """``Simulator.jobs``: job id -> ``JobState`` proxy, in (arrival, id) order."""
+
+    __slots__ = ("_core", "_ids")
+
+    def __init__(self, core: Any, ids: list[int]) -> None:
+        self._core = core
+        self._ids = ids
+
+    def __getitem__(self, job_id: int) -> JobState:
+        return self._core.job(job_id)  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._core.rank_of
+
+
+_MODEL_NAMES: tuple[str, ...] = tuple(MODELS)
+
+
+def core_inputs(
+    ordered: Sequence[JobSpec],
+    noise_of: Mapping[int, float],
+    cluster: Cluster,
+    config: SimConfig,
+    interference: InterferenceModel,
+    episode: EpisodeOptions | None,
+) -> tuple[dict[str, Any], ...]:
+    """The arguments of ``Core`` for an episode of ``ordered`` jobs (by arrival, id)."""
+    sizes = sorted({s.memory_gib for s in ordered})
+    overheads = []
+    for spec in ordered:
+        model = MODELS.get(spec.model)
+        overheads.append(
+            (
+                _pick(config.suspend_overhead_s, model, "suspend_overhead_s", 3.0),
+                _pick(config.resume_overhead_s, model, "resume_overhead_s", 20.0),
+                _pick(config.cross_node_factor, model, "cross_node_factor", 0.8),
             )
-        return job
-
-    def _push(self, time_s: float, kind: EventKind, job: JobState) -> None:
-        self._seq += 1
-        heapq.heappush(self._heap, (time_s, int(kind), self._seq, job.spec.job_id, job.version))
-
-    def _drop_stale(self) -> None:
-        heap = self._heap
-        jobs = self.jobs
-        while heap and heap[0][4] != jobs[heap[0][3]].version:
-            heapq.heappop(heap)
-
-    def _enqueue(self, job: JobState) -> None:
-        bisect.insort(self._queue, (job.spec.arrival_s, job.spec.job_id))
-        job.queued_since_s = self.now_s
-
-    def _dequeue(self, job: JobState) -> None:
-        key = (job.spec.arrival_s, job.spec.job_id)
-        i = bisect.bisect_left(self._queue, key)
-        del self._queue[i]
-        job.queued_s += self.now_s - job.queued_since_s
-
-    def _arrive(self, job: JobState) -> Event:
-        job.status = JobStatus.PENDING
-        self._in_system += 1
-        self._enqueue(job)
-        return Event(self.now_s, EventKind.ARRIVAL, job.spec.job_id)
-
-    def _handle(self, kind: EventKind, job_id: int) -> Event:
-        job = self.jobs[job_id]
-        now = self.now_s
-        if kind == EventKind.FINISH:
-            self._finish(job)
-        elif kind == EventKind.SAMPLED:
-            self._fold(job)
-            job.sampled = True
-        elif kind == EventKind.SUSPEND_DONE:
-            del self._in_transition[job_id]
-            job.overhead_gpu_seconds += (now - job.transition_since_s) * job.spec.num_gpus
-            job.suspends += 1
-            self._release(job)
-            self._touch_memory(job.prev_gpus)  # it stopped computing when suspended
-            job.status = JobStatus.SUSPENDED
-            self._enqueue(job)
-        elif kind == EventKind.RESUME_DONE:
-            del self._in_transition[job_id]
-            job.overhead_gpu_seconds += (now - job.transition_since_s) * job.spec.num_gpus
-            job.resumes += 1
-            if job.prev_gpus and job.prev_gpus != job.gpus:
-                job.migrations += 1
-            self._start_compute(job)
-        return Event(now, kind, job_id)
-
-    def _fold(self, job: JobState) -> None:
-        """Bring ``job.progress`` up to now at its current rate."""
-        now = self.now_s
-        if job.rate > 0.0:
-            job.progress = min(
-                job.progress + job.rate * (now - job.last_update_s), float(job.spec.iterations)
-            )
-        job.last_update_s = now
-
-    def _start_compute(self, job: JobState) -> None:
-        job.status = JobStatus.RUNNING
-        self._running[job.spec.job_id] = None
-        state = self.gpus
-        u = job.spec.intensity
-        load = state.load
-        computing = state.computing
-        for g in job.gpus:
-            load[g] = load.item(g) + u
-            computing[g] = computing.item(g) + 1
-        job.last_update_s = self.now_s
-        job.rate = 0.0
-        self._touch_compute(job.gpus, force=job)
-
-    def _stop_compute(self, job: JobState, status: JobStatus) -> None:
-        """Stop a running job's progress and compute; the caller touches its GPUs."""
-        self._fold(job)
-        job.status = status
-        job.rate = 0.0
-        job.speed = 0.0
-        job.version += 1  # invalidates its FINISH / SAMPLED events
-        del self._running[job.spec.job_id]
-        state = self.gpus
-        u = job.spec.intensity
-        load = state.load
-        computing = state.computing
-        for g in job.gpus:
-            left = computing.item(g) - 1
-            computing[g] = left
-            load[g] = load.item(g) - u if left > 0 else 0.0
-
-    def _release(self, job: JobState) -> None:
-        """Free a job's memory and worker slots (it computes no more); caller touches GPUs."""
-        state = self.gpus
-        spec = job.spec
-        job.gpu_seconds += (self.now_s - job.held_since_s) * spec.num_gpus
-        free = state.free_memory_gib
-        holders = state.holders
-        memory = spec.memory_gib
-        single = self._single
-        for g in job.gpus:
-            held = holders.item(g) - 1
-            holders[g] = held
-            if held == 0:
-                # no drift: an empty GPU's memory is exactly its capacity
-                free[g] = self.cluster.gpu_memory_gib[g]
-            else:
-                free[g] = free.item(g) + memory
-            if single is not None:
-                single.refresh(g)
-            del self._gpu_jobs[g][spec.job_id]
-        job.prev_gpus = job.gpus
-        job.gpus = ()
-
-    def _finish(self, job: JobState) -> None:
-        job.progress = float(job.spec.iterations)
-        job.rate = 0.0
-        self._stop_compute(job, JobStatus.FINISHED)
-        self._release(job)
-        self._touch_memory(job.prev_gpus)
-        self._touch_compute(job.prev_gpus)
-        job.finish_s = self.now_s
-        self._in_system -= 1
-        record = JobRecord.of(
-            job.spec, job.first_start_s, job.finish_s, job.gpu_seconds,
-            job.overhead_gpu_seconds, job.suspends, job.resumes, job.migrations, job.queued_s,
-        )  # fmt: skip
-        self._finished.append(record)
-
-    def _touch_compute(self, gpus: Iterable[int], force: JobState | None = None) -> None:
-        """The computing workers of ``gpus`` changed: new factors, utilisation, job rates."""
-        state = self.gpus
-        interference = self.interference
-        uses_models = self._interference_uses_models
-        affected: dict[int, None] = {}
-        computing = state.computing.item
-        load_of = state.load.item
-        factor = state.factor
-        gpu_jobs = self._gpu_jobs
-        util_part = self._util_part
-        for g in gpus:
-            k = computing(g)
-            load = load_of(g)
-            on_gpu = gpu_jobs[g]
-            if k > 0:
-                models = (
-                    [self.jobs[j].spec.model for j in on_gpu if self._computes(j)]
-                    if uses_models
-                    else ()
-                )
-                factor[g] = interference.factor(load, k, models)
-            else:
-                factor[g] = 1.0
-            affected.update(on_gpu)
-            util = load if load < 1.0 else 1.0
-            self._util_sum += util - util_part[g]
-            util_part[g] = util
-        if force is not None:
-            affected[force.spec.job_id] = None
-        jobs = self.jobs
-        running = JobStatus.RUNNING
-        for j in affected:
-            job = jobs[j]
-            if job.status == running:
-                self._update_rate(job, force=job is force)
-
-    def _touch_memory(self, gpus: Iterable[int]) -> None:
-        """The memory or workers held on ``gpus`` changed: the cluster's memory sums."""
-        state = self.gpus
-        max_jobs = state.max_jobs_per_gpu
-        median = self._median_worker_gib
-        reference = self._reference_list
-        free_of = state.free_memory_gib.item
-        holders_of = state.holders.item
-        alloc_part = self._alloc_part
-        free_part = self._free_part
-        frag_part = self._frag_part
-        fgd_part = self._fgd_part
-        for g in gpus:
-            free = free_of(g)
-            holders = holders_of(g)
-            alloc = 1 if holders > 0 else 0
-            self._allocated += alloc - alloc_part[g]
-            alloc_part[g] = alloc
-            self._free_sum += free - free_part[g]
-            free_part[g] = free
-            frag = free if holders > 0 and (free + _EPS < median or holders >= max_jobs) else 0.0
-            self._frag_sum += frag - frag_part[g]
-            frag_part[g] = frag
-            if holders >= max_jobs:
-                fgd = free
-            else:
-                fits = bisect.bisect_right(reference, free + _EPS)
-                fgd = free * (1.0 - fits / len(reference))
-            self._fgd_sum += fgd - fgd_part[g]
-            fgd_part[g] = fgd
-
-    def _computes(self, job_id: int) -> bool:
-        return self.jobs[job_id].status == JobStatus.RUNNING
-
-    def _update_rate(self, job: JobState, force: bool = False) -> None:
-        factor = self.gpus.factor.item
-        speed = self._gpu_speed
-        gpus = job.gpus
-        if len(gpus) == 1:
-            g = gpus[0]
-            slowest = factor(g) * speed[g]
-        else:
-            slowest = min(factor(g) * speed[g] for g in gpus)
-        if job.cross_node:
-            slowest *= job.cross_node_factor
-        spec = job.spec
-        rate = slowest / spec.step_time_s
-        if not force and rate == job.rate:
-            return
-        self._fold(job)
-        job.rate = rate
-        job.speed = slowest
-        job.version += 1
-        now = self.now_s
-        remaining = spec.iterations - job.progress
-        # snap float dust so simultaneous finishes stay simultaneous
-        finish_in = 0.0 if remaining <= 1e-9 * spec.iterations else remaining / rate
-        self._push(now + finish_in, EventKind.FINISH, job)
-        target = self.config.sample_iterations
-        if not job.sampled:
-            if job.progress >= target:
-                job.sampled = True
-            elif target < spec.iterations:
-                self._push(now + (target - job.progress) / rate, EventKind.SAMPLED, job)
-
-    def _record(self) -> None:
-        if not self.config.record_timeline:
-            return
-        row = (
-            self.now_s,
-            self._util_sum,
-            float(self._allocated),
-            self._free_sum,
-            self._frag_sum,
-            self._fgd_sum,
-            float(self._in_system),
-            float(len(self._queue)),
         )
-        timeline = self._timeline
-        if timeline and timeline[-1][0] == self.now_s:
-            timeline[-1] = row
-        else:
-            timeline.append(row)
+    jobs_in: dict[str, Any] = {
+        "spec": list(ordered),
+        "job_id": [s.job_id for s in ordered],
+        "num_gpus": [s.num_gpus for s in ordered],
+        "memory_gib": [s.memory_gib for s in ordered],
+        "intensity": [s.intensity for s in ordered],
+        "iterations": [float(s.iterations) for s in ordered],
+        "step_time_s": [s.step_time_s for s in ordered],
+        "arrival_s": [s.arrival_s for s in ordered],
+        "model_index": [
+            _MODEL_NAMES.index(s.model) if s.model in _MODEL_NAMES else -1 for s in ordered
+        ],
+        "noise": [noise_of[s.job_id] for s in ordered],
+        "suspend_overhead_s": [o[0] for o in overheads],
+        "resume_overhead_s": [o[1] for o in overheads],
+        "cross_node_factor": [o[2] for o in overheads],
+        "size_index": [sizes.index(s.memory_gib) for s in ordered],
+        "inv_solo_s": [1.0 / s.solo_duration_s for s in ordered],
+    }
+    cluster_in = {
+        "gpu_memory_gib": cluster.gpu_memory_gib,
+        "gpu_node": cluster.gpu_node,
+        "node_gpus": cluster.node_gpus,
+        "gpu_speed": cluster.gpu_speed,
+        "max_jobs_per_gpu": cluster.max_jobs_per_gpu,
+        "find_placement": find_placement,
+        "strategies": STRATEGIES,
+    }
+    reference = np.sort(np.asarray([j.memory_gib for j in ordered], dtype=np.float64))
+    num_gpus = cluster.num_gpus
+    fgd_part = expected_fragment(
+        cluster.gpu_memory_gib.copy(), np.zeros(num_gpus, dtype=bool), reference
+    )
+    builtin = isinstance(interference, (LinearContention, NoInterference))
+    sim_in = {
+        "alpha": interference.alpha if isinstance(interference, LinearContention) else 0.0,
+        "interference": isinstance(interference, LinearContention),
+        "interference_model": None if builtin else interference,
+        "interference_models": bool(getattr(interference, "uses_models", True)),
+        "sample_iterations": config.sample_iterations,
+        "duration_info": config.duration_info,
+        "record_timeline": config.record_timeline,
+        "reference_memory_gib": reference.tolist(),
+        "median_worker_gib": float(np.median(reference)),
+        "fgd_part": fgd_part.tolist(),
+        "fgd_sum": float(fgd_part.sum()),
+    }
+    options = episode or EpisodeOptions(
+        pending_window=1, running_window=1, num_pending_features=0
+    )
+    encoder_in = {
+        "pending_window": options.pending_window,
+        "running_window": options.running_window,
+        "held_time": options.held_time,
+        "placement": options.placement,
+        "drain": options.drain,
+        "rivals": options.rivals,
+        "max_suspends_per_job": options.max_suspends_per_job,
+        "num_pending_features": options.num_pending_features,
+        "num_models": len(_MODEL_NAMES),
+        "memory_sizes": sizes,
+        "log_gpus": 1.0 / math.log2(1.0 + num_gpus),
+    }
+    env_in = {
+        "weights": list(options.weights),
+        "inv_scale": 1.0 / options.time_scale_s,
+        "auto_advance": options.auto_advance,
+        "max_time_s": options.max_time_s,
+        "decision_cap": options.decision_cap,
+        "invalid_penalty": options.invalid_penalty,
+    }
+    return jobs_in, cluster_in, sim_in, encoder_in, env_in
+
+
+def new_core(inputs: tuple[dict[str, Any], ...]) -> Any:
+    """A fresh ``Core`` from ``core_inputs``, with its ``GPUState`` over the live arrays."""
+    core = Core(*inputs)
+    cluster_in = inputs[1]
+    capacity = np.ascontiguousarray(cluster_in["gpu_memory_gib"], dtype=np.float64)
+    node_gpus = cluster_in["node_gpus"]
+    num_gpus = len(capacity)
+    core.gpu_state = GPUState(
+        free_memory_gib=core.free_array,
+        load=core.load_array,
+        computing=core.computing_array,
+        holders=core.holders_array,
+        factor=core.factor_array,
+        gpu_node=cluster_in["gpu_node"],
+        node_gpus=node_gpus,
+        num_nodes=node_gpus.shape[0],
+        max_jobs_per_gpu=cluster_in["max_jobs_per_gpu"],
+        reference_memory_gib=np.asarray(inputs[2]["reference_memory_gib"]),
+        rectangular=bool(
+            node_gpus.size == num_gpus and np.array_equal(node_gpus.ravel(), np.arange(num_gpus))
+        ),
+    )
+    return core
+
+
+def rebuild_core(inputs: tuple[dict[str, Any], ...], ops: list[Any]) -> Any:
+    """Unpickle a ``Core``: a fresh one replays the operations of the pickled one."""
+    core = new_core(inputs)
+    core.replay(ops)
+    return core
 
 
 def timeline_from_rows(rows: np.ndarray, cluster: Cluster, end_s: float) -> Timeline:

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 import numpy as np
 
 from gpushare_env.sim.catalog import scaling_efficiency
 
-__all__ = ["JobRecord", "JobSpec", "JobStatus", "Timeline"]
+__all__ = [
+    "Event",
+    "EventKind",
+    "InvalidDecision",
+    "JobRecord",
+    "JobSpec",
+    "JobStatus",
+    "Timeline",
+]
 
 
 class JobStatus(IntEnum):
@@ -22,6 +31,28 @@ class JobStatus(IntEnum):
     SUSPENDED = 4  # checkpointed, holds nothing, waits to be placed again
     RESUMING = 5  # restarting after (re)placement: holds memory, no progress, no compute
     FINISHED = 6
+
+
+class InvalidDecision(ValueError):
+    """A decision the simulator cannot carry out (wrong state, memory, GPU count)."""
+
+
+class EventKind(IntEnum):
+    """Event kinds; the value is the tie-break priority at equal times (lower first)."""
+
+    FINISH = 0
+    SUSPEND_DONE = 1
+    RESUME_DONE = 2
+    SAMPLED = 3
+    ARRIVAL = 4
+
+
+class Event(NamedTuple):
+    """Something that happened: what, when, to which job (immutable)."""
+
+    time_s: float  # [s]
+    kind: EventKind
+    job_id: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -220,6 +220,10 @@ class SimView:
         self.gpu_speed = _frozen(sim.cluster.gpu_speed)
         self.max_jobs_per_gpu = sim.cluster.max_jobs_per_gpu
 
+    def __reduce__(self) -> tuple[type[SimView], tuple[Simulator]]:
+        # rebuilt over the (unpickled) simulator, so its arrays are the live ones again
+        return SimView, (self._sim,)
+
     @property
     def now_s(self) -> float:
         """Current simulated time.  # [s]"""
@@ -250,8 +254,7 @@ class SimView:
             [GiB], free memory on partly used GPUs that cannot host the median worker
             [GiB], FGD-style expected fragment [GiB]).
         """
-        sim = self._sim
-        return sim._util_sum, sim._allocated, sim._free_sum, sim._frag_sum, sim._fgd_sum
+        return self._sim.cluster_totals()
 
     @property
     def jobs_in_system(self) -> int:

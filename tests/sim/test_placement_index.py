@@ -1,5 +1,6 @@
-"""``SingleWorkerIndex`` answers exactly as the vectorised ``find_placement`` does
-(every strategy for one worker, ``exclusive`` for gangs)."""
+"""The simulator's placements (the compiled core, with its incremental index) are the
+GPUs that the readable ``find_placement`` picks, for every strategy, one-worker jobs and
+gangs, on random busy states of every cluster shape."""
 
 from __future__ import annotations
 
@@ -10,50 +11,64 @@ import numpy as np
 import pytest
 
 from gpushare_env.sim import STRATEGIES, InvalidDecision, Simulator, find_placement, make_cluster
-from gpushare_env.sim.placement import SingleWorkerIndex
+from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads import make_workload
 
 # worker sizes around the catalogue's, plus edges: tiny, exactly a whole GPU, too big
 _MEMORIES = (0.5, 2.0, 3.9, 4.0, 6.0, 8.0, 11.0, 16.0, 24.0, 33.0)
+_GANGS = (1, 2, 3, 4, 8, 12, 16)
 
 
-def _compare_all(sim: Simulator) -> int:
-    index = sim._single
-    assert index is not None
-    compared = 0
-    for strategy in STRATEGIES:
+def _probes(first_id: int) -> list[JobSpec]:
+    """Jobs that never arrive (far in the future): placement questions to ask the core."""
+    base = make_workload("philly", 0, num_jobs=1, cluster_gpus=16)[0]
+    probes = []
+    for num_gpus in _GANGS:
         for memory in _MEMORIES:
-            expected = find_placement(strategy, sim.gpus, 1, memory)
-            assert index.find(strategy, memory) == expected, (strategy, memory, sim.now_s)
-            compared += 1
-    rebuilt = SingleWorkerIndex(sim.gpus, float(sim.cluster.gpu_memory_gib[0]))
-    for strategy in STRATEGIES:  # an index built from a busy state agrees with the live one
-        assert rebuilt.find(strategy, 4.0) == index.find(strategy, 4.0)
-    for num_gpus in (2, 3, 4, 8, 12, 16):
-        for memory in (4.0, 24.0, 33.0):
-            expected = find_placement("exclusive", sim.gpus, num_gpus, memory)
-            assert index.find_exclusive(num_gpus, memory) == expected, (num_gpus, memory)
+            probes.append(
+                dataclasses.replace(
+                    base,
+                    job_id=first_id + len(probes),
+                    arrival_s=1e15,
+                    num_gpus=num_gpus,
+                    memory_gib=memory,
+                )
+            )
+    return probes
+
+
+def _compare_all(sim: Simulator, probes: list[JobSpec]) -> int:
+    compared = 0
+    for probe in probes:
+        for strategy in STRATEGIES:
+            expected = find_placement(strategy, sim.gpus, probe.num_gpus, probe.memory_gib)
+            got = sim.find_placement(probe.job_id, strategy)
+            assert got == expected, (strategy, probe.num_gpus, probe.memory_gib, sim.now_s)
             compared += 1
     return compared
 
 
 @pytest.mark.parametrize(
-    ("cluster", "max_jobs"), [("medium", 4), ("thesis", 2), ("tiny2", 1), ("philly", 4)]
+    ("cluster", "max_jobs"),
+    [("medium", 4), ("thesis", 2), ("tiny2", 1), ("philly", 4), ("mixed", 4)],
 )
-def test_index_matches_find_placement_on_random_states(cluster, max_jobs):
+def test_core_placements_match_find_placement_on_random_states(cluster, max_jobs):
     config = dataclasses.replace(make_cluster(cluster).config, max_jobs_per_gpu=max_jobs)
     layout = make_cluster(config)
     rng = np.random.default_rng(7)
     jobs = make_workload("philly", rng, num_jobs=120, cluster_gpus=layout.num_gpus)
-    sim = Simulator(jobs, layout, rng=np.random.default_rng(1))
-    assert sim._single is not None
-    if cluster == "thesis":
-        sim._single.SPREAD_SCAN_LIMIT = 2  # exercise the vectorised fallback too
+    biggest = float(layout.gpu_memory_gib.max())
+    probes = [
+        p for p in _probes(10**6) if p.num_gpus <= layout.num_gpus and p.memory_gib <= biggest
+    ]
+    sim = Simulator(jobs + probes, layout, rng=np.random.default_rng(1))
     compared = 0
-    for _ in range(600):
-        if sim.done:
+    steps = 120 if cluster == "philly" else 400
+    for _ in range(steps):
+        if sim.num_finished == len(jobs):
             break
-        compared += _compare_all(sim)
+        sample = rng.choice(len(probes), size=10, replace=False)
+        compared += _compare_all(sim, [probes[i] for i in sample])
         waiting = sim.pending()
         running = sim.running()
         roll = rng.random()
@@ -63,29 +78,31 @@ def test_index_matches_find_placement_on_random_states(cluster, max_jobs):
                 sim.schedule(job, STRATEGIES[int(rng.integers(len(STRATEGIES)))])
         elif running and roll < 0.65:
             sim.suspend(int(rng.choice(running)))
-        elif sim.next_event_time() is not None:
+        elif sim.next_event_time() is not None and sim.next_event_time() < 1e15:
             sim.advance()
         elif waiting:
             sim.schedule(waiting[0], "exclusive")
     assert compared > 1000  # the loop really visited many states
 
 
-def test_unknown_strategy_and_heterogeneous_clusters():
+def test_unknown_strategy_is_named():
     sim = Simulator(make_workload("philly", 0, num_jobs=5, cluster_gpus=16), make_cluster("thesis"))
-    assert sim._single is not None
-    with pytest.raises(ValueError, match="unknown placement strategy 'best'"):
-        sim._single.find("best", 4.0)
-    mixed = make_cluster("mixed")
-    assert len(set(mixed.gpu_memory_gib.tolist())) > 1
-    jobs = make_workload("philly", 0, num_jobs=5, cluster_gpus=mixed.num_gpus)
-    assert Simulator(jobs, mixed)._single is None  # falls back to the vectorised search
+    with pytest.raises(ValueError, match="unknown strategy 'best'"):
+        sim.find_placement(0, "best")
+    with pytest.raises(InvalidDecision, match="unknown strategy 'best'"):
+        sim.schedule(0, "best")
 
 
-def test_fresh_index_on_an_idle_cluster():
-    """A fresh index of an idle cluster picks GPU 0 for every sharing strategy."""
-    sim = Simulator(make_workload("philly", 0, num_jobs=5, cluster_gpus=16), make_cluster("thesis"))
-    index = SingleWorkerIndex(sim.gpus, 16.0)
-    assert index.find_exclusive(16, 4.0) == tuple(range(16))
+def test_fresh_cluster_placements():
+    """On an idle cluster every sharing strategy picks GPU 0, exclusive the first GPUs."""
+    layout = make_cluster("thesis")
+    jobs = make_workload("philly", 0, num_jobs=5, cluster_gpus=16)
+    probes = [p for p in _probes(10**6) if p.memory_gib <= 16.0 and p.num_gpus <= 16]
+    sim = Simulator(jobs + probes, layout)
+    for probe in probes:
+        for strategy in STRATEGIES:
+            expected = find_placement(strategy, sim.gpus, probe.num_gpus, probe.memory_gib)
+            assert sim.find_placement(probe.job_id, strategy) == expected
+    one = probes[_MEMORIES.index(4.0)]
     for strategy in ("pack", "spread", "min_frag", "exclusive"):
-        assert index.find(strategy, 4.0) == find_placement(strategy, sim.gpus, 1, 4.0)
-    assert index.find("pack", 17.0) is None
+        assert sim.find_placement(one.job_id, strategy) == (0,)
