@@ -28,10 +28,9 @@ __all__ = [
 
 #: Env config keys that apply to the learned agent only. ``max_suspends_per_job`` masks
 #: suspend actions, which the heuristics do not read: a heuristic that wants to suspend
-#: a capped job would repeat the invalid action until truncation. ``engine="compiled"``
-#: has no ``view`` for heuristics to read (and replays the same episodes). So heuristics
-#: (cloned teachers, evaluation references and baselines) always run without these keys.
-AGENT_ONLY_KEYS: tuple[str, ...] = ("max_suspends_per_job", "engine")
+#: a capped job would repeat the invalid action until truncation. So heuristics (cloned
+#: teachers, evaluation references and baselines) always run without these keys.
+AGENT_ONLY_KEYS: tuple[str, ...] = ("max_suspends_per_job",)
 
 
 def heuristic_env_config(env_config: Mapping[str, Any]) -> dict[str, Any]:

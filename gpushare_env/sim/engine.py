@@ -537,9 +537,7 @@ def core_inputs(
         "fgd_part": fgd_part.tolist(),
         "fgd_sum": float(fgd_part.sum()),
     }
-    options = episode or EpisodeOptions(
-        pending_window=1, running_window=1, num_pending_features=0
-    )
+    options = episode or EpisodeOptions(pending_window=1, running_window=1, num_pending_features=0)
     encoder_in = {
         "pending_window": options.pending_window,
         "running_window": options.running_window,

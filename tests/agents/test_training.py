@@ -111,46 +111,6 @@ def test_dummy_and_subprocess_envs_train_the_same_parameters(
 
 
 @pytest.mark.slow
-def test_compiled_engine_trains_the_same_parameters(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The compiled engine replays the same episodes: training is unchanged, bit for bit
-    (the teacher of the warm start and the evaluation reference run on the Python one)."""
-    from gpushare_env import compiled
-
-    cores: list[object] = []
-    new_core = compiled.new_core
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        cores.append(new_core(*args, **kwargs))
-        return cores[-1]
-
-    monkeypatch.setattr(compiled, "new_core", spy)
-    runs = {
-        engine: _params(
-            train(
-                _config(
-                    tmp_path,
-                    engine,
-                    n_envs=2,
-                    vec_env="dummy",  # in this process, where the spy counts the cores
-                    timesteps=128,
-                    bc_episodes=1,
-                    bc_epochs=1,
-                    eval_seeds=(50,),
-                    eval_every=64,
-                    env_overrides={"max_decisions": 300, "engine": engine},
-                )
-            )
-        )
-        for engine in ("python", "compiled")
-    }
-    assert len(cores) >= 4  # the compiled run's training and evaluation episodes used it
-    for key, value in runs["python"].items():
-        assert torch.equal(value, runs["compiled"][key]), key
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["ppo", "dqn"])
 def test_ppo_and_dqn_variants_run(tmp_path: Path, algo: str) -> None:
     config = _config(tmp_path, algo, algo=algo, timesteps=128, learning_starts=32)
