@@ -89,7 +89,8 @@ def collect_demonstrations(
         env_configs: Env configs (alternated over the seeds: seed ``i`` uses config
             ``i % len``).
         seeds: Training episode seeds.
-        heuristic: A name of ``baselines.available()``.
+        heuristic: A name ``baselines.make`` takes (``available()`` or ``variants()``,
+            with parameters or not).
         gamma: Discount per decision of the recorded returns (the RL algorithm's).
         reward_scale: Factor on the rewards (the training envs').
         driver: ``None``: the heuristic also acts (plain demonstrations). An SB3 model:

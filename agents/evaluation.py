@@ -58,7 +58,8 @@ def run_episode(policy: Any, env_config: Mapping[str, Any], seed: int) -> dict[s
     """Play one episode of ``env_config`` with ``reset(seed=seed)``; its final metrics.
 
     Args:
-        policy: An SB3 model, or a heuristic name of ``baselines.available()``.
+        policy: An SB3 model, or a heuristic name ``baselines.make`` takes
+            (``available()`` or ``variants()``, with parameters or not).
         env_config: ``GPUShare-v0`` config (a heuristic runs without the agent-only
             keys, see :data:`agents.envs.AGENT_ONLY_KEYS`).
         seed: The episode seed.

@@ -114,7 +114,8 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
     Args:
         env: A ``GPUShare-v0`` env; reset it with an explicit seed.
         env_config: Its config (the reference plays the same episodes).
-        heuristic: Reference policy, a name of ``baselines.available()``.
+        heuristic: Reference policy, a name ``baselines.make`` takes (``available()``,
+            ``variants()``, with parameters or not).
     """
 
     def __init__(

@@ -165,7 +165,11 @@ def ship(
 
 
 def markdown(name: str, record: dict[str, Any]) -> str:
-    """A human-readable card of a shipped agent: recipe, recorded numbers, comparison."""
+    """A human-readable card of a shipped agent: recipe, recorded numbers, comparison.
+
+    A record's ``renamed_policies`` (``{old name: new name}``, written when a policy was
+    renamed after the runs) is listed under the commands, which show the new names.
+    """
     seconds = float((record.get("training_seconds") or {}).get("total", float("nan")))
     runs = record.get("lineage") or [{"command": record["command"], "seconds": seconds}]
     lines = [f"# `{name}`", "", f"- algorithm: `{record['algo']}`; seed: {record['seed']}"]
@@ -177,6 +181,12 @@ def markdown(name: str, record: dict[str, Any]) -> str:
             f"  {i}. `{shlex.join(run['command'] or [])}` ({run['seconds']:.0f} s)"
             for i, run in enumerate(runs, 1)
         ]
+    renamed = record.get("renamed_policies") or {}
+    if renamed:
+        lines.append(
+            "- renamed since these runs (the commands above use the new names; same "
+            "schedules): " + "; ".join(f"`{new}` was `{old}`" for old, new in renamed.items())
+        )
     total = sum(run["seconds"] for run in runs)
     lines += [
         f"- training time: {total:.0f} s (wall clock, 2 shared CPU cores)",

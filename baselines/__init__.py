@@ -14,7 +14,9 @@ object evaluates in the env and drives the headless runner for long traces::
     from gpushare_env.runner import run_headless
     result = run_headless(jobs, cluster, baselines.make("thesis"))
 
-``available()`` lists the names. See DESIGN section 5 for the table of policies.
+``available()`` lists the names of DESIGN section 5's table of policies; ``variants()``
+lists the variants of this project that ``make`` also builds, each a published policy
+with rules added and a name that says which (``gandiva_srpt``, ``gandiva_critical_path``).
 
 A policy may also be named with parameters, ``"NAME:KEY=VALUE:KEY=VALUE"`` (for example
 ``"thesis:critical_path_factor=inf:max_suspends=6"``), wherever a name is taken: by
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 from typing import Any
 
 from baselines.base import Policy
@@ -34,12 +37,14 @@ from baselines.fgd import FGD
 from baselines.fifo import Fifo
 from baselines.fifo_pack import FifoPack
 from baselines.gandiva import Gandiva
+from baselines.gandiva_critical_path import GandivaCriticalPath
+from baselines.gandiva_srpt import GandivaSRPT
 from baselines.random_policy import RandomPolicy
 from baselines.sjf_pack import SJFPack
 from baselines.thesis import ThesisHeuristic
 from baselines.tiresias import Tiresias
 
-__all__ = ["POLICIES", "Policy", "available", "make", "parse_spec"]
+__all__ = ["POLICIES", "VARIANTS", "Policy", "available", "make", "parse_spec", "variants"]
 
 #: Policy classes by name, in the order of DESIGN 5's table.
 POLICIES: dict[str, type[Policy]] = {
@@ -54,9 +59,22 @@ POLICIES: dict[str, type[Policy]] = {
 }
 
 
+#: Variants of this project by name: a published policy with rules added (not in DESIGN
+#: 5's table, so ``available()`` and ``gpushare-evaluate --policies all`` leave them out).
+VARIANTS: dict[str, type[Policy]] = {
+    "gandiva_srpt": GandivaSRPT,
+    "gandiva_critical_path": GandivaCriticalPath,
+}
+
+
 def available() -> list[str]:
-    """Names ``make`` accepts, in DESIGN 5's order."""
+    """Names of DESIGN 5's policies, in its order (``make`` also takes ``variants()``)."""
     return list(POLICIES)
+
+
+def variants() -> list[str]:
+    """Names of this project's variants of published policies, which ``make`` also takes."""
+    return list(VARIANTS)
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -92,7 +110,7 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
     """Build the named policy.
 
     Args:
-        name: One of ``available()``, optionally with parameters:
+        name: One of ``available()`` or ``variants()``, optionally with parameters:
             ``"NAME:KEY=VALUE:..."`` (see :func:`parse_spec`).
         env: A ``GPUShare-v0`` env (wrapped or not) to act in through ``predict``;
             ``None`` to drive the headless runner only.
@@ -100,8 +118,9 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
 
     Raises:
         ValueError: unknown name, a parameter the policy does not take (the allowed
-            ones are listed), one given both in the name and as a keyword, or a malformed
-            name.
+            ones are listed; for a ``gandiva`` parameter that moved to a variant, the
+            variant's full name), one given both in the name and as a keyword, or a
+            malformed name.
     """
     if ":" in name:
         name, named = parse_spec(name)
@@ -109,14 +128,81 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
         if both:
             raise ValueError(f"policy {name!r}: parameters {both} given twice")
         params = {**named, **params}
-    if name not in POLICIES:
-        raise ValueError(f"unknown policy {name!r}; available: {available()}")
-    cls = POLICIES[name]
+    cls = POLICIES.get(name) or VARIANTS.get(name)
+    if cls is None:
+        raise ValueError(
+            f"unknown policy {name!r}; available: {available()}; variants: {variants()}"
+        )
     allowed = _parameters(cls)
     unknown = sorted(set(params) - set(allowed))
     if unknown:
+        if name == "gandiva":
+            _check_moved_gandiva_parameters(params)
         raise ValueError(f"policy {name!r}: unknown parameters {unknown}; allowed: {allowed}")
     return cls(env=env, **params)
+
+
+#: Parameters ``gandiva`` had before its variants got their own names.
+_MOVED_FROM_GANDIVA = (
+    "order",
+    "critical_path_factor",
+    "critical_path_scope",
+    "critical_path_protect",
+    "critical_path_consolidate",
+)
+
+
+def _check_moved_gandiva_parameters(params: dict[str, Any]) -> None:
+    """Raise, naming the variant and its full spec, if ``params`` are an old ``gandiva``.
+
+    ``gandiva:order=srpt`` and ``gandiva:order=srpt:critical_path_*=...`` were written into
+    shipped agent records, training commands and reports; they are now ``gandiva_srpt``
+    and ``gandiva_critical_path``. An old name is refused rather than aliased, so a table
+    labelled ``gandiva`` always means Gandiva; the error gives the new spec of the same
+    schedule.
+
+    Raises:
+        ValueError: ``params`` use a moved parameter (the new spec is in the message).
+    """
+    moved = [key for key in params if key in _MOVED_FROM_GANDIVA]
+    if not moved:
+        return
+    message = (
+        f"policy 'gandiva' is Gandiva as published (Xiao et al., OSDI'18) and no longer "
+        f"takes {moved}: its old order='srpt' is now the policy 'gandiva_srpt', and its "
+        "critical-path rules (which needed order='srpt') the policy 'gandiva_critical_path'"
+    )
+    order = params.get("order", "wait")
+    rule = _is_finite(params.get("critical_path_factor", math.inf))
+    add_ons = any(params.get(k) for k in ("critical_path_protect", "critical_path_consolidate"))
+    if rule and order == "srpt":
+        target = "gandiva_critical_path"
+    elif not rule and not add_ons and order in ("wait", "srpt"):
+        target = "gandiva" if order == "wait" else "gandiva_srpt"
+    else:
+        raise ValueError(message)  # not a valid old configuration: nothing to translate
+    kept = {k: v for k, v in params.items() if k not in _MOVED_FROM_GANDIVA}
+    if rule:  # the old default scope was "all"; the new one is "started"
+        kept["critical_path_factor"] = params["critical_path_factor"]
+        kept["critical_path_scope"] = params.get("critical_path_scope", "all")
+        for key in ("critical_path_protect", "critical_path_consolidate"):
+            if key in params:
+                kept[key] = params[key]
+    spec = ":".join([target, *(f"{k}={_format_value(v)}" for k, v in kept.items())])
+    raise ValueError(f"{message}; the same schedule is {spec!r}")
+
+
+def _is_finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _format_value(value: Any) -> str:
+    """``value`` as ``parse_spec`` reads it back."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
 
 
 def _parameters(cls: type[Policy]) -> list[str]:

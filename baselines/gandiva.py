@@ -1,57 +1,87 @@
-"""``gandiva``: introspective packing, time-slicing and migration.
+"""``gandiva``: introspective packing, time-slicing and migration (Gandiva as published).
 
-Order: round robin over waiting jobs, longest current wait first (for jobs that never ran
-this is arrival order; a job that was time-sliced out goes to the back). For each waiting
-job in that order (backfilling past jobs that cannot start):
+Each decision, in this order (Xiao et al. 2018, section 4: the scheduler reacts to
+arrivals and departures and introspects the running jobs; its mechanisms are packing,
+suspend-resume time-slicing and migration):
 
-1. **Idle GPUs first**: if enough GPUs are idle, the job gets them alone (``exclusive``,
+1. **Migration to consolidate.** A running job whose workers span nodes is suspended and
+   re-placed on one node when a node has enough idle GPUs and the time it saves (it loses
+   its cross-node slowdown) exceeds ``migration_gain`` times its restart overhead; each
+   job migrates at most once.
+2. **Round robin.** Waiting jobs are served longest current wait first (for jobs that
+   never ran this is arrival order; a job that was time-sliced out goes to the back);
+   a job re-placed by step 1 goes first, then a job a slice was opened for (step 5).
+   Jobs that cannot start are passed over (backfilling).
+3. **Idle GPUs first.** If enough GPUs are idle, the job gets them alone (``exclusive``,
    fewest nodes).
-2. **Packing by intensity**: otherwise it is co-located on shared GPUs only if every GPU
-   it joins keeps its compute load ``U_g <= max_load`` (default 1: the co-located jobs
-   do not slow each other beyond the small context-switch penalty). The ``pack`` and
-   ``spread`` candidate placements are tried in that order.
-3. **Time-slicing**: if a job that cannot start has waited ``time_slice_s`` or more, a
-   running job of the same GPU count that holds its GPUs alone and has run a full slice
-   since it (re)started is suspended, and the waiting job takes its GPUs when the
-   suspension completes (the pair swaps every slice: suspend-resume round robin).
-   ``order="srpt"`` serves and slices by predicted remaining time instead (see Args).
-4. **Migration to consolidate**: a running job whose workers span nodes is suspended and
-   re-placed on one node when a node has enough idle GPUs and its predicted remaining
-   time saved (it loses its cross-node slowdown) exceeds ``migration_gain`` times its
-   restart overhead; each job migrates at most once.
+4. **Packing by intensity.** Otherwise it is co-located on shared GPUs only if every
+   GPU it joins keeps its compute load ``U_g <= max_load`` (default 1: the co-located
+   jobs do not slow each other beyond the small context-switch penalty). The ``pack``
+   and ``spread`` candidate placements are tried in that order.
+5. **Time-slicing.** If the first job that cannot start has waited ``time_slice_s`` or
+   more, a running job of the same GPU count that holds its GPUs alone and has run a full
+   slice since it (re)started is suspended (the one that has run longest), and the
+   waiting job takes its GPUs when the suspension completes: the pair swaps every slice
+   (suspend-resume round robin).
 
-Source: Xiao et al., "Gandiva: Introspective Cluster Scheduling for Deep Learning",
-OSDI'18 (suspend-resume time-slicing, packing, migration; the affinity of same-size jobs
-follows the node sets of the Tiresias authors' Gandiva simulator). Differences: Gandiva's
-suspend-resume takes about a second and slices every minute; here a restart costs 5-50 s
-(DESIGN 3.5), so the default slice is 10 minutes to keep that overhead near 5%;
-packing uses each job's known intensity instead of measuring co-located throughput and
-unpacking afterwards; there is no grow-shrink (jobs have a fixed GPU count).
+Source: W. Xiao, R. Bhardwaj, R. Ramjee, M. Sivathanu, N. Kwatra, Z. Han, P. Patel,
+X. Peng, H. Zhao, Q. Zhang, F. Yang, L. Zhou, "Gandiva: Introspective Cluster Scheduling
+for Deep Learning", OSDI'18 (suspend-resume time-slicing, packing, migration; the affinity
+of same-size jobs follows the node sets of the Tiresias authors' Gandiva simulator).
+Differences: Gandiva's suspend-resume takes about a second and slices every minute; here
+a restart costs 5-50 s (DESIGN 3.5), so the default slice is 10 minutes to keep that
+overhead near 5%; packing uses each job's known intensity instead of measuring co-located
+throughput and unpacking afterwards; there is no grow-shrink (jobs have a fixed GPU
+count).
+
+Variants of this project built on these steps (not Gandiva's; see their modules):
+``gandiva_srpt`` (step 2 and the choice of a slice's victim by predicted remaining time)
+and ``gandiva_critical_path`` (``gandiva_srpt`` with a critical-path rule). They change
+only the hooks of :data:`RULE_HOOKS`; the steps above are written once, here.
 """
 
 from __future__ import annotations
 
-import math
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
 
-from baselines.base import (
-    Policy,
-    cheapest_gang,
-    committed_load,
-    predicted_idle_at,
-)
+from baselines.base import Policy, committed_load
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
 from gpushare_env.sim.view import FitChecker
 
-__all__ = ["Gandiva"]
+__all__ = ["RULE_HOOKS", "Gandiva", "Rank", "WaitClass"]
 
 _EPS = 1e-9
 
+#: The methods through which a variant adds its rules to Gandiva's steps; with Gandiva's
+#: own versions of them, a variant schedules exactly as ``gandiva``.
+RULE_HOOKS: tuple[str, ...] = (
+    "_before_migration",
+    "_queue_rank",
+    "_opens_slices",
+    "_packing_load",
+    "_may_take_idle",
+    "_slice_key",
+)
+
+#: A waiting job's place in the queue: its class, then a key (smaller first), then its id.
+Rank = tuple[int, float, int]
+
+
+class WaitClass(IntEnum):
+    """Classes of waiting jobs, served in this order (then by the key of their rank)."""
+
+    MIGRATING = 0  # suspended by step 1 to be re-placed on one node
+    SLICE_OPENED = 1  # a running job was suspended to make room for it (step 5)
+    CRITICAL = 2  # gandiva_critical_path: on the critical path, longest first
+    BY_WAIT = 3  # longest wait first (Gandiva's round robin)
+    BY_PREDICTION = 4  # gandiva_srpt: shortest predicted remaining time first
+
 
 class Gandiva(Policy):
-    """Round robin with packing (``U_g <= max_load``), time-slicing and migration.
+    """Gandiva: round robin with packing (``U_g <= max_load``), time-slicing and migration.
 
     Args:
         env: The env for ``predict`` (``None`` headless).
@@ -65,38 +95,6 @@ class Gandiva(Policy):
         migration_gain: Migrate a cross-node job only if the time it would save is at
             least this many times its restart overhead. Default 2 (a clear net gain);
             ``inf`` disables migration.
-        order: ``"wait"`` (default, Gandiva's round robin: longest wait first, and the
-            slice taken from the running job that has run longest) or ``"srpt"``: jobs
-            without a prediction by wait, then shortest predicted remaining time first,
-            and the slice taken from the running job with the longest predicted
-            remaining time, only if it is longer than the waiting job's (an addition of
-            this project, after the thesis's SRPT order).
-        critical_path_factor: With ``order="srpt"``: a job whose predicted remaining time
-            is at least this times the drain time of all predicted work (the sum of
-            ``remaining x GPUs`` over the jobs in the system, / GPUs) is on the critical
-            path: it is served first, longest first, and never sliced out, so SRPT does
-            not leave the longest jobs to the end and stretch the makespan (the thesis's
-            rule, ``thesis``'s ``critical_path_factor``). Default ``inf``: off.
-        critical_path_scope: Which critical jobs the rule covers. ``"all"`` (default, the
-            thesis's rule): every critical job, waiting or running. ``"started"``: only
-            jobs that have run (an addition of this project): a critical running job is
-            never sliced out and a critical suspended job gets GPUs before every waiting
-            job but those of migrations and open slices, without holding back the slices
-            of the jobs behind it; jobs that never ran keep the SRPT order, so the rule
-            does not delay short jobs for long ones that arrive.
-        critical_path_protect: With the critical-path rule: no job is placed on a GPU
-            of a running critical job in its running window (an addition of this
-            project). Packing others beside the longest job slows it by their
-            interference, and that job ends the schedule. Default ``False``.
-        critical_path_consolidate: With the critical-path rule: a running critical job
-            whose workers span nodes is gathered on one node (an addition of this
-            project), if the time saved exceeds ``migration_gain`` times its restart
-            overhead. On the node predicted to have room for it first (from the
-            predicted remaining times of the jobs there) new jobs may not take the GPUs
-            it will need; once those are idle, the job migrates there. Plain migration
-            needs enough idle GPUs on one node, which a busy cluster rarely has, so a
-            critical job would otherwise run at its cross-node speed to the end of the
-            schedule. Default ``False``.
     """
 
     name = "gandiva"
@@ -108,44 +106,17 @@ class Gandiva(Policy):
         time_slice_s: float = 600.0,
         max_load: float = 1.0,
         migration_gain: float = 2.0,
-        order: str = "wait",
-        critical_path_factor: float = math.inf,
-        critical_path_scope: str = "all",
-        critical_path_protect: bool = False,
-        critical_path_consolidate: bool = False,
     ) -> None:
         super().__init__(env, seed)
         if time_slice_s <= 0:
-            raise ValueError(f"gandiva: time_slice_s must be > 0, got {time_slice_s}")
+            raise ValueError(f"{self.name}: time_slice_s must be > 0, got {time_slice_s}")
         if max_load <= 0:
-            raise ValueError(f"gandiva: max_load must be > 0, got {max_load}")
+            raise ValueError(f"{self.name}: max_load must be > 0, got {max_load}")
         if migration_gain <= 0:
-            raise ValueError(f"gandiva: migration_gain must be > 0, got {migration_gain}")
+            raise ValueError(f"{self.name}: migration_gain must be > 0, got {migration_gain}")
         self.time_slice_s = time_slice_s
         self.max_load = max_load
         self.migration_gain = migration_gain
-        if order not in ("wait", "srpt"):
-            raise ValueError(f"gandiva: order must be 'wait' or 'srpt', got {order!r}")
-        self.order = order
-        if critical_path_factor <= 0:
-            raise ValueError(
-                f"gandiva: critical_path_factor must be > 0, got {critical_path_factor}"
-            )
-        if math.isfinite(critical_path_factor) and order != "srpt":
-            raise ValueError("gandiva: critical_path_factor needs order='srpt'")
-        self.critical_path_factor = critical_path_factor
-        if critical_path_scope not in ("all", "started"):
-            raise ValueError(
-                "gandiva: critical_path_scope must be 'all' or 'started', "
-                f"got {critical_path_scope!r}"
-            )
-        self.critical_path_scope = critical_path_scope
-        if critical_path_protect and not math.isfinite(critical_path_factor):
-            raise ValueError("gandiva: critical_path_protect needs a critical_path_factor")
-        self.critical_path_protect = bool(critical_path_protect)
-        if critical_path_consolidate and not math.isfinite(critical_path_factor):
-            raise ValueError("gandiva: critical_path_consolidate needs a critical_path_factor")
-        self.critical_path_consolidate = bool(critical_path_consolidate)
         self._reset_state()
 
     def params(self) -> dict[str, Any]:
@@ -154,11 +125,6 @@ class Gandiva(Policy):
             "time_slice_s": self.time_slice_s,
             "max_load": self.max_load,
             "migration_gain": self.migration_gain,
-            "order": self.order,
-            "critical_path_factor": self.critical_path_factor,
-            "critical_path_scope": self.critical_path_scope,
-            "critical_path_protect": self.critical_path_protect,
-            "critical_path_consolidate": self.critical_path_consolidate,
         }
 
     def _reset_state(self) -> None:
@@ -166,22 +132,92 @@ class Gandiva(Policy):
         self._migrated: set[int] = set()
         self._settled: set[int] = set()  # running on one node (or migrated): skip checks
         self._slice_for: dict[int, int] = {}  # waiting job -> job suspended to make room
-        self._critical_s = math.inf  # predicted remaining time that makes a job critical
-        self._reserved: np.ndarray | None = None  # GPUs kept free to gather a critical job
-        self._gather: dict[int, np.ndarray] = {}  # migrating critical job -> GPUs kept for it
         self.time_slices = 0
 
     def decide(self, view: SimView) -> Decision:
         """Migrate, place, or time-slice, in that order; otherwise let time run."""
         running = self.visible_running(view)
         pending = self.visible_pending(view)
-        if math.isfinite(self.critical_path_factor):
-            drain = view.predicted_work_s() / view.num_gpus
-            self._critical_s = self.critical_path_factor * drain
-        if self.critical_path_consolidate:
-            gather = self._consolidate_critical(view, running)
-            if gather is not None:
-                return gather
+        first = self._before_migration(view, running)
+        if first is not None:
+            return first
+        migration = self._migration(view, running)  # step 1
+        if migration is not None:
+            return migration
+        checker = view.fit_checker()
+        ranks = {job_id: self._rank(view, job_id) for job_id in pending}
+        order = sorted(pending, key=ranks.__getitem__)  # step 2
+        blocked: JobView | None = None
+        memo: dict[tuple[int, float, float], str | None] = {}  # same shape, same answer
+        load = self._packing_load(view, running) if order else view.load
+        for job_id in order:
+            job = view.job(job_id)
+            shape = (job.num_gpus, job.memory_gib, job.intensity)
+            if shape not in memo:
+                memo[shape] = self._placement(view, job, checker, load)  # steps 3-4
+            strategy = memo[shape]
+            if strategy is not None:
+                self._migrating.discard(job_id)
+                self._settled.discard(job_id)  # new GPUs: check again once it runs
+                self._slice_for.pop(job_id, None)
+                return Schedule(job_id, strategy)
+            if (
+                blocked is None
+                and job_id not in self._slice_for
+                and self._opens_slices(ranks[job_id])
+            ):
+                blocked = job
+        # a reservation whose victim has finished suspending had its chance just now
+        for waiting_id, suspended_id in list(self._slice_for.items()):
+            if view.job(suspended_id).status != JobStatus.SUSPENDING:
+                del self._slice_for[waiting_id]
+        if blocked is not None and blocked.wait_s >= self.time_slice_s:  # step 5
+            victim = self._slice_victim(view, blocked, running)
+            if victim is not None:
+                self._slice_for[blocked.job_id] = victim
+                self.time_slices += 1
+                return Suspend(victim)
+        return ADVANCE
+
+    # ------------------------------------------------- hooks (variants change these)
+    def _before_migration(self, view: SimView, running: list[int]) -> Decision | None:
+        """A decision taken before step 1 (Gandiva has none)."""
+        return None
+
+    def _queue_rank(self, view: SimView, job: JobView) -> Rank:
+        """Step 2's place of a job neither migrating nor given a slice: longest wait first."""
+        return (WaitClass.BY_WAIT, -job.wait_s, job.job_id)
+
+    def _opens_slices(self, rank: Rank) -> bool:
+        """True if a waiting job of this rank may open a time slice (step 5): all may."""
+        return True
+
+    def _packing_load(self, view: SimView, running: list[int]) -> np.ndarray:
+        """The compute load steps 3-4 place against, restarting jobs included.  # (G,)"""
+        return committed_load(view)
+
+    def _may_take_idle(self, view: SimView, job: JobView) -> bool:
+        """True if ``job`` may take idle GPUs alone (step 3): always."""
+        return True
+
+    def _slice_key(
+        self, view: SimView, job: JobView, waiting: JobView, ran_s: float
+    ) -> float | None:
+        """How much step 5 prefers suspending ``job`` (largest first; ``None``: never)
+        for ``waiting``: the time it has run since it (re)started."""
+        return ran_s
+
+    # -------------------------------------------------------------- helpers
+    def _rank(self, view: SimView, job_id: int) -> Rank:
+        """Migrating jobs first, then jobs a slice was opened for, then ``_queue_rank``."""
+        if job_id in self._migrating:
+            return (WaitClass.MIGRATING, 0.0, job_id)
+        if job_id in self._slice_for:
+            return (WaitClass.SLICE_OPENED, 0.0, job_id)
+        return self._queue_rank(view, view.job(job_id))
+
+    def _migration(self, view: SimView, running: list[int]) -> Decision | None:
+        """Step 1: suspend a cross-node job that a node with enough idle GPUs can hold."""
         idle_per_node = np.bincount(view.gpu_node, weights=(view.holders == 0).astype(float))
         if self.migration_gain < np.inf and float(idle_per_node.max()) >= 2:
             for job_id in running:
@@ -191,106 +227,7 @@ class Gandiva(Policy):
                     self._migrating.add(job_id)
                     self._migrated.add(job_id)
                     return Suspend(job_id)
-        checker = view.fit_checker()
-        ranks = {job_id: self._rank(view, job_id) for job_id in pending}
-        order = sorted(pending, key=ranks.__getitem__)
-        # under scope "started", a critical job waiting to resume never opens a slice
-        quiet_rank = 2 if self.critical_path_scope == "started" else -1
-        blocked: JobView | None = None
-        memo: dict[tuple[int, float, float], str | None] = {}  # same shape, same answer
-        load = committed_load(view) if order else view.load
-        if order and self.critical_path_protect:
-            load = self._protect_critical(view, running, load)
-        if order and self._reserved is not None:
-            load = np.where(self._reserved, np.inf, load)
-        for job_id in order:
-            job = view.job(job_id)
-            shape = (job.num_gpus, job.memory_gib, job.intensity)
-            if shape not in memo:
-                memo[shape] = self._placement(view, job, checker, load)
-            strategy = memo[shape]
-            if strategy is not None:
-                self._migrating.discard(job_id)
-                self._settled.discard(job_id)  # new GPUs: check again once it runs
-                self._slice_for.pop(job_id, None)
-                return Schedule(job_id, strategy)
-            if blocked is None and job_id not in self._slice_for and ranks[job_id][0] != quiet_rank:
-                blocked = job
-        # a reservation whose victim has finished suspending had its chance just now
-        for waiting_id, suspended_id in list(self._slice_for.items()):
-            if view.job(suspended_id).status != JobStatus.SUSPENDING:
-                del self._slice_for[waiting_id]
-        if blocked is not None and blocked.wait_s >= self.time_slice_s:
-            victim = self._slice_victim(view, blocked, running)
-            if victim is not None:
-                self._slice_for[blocked.job_id] = victim
-                self.time_slices += 1
-                return Suspend(victim)
-        return ADVANCE
-
-    # -------------------------------------------------------------- helpers
-    def _rank(self, view: SimView, job_id: int) -> tuple[int, float, int]:
-        """Migrating jobs first, then jobs a slice was opened for, then longest wait
-        (``order="srpt"``: critical jobs longest first, jobs never sampled by wait, then
-        shortest predicted remaining; under ``critical_path_scope="started"`` only
-        suspended jobs count as critical here)."""
-        if job_id in self._migrating:
-            return (0, 0.0, job_id)
-        if job_id in self._slice_for:
-            return (1, 0.0, job_id)
-        job = view.job(job_id)
-        if self.order == "srpt":
-            remaining = job.predicted_remaining_s
-            if remaining is not None:
-                if self._critical(job) and (self.critical_path_scope == "all" or job.suspended):
-                    return (2, -remaining, job_id)
-                return (4, remaining, job_id)
-        return (3, -job.wait_s, job_id)
-
-    def _protect_critical(self, view: SimView, running: list[int], load: np.ndarray) -> np.ndarray:
-        """``load`` with the GPUs of running critical jobs full: no shared placement fits there."""
-        protected = np.array(load, dtype=float)
-        for job_id in running:
-            job = view.job(job_id)
-            if job.gpus and self._critical(job):
-                protected[list(job.gpus)] = np.inf
-        return protected
-
-    def _consolidate_critical(self, view: SimView, running: list[int]) -> Decision | None:
-        """Migrate a cross-node critical job once a node can hold it whole; until then
-        keep free (``_reserved``) the GPUs it needs on the node predicted to have room
-        first, and keep them free while it checkpoints (it is placed first once
-        suspended)."""
-        self._reserved = None
-        for job_id, keep in list(self._gather.items()):  # held until its checkpoint ends
-            if view.job(job_id).status == JobStatus.SUSPENDING:
-                self._reserve(keep)
-            else:
-                del self._gather[job_id]
-        idle_at: np.ndarray | None = None
-        for job_id in running:
-            job = view.job(job_id)
-            if job.status != JobStatus.RUNNING or job.num_gpus < 2 or not self._critical(job):
-                continue
-            nodes = view.gpu_node[list(job.gpus)]
-            if bool(np.all(nodes == nodes[0])) or not self._migration_pays(job):
-                continue
-            if idle_at is None:  # a job still sampling is about to stop: counts as free
-                idle_at = predicted_idle_at(view, lambda j: j.predicted_remaining_s or 0.0)
-            needed = _gather_gpus(view, job, idle_at, self.node_gpus(view))
-            if needed is None:
-                continue
-            if bool(np.all(view.holders[needed] == 0)):
-                self._migrating.add(job_id)
-                self._migrated.add(job_id)
-                self._gather[job_id] = needed
-                return Suspend(job_id)
-            self._reserve(needed)
         return None
-
-    def _reserve(self, gpus: np.ndarray) -> None:
-        """Keep the GPUs of mask ``gpus`` free of new jobs in this decision."""
-        self._reserved = gpus if self._reserved is None else self._reserved | gpus
 
     def _migration_pays(self, job: JobView) -> bool:
         """The time one node saves ``job`` exceeds ``migration_gain`` restart overheads."""
@@ -301,19 +238,12 @@ class Gandiva(Policy):
         saved_s = remaining / job.cross_node_factor - remaining
         return saved_s >= self.migration_gain * job.resume_overhead_s
 
-    def _critical(self, job: JobView) -> bool:
-        """On the critical path: predicted remaining time >= ``_critical_s``."""
-        remaining = job.predicted_remaining_s
-        return remaining is not None and remaining >= self._critical_s
-
     def _placement(
         self, view: SimView, job: JobView, checker: FitChecker, load: np.ndarray
     ) -> str | None:
         """``exclusive`` on idle GPUs, else a shared placement keeping ``U_g <= max_load``
         (``load``: the compute load of each GPU, restarting jobs included)."""
-        if checker.fits_exclusive(job.num_gpus, job.memory_gib) and not self._on_reserved(
-            view, job, "exclusive"
-        ):
+        if checker.fits_exclusive(job.num_gpus, job.memory_gib) and self._may_take_idle(view, job):
             return "exclusive"
         if not checker.fits(job.num_gpus, job.memory_gib):
             return None
@@ -333,15 +263,9 @@ class Gandiva(Policy):
                 return strategy
         return None
 
-    def _on_reserved(self, view: SimView, job: JobView, strategy: str) -> bool:
-        """True if ``strategy`` would put ``job`` on GPUs kept free for a critical job."""
-        if self._reserved is None:
-            return False
-        gpus = view.find_placement(job.job_id, strategy)
-        return gpus is not None and bool(self._reserved[list(gpus)].any())
-
     def _slice_victim(self, view: SimView, waiting: JobView, running: list[int]) -> int | None:
-        """A same-size running job alone on its GPUs that has run a full slice."""
+        """A same-size running job alone on its GPUs that has run a full slice, the one
+        of largest ``_slice_key``."""
         now = view.now_s
         best: tuple[float, int] | None = None
         for job_id in running:
@@ -353,16 +277,9 @@ class Gandiva(Policy):
                 continue
             if bool(np.any(view.holders[list(job.gpus)] != 1)):
                 continue  # shares a GPU: suspending it would not free whole GPUs
-            key = ran
-            if self.order == "srpt":
-                remaining = job.predicted_remaining_s
-                key = math.inf if remaining is None else remaining
-                if self._critical(job):
-                    continue  # on the critical path: never sliced out
-                if waiting.predicted_remaining_s is not None and key <= (
-                    waiting.predicted_remaining_s
-                ):
-                    continue  # SRPT: only a longer job makes room for a shorter one
+            key = self._slice_key(view, job, waiting, ran)
+            if key is None:
+                continue
             if best is None or key > best[0]:
                 best = (key, job_id)
         return None if best is None else best[1]
@@ -379,22 +296,3 @@ class Gandiva(Policy):
         if not bool(np.any(idle_per_node >= job.num_gpus)):
             return False
         return self._migration_pays(job)
-
-
-def _gather_gpus(
-    view: SimView, job: JobView, idle_at: np.ndarray, nodes: np.ndarray
-) -> np.ndarray | None:
-    """The GPUs ``job`` still needs on the node where a whole gang of its size is
-    predicted to be free first (``idle_at``: when each GPU frees up; ``job``'s own GPUs
-    count as free now; ``nodes``: ``node_matrix``), as a mask; ``None`` if no node is
-    large enough.  # (G,) bool"""
-    if job.num_gpus > nodes.shape[1]:
-        return None
-    own = np.zeros(view.num_gpus, dtype=bool)
-    own[list(job.gpus)] = True
-    gang = cheapest_gang(np.where(own, view.now_s, idle_at), nodes, job.num_gpus, total=False)
-    if gang is None:
-        return None
-    needed = np.zeros(view.num_gpus, dtype=bool)
-    needed[gang] = True
-    return needed & ~own

@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--bc-teacher",
         default="thesis",
         help="heuristic cloned by --bc-warmstart / labelling DAgger: a baselines.available() "
-        "name, optionally with parameters (thesis:critical_path_factor=inf)",
+        "or baselines.variants() name, optionally with parameters "
+        "(thesis:critical_path_factor=inf, gandiva_srpt:max_load=1.25)",
     )
     parser.add_argument(
         "--dagger", type=int, default=0, metavar="K", help="DAgger iterations after cloning"

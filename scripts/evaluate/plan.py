@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--policies",
         nargs="+",
         metavar="POLICY",
-        help="baseline names (see baselines.available(); 'all' for every one), a baseline "
+        help="baseline names (see baselines.available(); 'all' for every one), variants "
+        "(baselines.variants(), e.g. gandiva_srpt; not in 'all'), a baseline or variant "
         "with parameters (NAME:KEY=VALUE:..., e.g. thesis:critical_path_factor=inf), saved "
         "agents (path/to/model.zip) and 'zoo' (the agents shipped in agents/zoo); default: "
         "all baselines + the shipped agents that fit the set-up",
@@ -304,6 +305,7 @@ def _resolve_policies(
     import baselines
 
     names = baselines.available()
+    known = [*names, *baselines.variants()]  # 'all' is DESIGN 5's policies only
     specs: list[PolicySpec] = []
     explicit = tokens is not None
     requested = [p.strip() for t in (tokens or ["all"]) for p in _split_commas(t) if p.strip()]
@@ -314,10 +316,10 @@ def _resolve_policies(
         if token == "all":
             specs.extend(PolicySpec(label=n, name=n) for n in names if n not in
                          {s.label for s in specs})  # fmt: skip
-        elif token in names:
+        elif token in known:
             if token not in {s.label for s in specs}:
                 specs.append(PolicySpec(label=token, name=token))
-        elif token.split(":")[0].strip() in names and ":" in token:
+        elif token.split(":")[0].strip() in known and ":" in token:
             try:  # a baseline with parameters: check them now, not in every run
                 name, params = baselines.parse_spec(token)
                 baselines.make(name, **params)
@@ -336,8 +338,9 @@ def _resolve_policies(
             paths.append(path)
         else:
             raise UsageError(
-                f"--policies: unknown policy {token!r}; available: {', '.join(names)}, "
-                "or a saved agent path/to/model.zip"
+                f"--policies: unknown policy {token!r}; available: {', '.join(names)}; "
+                f"variants: {', '.join(baselines.variants())}; or a saved agent "
+                "path/to/model.zip"
             )
     if not explicit and include_zoo:
         zoo = _zoo_models()

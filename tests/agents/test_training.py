@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -324,6 +325,29 @@ def test_cli_teacher_and_agent_only_env_keys(tmp_path: Path) -> None:
     teacher_config = heuristic_env_config(agent_config)
     assert "max_suspends_per_job" not in teacher_config
     assert teacher_config["max_decisions"] == 500
+
+
+def test_cli_teacher_takes_the_shipped_teachers_names_and_refuses_their_old_ones(
+    tmp_path: Path,
+) -> None:
+    from scripts.train import build_parser, config_from_args
+
+    teachers = {  # old name -> the same schedule's name now
+        "gandiva:max_load=1.25:time_slice_s=600:order=srpt": (
+            "gandiva_srpt:max_load=1.25:time_slice_s=600"
+        ),
+        "gandiva:max_load=1.25:time_slice_s=600:order=srpt:critical_path_factor=2.5:"
+        "critical_path_scope=started:critical_path_protect=true:critical_path_consolidate=true": (
+            "gandiva_critical_path:max_load=1.25:time_slice_s=600:critical_path_factor=2.5:"
+            "critical_path_scope=started:critical_path_protect=true:critical_path_consolidate=true"
+        ),
+    }
+    base = ["--cluster", "tiny", "--workload", "thesis", "--out", str(tmp_path / "x")]
+    for old, new in teachers.items():
+        config = config_from_args(build_parser().parse_args([*base, "--bc-teacher", new]))
+        assert config.bc_heuristic == new
+        with pytest.raises(ValueError, match=f"bc_heuristic: .*{re.escape(repr(new))}"):
+            config_from_args(build_parser().parse_args([*base, "--bc-teacher", old]))
 
 
 def test_learning_curve_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+import baselines
 from agents.evaluation import run_episode
 from agents.ship import RECORDED_KEYS, ZOO_DIR
 from agents.training import load_model
@@ -28,6 +30,40 @@ def test_a_model_is_shipped() -> None:
         assert set(record["train"]["train_seeds"]) <= set(PHILLY_TRAIN_SEED_POOL)
         for run in record.get("lineage", []):  # every run that made it, if it resumed
             assert run["command"] and set(run["train_seeds"]) <= set(PHILLY_TRAIN_SEED_POOL)
+
+
+def _recorded_policies(record: dict) -> list[str]:
+    """Every heuristic a shipped record names: its teacher and reward reference (in the
+    training config and in each command that made it) and the baselines it was compared
+    with."""
+    names = [record["train"].get("bc_heuristic"), record["train"].get("reward_reference")]
+    names.append(record.get("bc", {}).get("heuristic"))
+    for run in [record, *record.get("lineage", [])]:
+        command = run.get("command") or []
+        names += [
+            command[i + 1]
+            for i, arg in enumerate(command[:-1])
+            if arg in ("--bc-teacher", "--reward-reference")
+        ]
+    for table in (record.get("comparison") or {}).get("table", {}).values():
+        names += [name for name in table if name != "agent"]
+    return [name for name in names if name]
+
+
+@pytest.mark.parametrize("record_path", _RECORDS, ids=[p.stem for p in _RECORDS])
+def test_every_policy_a_card_names_is_built_by_that_name(record_path: Path) -> None:
+    # A card's teacher and baselines are what a reader re-runs: each name must build, and
+    # a renamed policy's old name must not linger in the card (the record lists renames).
+    record = json.loads(record_path.read_text())
+    card = record_path.with_suffix(".md").read_text()
+    for name in _recorded_policies(record):
+        baselines.make(name)
+        assert name in card, name
+    for old, new in record.get("renamed_policies", {}).items():
+        with pytest.raises(ValueError, match=re.escape(new)):  # says what it became
+            baselines.make(old)
+        assert new in _recorded_policies(record)
+        assert card.count(old) == 1, old  # only in the card's list of renames
 
 
 @pytest.mark.slow

@@ -5,7 +5,9 @@
   windows bind).
 * Headless, every policy finishes every job of a 200-job Philly-style workload on the
   64-GPU ``medium`` cluster (no deadlock, no suspend / resume livelock).
-* ``make`` / ``available`` and the parameter checks.
+* ``make`` / ``available`` / ``variants`` and the parameter checks; ``gandiva`` takes
+  Gandiva's parameters only, and its variants add rules to Gandiva's steps without
+  changing them.
 """
 
 from __future__ import annotations
@@ -16,11 +18,19 @@ import numpy as np
 import pytest
 
 import baselines
+from baselines.gandiva import RULE_HOOKS, Gandiva
 from gpushare_env.runner import run_headless
 from gpushare_env.sim import SimConfig, make_cluster
 from gpushare_env.workloads import fit_to_cluster, make_workload
 
 ALL = baselines.available()
+VARIANTS = baselines.variants()
+#: Every name ``make`` takes, and the variant with every rule on (the shipped teacher's).
+EVERY = [
+    *ALL,
+    *VARIANTS,
+    "gandiva_critical_path:critical_path_protect=true:critical_path_consolidate=true",
+]
 
 
 def test_available_lists_the_eight_policies_of_design_5() -> None:
@@ -38,6 +48,17 @@ def test_available_lists_the_eight_policies_of_design_5() -> None:
         policy = baselines.make(name)
         assert policy.name == name
         assert isinstance(policy.params(), dict)
+
+
+def test_variants_are_built_by_make_but_not_listed_with_design_5s_policies() -> None:
+    assert VARIANTS == ["gandiva_srpt", "gandiva_critical_path"]
+    assert not set(VARIANTS) & set(ALL)
+    for name in VARIANTS:
+        policy = baselines.make(name)
+        assert policy.name == name
+        assert isinstance(policy, Gandiva)
+    with pytest.raises(ValueError, match=r"variants: \['gandiva_srpt'"):
+        baselines.make("gandiva_sjf")
 
 
 def test_make_rejects_unknown_names_and_parameters_listing_the_allowed_ones() -> None:
@@ -106,7 +127,7 @@ def gym():
     return gymnasium
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", EVERY)
 def test_policy_takes_only_mask_allowed_actions_in_the_env(gym, name: str) -> None:
     # Philly-style sizes and lengths (scaled to minutes) arriving at twice the capacity of
     # the 16-GPU cluster, with windows of 6 waiting / 4 running jobs: queues form, the
@@ -138,7 +159,7 @@ def test_policy_takes_only_mask_allowed_actions_in_the_env(gym, name: str) -> No
         assert terminated, f"{name}: episode truncated after {steps} steps ({info})"
         assert info["metrics"]["num_jobs"] == 80
     assert "Schedule" in kinds
-    if name in ("tiresias", "gandiva", "random", "thesis"):
+    if name.split(":")[0] in ("tiresias", "gandiva", "random", "thesis", *VARIANTS):
         assert "Suspend" in kinds, f"{name} never suspended a job"
 
 
@@ -185,7 +206,7 @@ def philly_200() -> list:
     return fit_to_cluster(jobs, cluster.num_gpus, float(cluster.gpu_memory_gib.max())).jobs
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", EVERY)
 def test_policy_finishes_every_job_of_a_200_job_philly_workload(philly_200, name: str) -> None:
     assert len(philly_200) == 200
     # a tight livelock bound: 200 jobs need about 600 events (arrival, sampling, finish)
@@ -203,3 +224,111 @@ def test_policy_finishes_every_job_of_a_200_job_philly_workload(philly_200, name
     # suspensions stay bounded (each job at most a few times): no ping-pong
     assert result.metrics["suspends"] <= 5 * 200
     assert math.isfinite(result.metrics["mean_jct_s"])
+
+
+# ------------------------------------------------------- gandiva and its variants
+#: The parameters of Gandiva's algorithm (Xiao et al., OSDI'18): the time-slice quantum,
+#: the packing limit on a GPU's load, and the gain a migration must bring.
+GANDIVA_PARAMETERS = ["time_slice_s", "max_load", "migration_gain"]
+CRITICAL_PATH_PARAMETERS = [
+    "critical_path_factor",
+    "critical_path_scope",
+    "critical_path_protect",
+    "critical_path_consolidate",
+]
+
+
+def test_gandiva_takes_only_the_parameters_of_the_gandiva_paper() -> None:
+    assert list(baselines.make("gandiva").params()) == GANDIVA_PARAMETERS
+    assert list(baselines.make("gandiva_srpt").params()) == GANDIVA_PARAMETERS
+    assert list(baselines.make("gandiva_critical_path").params()) == [
+        *GANDIVA_PARAMETERS,
+        *CRITICAL_PATH_PARAMETERS,
+    ]
+    for key in ["order", *CRITICAL_PATH_PARAMETERS]:
+        with pytest.raises(ValueError, match="Gandiva as published"):
+            baselines.make("gandiva", **{key: "srpt" if key == "order" else 1.0})
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("gandiva:order=wait", "gandiva"),
+        ("gandiva:order=srpt", "gandiva_srpt"),
+        (
+            "gandiva:max_load=1.25:time_slice_s=600:order=srpt",
+            "gandiva_srpt:max_load=1.25:time_slice_s=600",
+        ),
+        (
+            "gandiva:order=srpt:critical_path_factor=0.9",
+            "gandiva_critical_path:critical_path_factor=0.9:critical_path_scope=all",
+        ),
+        (
+            "gandiva:max_load=1.25:time_slice_s=600:order=srpt:critical_path_factor=2.5:"
+            "critical_path_scope=started:critical_path_protect=true:"
+            "critical_path_consolidate=true",
+            "gandiva_critical_path:max_load=1.25:time_slice_s=600:critical_path_factor=2.5:"
+            "critical_path_scope=started:critical_path_protect=true:"
+            "critical_path_consolidate=true",
+        ),
+    ],
+)
+def test_an_old_gandiva_name_is_refused_with_the_name_of_the_same_schedule(
+    old: str, new: str
+) -> None:
+    with pytest.raises(ValueError, match="Gandiva as published") as error:
+        baselines.make(old)
+    assert str(error.value).endswith(f"the same schedule is {new!r}")
+    name, params = baselines.parse_spec(new)
+    old_params = baselines.parse_spec(old)[1]
+    # the new name sets every parameter the old one did (but order), to the same value
+    assert {k: v for k, v in old_params.items() if k != "order"}.items() <= params.items()
+    assert baselines.make(new).name == name
+
+
+def _decisions(policy: baselines.Policy, jobs: list, duration_info: str) -> list:
+    """Every decision ``policy`` takes headless on ``jobs`` (medium cluster)."""
+    seen = []
+    decide = policy.decide
+
+    def recording(view):
+        decision = decide(view)
+        seen.append(decision)
+        return decision
+
+    policy.decide = recording  # type: ignore[method-assign]
+    run_headless(
+        jobs,
+        make_cluster("medium"),
+        policy,
+        SimConfig(duration_info=duration_info),
+        rng=np.random.default_rng(7),
+    )
+    return seen
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_gandiva_variant_with_its_rules_off_schedules_as_gandiva(philly_200, variant) -> None:
+    # A variant adds its rules through RULE_HOOKS only: with Gandiva's own hooks it takes
+    # Gandiva's decisions, one for one, with predictions (slices, migrations) or without.
+    cls = baselines.VARIANTS[variant]
+    overridden = {
+        key for key, value in vars(cls).items() if callable(value) and hasattr(Gandiva, key)
+    }
+    assert overridden <= {*RULE_HOOKS, "__init__", "params", "_reset_state"}, overridden
+    rules_off = type(f"{cls.__name__}RulesOff", (cls,), {h: vars(Gandiva)[h] for h in RULE_HOOKS})
+    for info in ("sampled", "none"):
+        gandiva = _decisions(baselines.make("gandiva"), philly_200, info)
+        assert len(gandiva) > 400
+        assert _decisions(rules_off(), philly_200, info) == gandiva, info
+        assert _decisions(cls(), philly_200, info) != gandiva, info  # the rules act
+
+
+def test_gandiva_critical_path_without_a_factor_schedules_as_gandiva_srpt(philly_200) -> None:
+    srpt = baselines.make("gandiva_srpt:max_load=1.25")
+    off = baselines.make("gandiva_critical_path:max_load=1.25:critical_path_factor=inf")
+    expected = _decisions(srpt, philly_200, "sampled")
+    assert sum(type(d).__name__ == "Suspend" for d in expected) > 10  # slices and migrations
+    assert _decisions(off, philly_200, "sampled") == expected
+    on = baselines.make("gandiva_critical_path:max_load=1.25")
+    assert _decisions(on, philly_200, "sampled") != expected

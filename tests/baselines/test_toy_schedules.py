@@ -301,6 +301,7 @@ def test_gandiva_packs_by_intensity_and_time_slices_same_size_jobs() -> None:
     assert records[0].finish_s == pytest.approx(2157.0)
 
 
+# ------------------------------------------------------------------ gandiva_srpt
 def test_gandiva_srpt_order_serves_and_slices_for_the_shortest_job() -> None:
     # One GPU, oracle lengths, slice 600 s; 16 GiB workers take the whole GPU. J0 (2000 s)
     # runs from 0; J1 (1500 s) waits from 1, J2 (100 s) from 2. At J3's arrival (700) the
@@ -310,16 +311,19 @@ def test_gandiva_srpt_order_serves_and_slices_for_the_shortest_job() -> None:
     # (no event falls after a full slice of it); then J1 2107-3607, then J3 (5000 s).
     jobs = [job(0, 0, 2000, memory_gib=16.0), job(1, 1, 1500, memory_gib=16.0)]
     jobs += [job(2, 2, 100, memory_gib=16.0), job(3, 700, 5000, memory_gib=16.0)]
-    records = run("gandiva", jobs, ONE_GPU, ORACLE, time_slice_s=600.0, order="srpt")
+    records = run("gandiva_srpt", jobs, ONE_GPU, ORACLE, time_slice_s=600.0)
     assert [records[i].first_start_s for i in range(4)] == [0.0, 2107.0, 702.0, 3607.0]
     assert records[0].finish_s == pytest.approx(2107.0) and records[0].suspends == 1
-    # round robin (the default order) gives the slice to the longest waiting job, J1
+    # Gandiva's round robin gives the slice to the longest waiting job, J1
     records = run("gandiva", jobs, ONE_GPU, ORACLE, time_slice_s=600.0)
     assert records[1].first_start_s == pytest.approx(702.0)
     with pytest.raises(ValueError, match="order"):
         baselines.make("gandiva", order="lifo")
 
 
+# --------------------------------------------------------- gandiva_critical_path
+# The rule's old default scope was "all"; the tests below that predate scope "started"
+# name it.
 def test_gandiva_critical_path_serves_the_longest_job_and_never_slices_it() -> None:
     # One GPU, oracle lengths, slice 600 s, SRPT order. J0 (3000 s) runs from 0, J1
     # (1000 s) waits from 1. At J2's arrival (700, 1200 s) J1 has waited 699 >= 600 and
@@ -329,19 +333,20 @@ def test_gandiva_critical_path_serves_the_longest_job_and_never_slices_it() -> N
     # 1100 s) is critical and goes before the shorter J1: J2 3000-4200, J1 4200-5200.
     jobs = [job(0, 0, 3000, memory_gib=16.0), job(1, 1, 1000, memory_gib=16.0)]
     jobs += [job(2, 700, 1200, memory_gib=16.0)]
-    plain = run("gandiva", jobs, ONE_GPU, ORACLE, time_slice_s=600.0, order="srpt")
+    plain = run("gandiva_srpt", jobs, ONE_GPU, ORACLE, time_slice_s=600.0)
     assert plain[0].suspends == 1 and plain[1].first_start_s == pytest.approx(702.0)
     records = run(
-        "gandiva", jobs, ONE_GPU, ORACLE, time_slice_s=600.0, order="srpt",
-        critical_path_factor=0.5,
+        "gandiva_critical_path", jobs, ONE_GPU, ORACLE, time_slice_s=600.0,
+        critical_path_factor=0.5, critical_path_scope="all",
     )  # fmt: skip
     assert records[0].suspends == 0 and records[0].finish_s == pytest.approx(3000.0)
     assert [records[i].first_start_s for i in (2, 1)] == [3000.0, 4200.0]
     assert records[1].finish_s == pytest.approx(5200.0)
+    # the rule needs SRPT order: plain gandiva refuses it, naming the policy that has it
     with pytest.raises(ValueError, match="order='srpt'"):
         baselines.make("gandiva", critical_path_factor=0.9)
     with pytest.raises(ValueError, match="critical_path_factor must be > 0"):
-        baselines.make("gandiva", order="srpt", critical_path_factor=0.0)
+        baselines.make("gandiva_critical_path", critical_path_factor=0.0)
 
 
 def test_gandiva_critical_path_scope_started_resumes_critical_jobs_first() -> None:
@@ -352,12 +357,12 @@ def test_gandiva_critical_path_scope_started_resumes_critical_jobs_first() -> No
     # = 4007; J2 4007-5207. Plain SRPT serves J2 first (1702-2902), J0 ends at 5207.
     jobs = [job(0, 0, 3000, memory_gib=16.0), job(1, 1, 1000, memory_gib=16.0)]
     jobs += [job(2, 700, 1200, memory_gib=16.0)]
-    srpt = {"time_slice_s": 600.0, "order": "srpt"}
-    plain = run("gandiva", jobs, ONE_GPU, ORACLE, **srpt)
+    srpt = {"time_slice_s": 600.0}
+    plain = run("gandiva_srpt", jobs, ONE_GPU, ORACLE, **srpt)
     assert plain[2].first_start_s == pytest.approx(1702.0)
     assert plain[0].finish_s == pytest.approx(5207.0)
     started = {"critical_path_factor": 0.6, "critical_path_scope": "started"}
-    records = run("gandiva", jobs, ONE_GPU, ORACLE, **srpt, **started)
+    records = run("gandiva_critical_path", jobs, ONE_GPU, ORACLE, **srpt, **started)
     assert records[0].suspends == 1 and records[1].first_start_s == pytest.approx(702.0)
     assert records[0].finish_s == pytest.approx(4007.0)
     assert records[2].first_start_s == pytest.approx(4007.0)
@@ -365,11 +370,14 @@ def test_gandiva_critical_path_scope_started_resumes_critical_jobs_first() -> No
     # J2 (1200 s >= 1100 s) is critical but never ran, so under "started" it keeps its
     # SRPT place behind J1: J1 3000-4000, J2 4000-5200 (under "all", J2 goes first).
     started["critical_path_factor"] = 0.5
-    records = run("gandiva", jobs, ONE_GPU, ORACLE, **srpt, **started)
+    records = run("gandiva_critical_path", jobs, ONE_GPU, ORACLE, **srpt, **started)
     assert records[0].suspends == 0 and records[0].finish_s == pytest.approx(3000.0)
     assert [records[i].first_start_s for i in (1, 2)] == [3000.0, 4000.0]
+    # "started" is the default scope
+    default_scope = {"critical_path_factor": 0.5}
+    assert run("gandiva_critical_path", jobs, ONE_GPU, ORACLE, **srpt, **default_scope) == records
     with pytest.raises(ValueError, match="critical_path_scope must be 'all' or 'started'"):
-        baselines.make("gandiva", order="srpt", critical_path_factor=1.0, critical_path_scope="x")
+        baselines.make("gandiva_critical_path", critical_path_factor=1.0, critical_path_scope="x")
 
 
 def test_gandiva_critical_path_protect_keeps_others_off_a_critical_job() -> None:
@@ -380,22 +388,29 @@ def test_gandiva_critical_path_protect_keeps_others_off_a_critical_job() -> None
     # interference here, so it ends at 1001). With it, J1 may not join J0's GPU, nor slice
     # J0 out (critical): it waits for J0's end at 3000 and runs 3000-4000.
     jobs = [job(0, 0, 3000, intensity=0.5), job(1, 1, 1000, intensity=0.5)]
-    rule = {"time_slice_s": 600.0, "order": "srpt", "max_load": 1.25, "critical_path_factor": 0.5}
-    shared = run("gandiva", jobs, ONE_GPU, ORACLE, **rule)
+    rule = {
+        "time_slice_s": 600.0, "max_load": 1.25, "critical_path_factor": 0.5,
+        "critical_path_scope": "all",
+    }  # fmt: skip
+    shared = run("gandiva_critical_path", jobs, ONE_GPU, ORACLE, **rule)
     assert shared[1].first_start_s == pytest.approx(1.0)
-    protected = run("gandiva", jobs, ONE_GPU, ORACLE, **rule, critical_path_protect=True)
+    protected = run(
+        "gandiva_critical_path", jobs, ONE_GPU, ORACLE, **rule, critical_path_protect=True
+    )
     assert protected[0].finish_s == pytest.approx(3000.0) and protected[0].suspends == 0
     assert protected[1].first_start_s == pytest.approx(3000.0)
     assert protected[1].finish_s == pytest.approx(4000.0)
     with pytest.raises(ValueError, match="critical_path_protect needs a critical_path_factor"):
-        baselines.make("gandiva", order="srpt", critical_path_protect=True)
+        baselines.make(
+            "gandiva_critical_path", critical_path_factor=math.inf, critical_path_protect=True
+        )
 
 
 def test_gandiva_critical_path_consolidate_gathers_a_critical_job_on_one_node() -> None:
     # 2 nodes x 2 GPUs, oracle lengths, SRPT, factor 0.5. At 0: J0 (100 s) on GPU 0, J1
     # (10000 s) on GPU 1, J2 (500 s) on GPU 2. J3 (2 GPUs, 3000 s, critical) arrives at 1
     # and gets GPUs 0 and 3 when J0 ends at 100: across nodes, at 0.8 of its speed.
-    # Plain gandiva migrates only to a node with two idle GPUs, which never comes while
+    # Gandiva's migration (step 1) needs a node with two idle GPUs, which never comes while
     # J1 runs: J3 ends at 100 + 3000 / 0.8 = 3850, and J4 (arrives 200) takes GPU 2 at
     # 500. With consolidation, node 1 frees up first (J2 ends at 500, J1 at 10000), so
     # GPU 2 is kept for J3: at 500 J3 checkpoints (2 s, 400 x 0.8 = 320 s done), J4 may
@@ -404,14 +419,18 @@ def test_gandiva_critical_path_consolidate_gathers_a_critical_job_on_one_node() 
     two_nodes = {"nodes": 2, "gpus_per_node": 2, "gpu_type": "v100"}
     jobs = [job(0, 0, 100), job(1, 0, 10000), job(2, 0, 500), job(3, 1, 3000, gpus=2)]
     jobs += [job(4, 200, 300)]
-    rule = {"time_slice_s": 600.0, "order": "srpt", "critical_path_factor": 0.5}
-    plain = run("gandiva", jobs, two_nodes, ORACLE, **rule)
+    rule = {"time_slice_s": 600.0, "critical_path_factor": 0.5, "critical_path_scope": "all"}
+    plain = run("gandiva_critical_path", jobs, two_nodes, ORACLE, **rule)
     assert plain[3].migrations == 0 and plain[3].finish_s == pytest.approx(3850.0)
     assert plain[4].first_start_s == pytest.approx(500.0)
-    gathered = run("gandiva", jobs, two_nodes, ORACLE, **rule, critical_path_consolidate=True)
+    gathered = run(
+        "gandiva_critical_path", jobs, two_nodes, ORACLE, **rule, critical_path_consolidate=True
+    )
     assert gathered[3].migrations == 1 and gathered[3].suspends == 1
     assert gathered[3].finish_s == pytest.approx(3187.0)
     assert gathered[4].first_start_s == pytest.approx(502.0)
     assert gathered[1].suspends == 0  # the node J1 runs on was not the one emptied
     with pytest.raises(ValueError, match="critical_path_consolidate needs a critical_path_factor"):
-        baselines.make("gandiva", order="srpt", critical_path_consolidate=True)
+        baselines.make(
+            "gandiva_critical_path", critical_path_factor=math.inf, critical_path_consolidate=True
+        )

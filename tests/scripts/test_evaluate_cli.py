@@ -238,6 +238,21 @@ def test_a_baseline_with_parameters_runs_under_its_own_label(tmp_path: Path) -> 
     }
 
 
+def test_variants_run_by_name_but_are_not_in_all(tmp_path: Path) -> None:
+    """``gandiva_srpt`` and ``gandiva_critical_path`` (rule off: the same schedule) run."""
+    off = "gandiva_critical_path:critical_path_factor=inf"
+    argv = ["--policies", "gandiva", "gandiva_srpt", off, "--num-jobs", "15", "--seeds", "2"]
+    argv += ["--workload", "thesis_poisson", "--cluster", "tiny", "--quiet", "--no-plots"]
+    assert evaluate.main([*argv, "--workers", "1", "--out", str(tmp_path)]) == 0
+    rows = _rows(tmp_path / "runs.csv")
+    assert [r["policy"] for r in rows] == ["gandiva", "gandiva_srpt", off]
+    assert rows[1]["mean_jct_s"] == rows[2]["mean_jct_s"]
+    args = ["--policies", "all", "--num-jobs", "4", "--seeds", "0"]
+    plan = evaluate.make_plan(evaluate.build_parser().parse_args(args))
+    labels = [p.label for p in plan.policies if not p.is_agent]
+    assert "gandiva" in labels and not set(labels) & {"gandiva_srpt", "gandiva_critical_path"}
+
+
 def test_a_seed_in_the_name_wins_over_the_runs_seed(tmp_path: Path) -> None:
     argv = ["--policies", "random:seed=5", "--num-jobs", "6", "--seeds", "0", "1"]
     argv += ["--workload", "thesis", "--cluster", "tiny", "--quiet", "--no-plots"]
@@ -251,6 +266,7 @@ BAD_ARGUMENTS = {
     "unknown parameter": ["--policies", "thesis:min_sped=0.5"],
     "bad parameter value": ["--policies", "thesis:min_speed=2"],
     "malformed parameters": ["--policies", "thesis:min_speed"],
+    "old gandiva name": ["--policies", "gandiva:order=srpt"],
     "missing trace": ["--trace", "/no/such/trace.csv"],
     "negative seed": ["--seeds", "-1"],
     "bad seed": ["--seeds", "one"],
