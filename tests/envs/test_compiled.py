@@ -101,11 +101,12 @@ def assert_same(a: Any, b: Any, where: str) -> None:
 
 def play_both(config: dict[str, Any], seed: int, max_steps: int, invalid_share: float) -> int:
     """Step both engines side by side; the number of steps taken."""
-    python = GPUShareEnv(config)
+    python = GPUShareEnv({**config, "engine": "python"})
     fast = GPUShareEnv({**config, "engine": "compiled"})
     rng = np.random.default_rng(seed)
     out_p = python.reset(seed=seed)
     out_c = fast.reset(seed=seed)
+    assert python._core is None and fast._core is not None  # one engine each
     assert_same(out_p, out_c, "reset")
     for step in range(max_steps):
         info = out_p[-1]
@@ -143,7 +144,7 @@ def test_compiled_engine_replays_the_reference(case: str) -> None:
 def test_whole_episode_and_a_second_reset() -> None:
     # the suspend cap keeps a random policy from suspending forever: episodes terminate
     config = {"cluster": "medium", "workload": "philly", "num_jobs": 80, "max_suspends_per_job": 1}
-    python = GPUShareEnv(config)
+    python = GPUShareEnv({**config, "engine": "python"})
     fast = GPUShareEnv({**config, "engine": "compiled"})
     for env in (python, fast):
         env.reset(seed=3)
