@@ -7,7 +7,9 @@ performs the same float operations in the same order as the Python reference
 give bit-identical observations, masks, rewards, infos and end-of-episode metrics
 (``tests/envs/test_compiled.py`` steps both side by side).
 
-What the compiled engine does not offer is the Python objects behind a step: the
+It covers every option of ``EnvConfig``, the optional observation columns
+(``observe_held_time``, ``observe_placement``, ``observe_drain``, ``observe_rivals``)
+included. What the compiled engine does not offer is the Python objects behind a step: the
 read-only ``SimView`` that heuristics read, ``env.simulator``, rendering and pickling.
 Policies that act through observations and masks only (learned agents, the random
 policy) run on it; heuristics run on the Python engine.
@@ -62,6 +64,9 @@ def new_core(
     running_window: int,
     max_suspends_per_job: int | None,
     held_time: bool,
+    placement: bool,
+    drain: bool,
+    rivals: bool,
     num_pending_features: int,
     weights: list[float],
     time_scale_s: float,
@@ -142,6 +147,9 @@ def new_core(
         "pending_window": pending_window,
         "running_window": running_window,
         "held_time": held_time,
+        "placement": placement,
+        "drain": drain,
+        "rivals": rivals,
         "max_suspends_per_job": max_suspends_per_job,
         "num_pending_features": num_pending_features,
         "num_models": len(_MODEL_NAMES),

@@ -106,18 +106,18 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       total time waited so far) plus ``speed`` (current speed x solo V100 / fastest GPU);
       with ``observe_held_time`` (R x 18) also ``held_time`` (log_time of the time since
       the job got its current GPUs: its last start or resume).
-    * With ``observe_placement`` (experimental, Python engine), the pending rows end with
-      ``pack_load`` and ``spread_load`` (the largest ``U_g + u`` on the GPUs ``pack`` /
-      ``spread`` would pick, / max_jobs_per_gpu, 0 when it finds none) and the running
-      rows with ``shares_gpu`` (1 if another job holds memory on one of its GPUs).
-    * With ``observe_drain`` (experimental, Python engine), the pending and running rows
-      end with ``drain_share``: ``r / (r + D)``, ``r`` the job's predicted remaining solo
-      time (0 if unknown), ``D`` the sum of ``remaining x GPUs`` over the jobs in the
-      system / G (the yardstick of the thesis's critical-path rule).
-    * With ``observe_rivals`` (experimental, Python engine), the running rows also hold,
-      before ``drain_share``, ``rival_wait`` and ``rival_remaining``: over the waiting jobs
-      of the whole queue that request as many GPUs as the job, log_time of the longest
-      wait and of the shortest predicted remaining solo time (0 if none).
+    * With ``observe_placement`` (experimental), the pending rows end with ``pack_load``
+      and ``spread_load`` (the largest ``U_g + u`` on the GPUs ``pack`` / ``spread``
+      would pick, / max_jobs_per_gpu, 0 when it finds none) and the running rows with
+      ``shares_gpu`` (1 if another job holds memory on one of its GPUs).
+    * With ``observe_drain`` (experimental), the pending and running rows end with
+      ``drain_share``: ``r / (r + D)``, ``r`` the job's predicted remaining solo time (0
+      if unknown), ``D`` the sum of ``remaining x GPUs`` over the jobs in the system / G
+      (the yardstick of the thesis's critical-path rule).
+    * With ``observe_rivals`` (experimental), the running rows also hold, before
+      ``drain_share``, ``rival_wait`` and ``rival_remaining``: over the waiting jobs of the
+      whole queue that request as many GPUs as the job, log_time of the longest wait and
+      of the shortest predicted remaining solo time (0 if none).
     * ``global`` (15): ``time`` (log_time), ``waiting``, ``backlog`` (waiting beyond the
       window), ``running``, ``in_transition`` (suspending or resuming), ``in_system``,
       ``finished`` (all as shares of the episode's jobs), ``utilisation`` (sum of
@@ -361,9 +361,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         sim = Simulator(jobs, self.cluster, self._sim_config, rng=noise_rng)
         self._sim = sim
         engine = self.config.engine
-        # the compiled engine has no placement, drain or rival features
-        fast = compiled.available() and not self._python_only_options()
-        if engine == "compiled" or (engine == "auto" and fast):
+        if engine == "compiled" or (engine == "auto" and compiled.available()):
             return self._reset_compiled(sim, rejected)
         return self._reset_python(sim, rejected)
 
@@ -462,22 +460,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         return render_rgb(encoder)
 
     # ------------------------------------------------------- compiled engine
-    def _python_only_options(self) -> list[str]:
-        """The observation options set that only the Python engine computes."""
-        cfg = self.config
-        options = ("observe_placement", "observe_drain", "observe_rivals")
-        return [name for name in options if getattr(cfg, name)]
-
     def _reset_compiled(
         self, sim: Simulator, rejected: int
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         cfg = self.config
-        python_only = self._python_only_options()
-        if python_only:
-            raise ValueError(
-                f'GPUShare-v0: {", ".join(python_only)} needs engine="python" (or "auto"); '
-                "the compiled engine does not compute these features"
-            )
         num_jobs = len(sim.jobs)
         self._encoder = None
         self._num_jobs = num_jobs
@@ -489,6 +475,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             running_window=self.running_window,
             max_suspends_per_job=cfg.max_suspends_per_job,
             held_time=cfg.observe_held_time,
+            placement=cfg.observe_placement,
+            drain=cfg.observe_drain,
+            rivals=cfg.observe_rivals,
             num_pending_features=len(PENDING_FEATURES),
             weights=list(self._weights),
             time_scale_s=cfg.time_scale_s,

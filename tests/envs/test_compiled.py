@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -21,6 +22,12 @@ import pytest
 from gpushare_env import compiled
 from gpushare_env.envs import GPUShareEnv
 from gpushare_env.envs.gpushare_env import InvalidActionError
+from gpushare_env.envs.observation import (
+    PENDING_FEATURES,
+    RUNNING_FEATURES,
+    pending_features,
+    running_features,
+)
 from gpushare_env.sim.decisions import ADVANCE
 
 CASES: dict[str, dict[str, Any]] = {
@@ -78,6 +85,38 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
+#: The optional observation columns, each option alone and all together (with and
+#: without ``held_time``, which shifts the running columns after it).
+OBSERVE: dict[str, dict[str, bool]] = {
+    "placement": {"observe_placement": True},
+    "drain": {"observe_drain": True},
+    "rivals": {"observe_rivals": True},
+    "all": {"observe_placement": True, "observe_drain": True, "observe_rivals": True},
+    "all_held_time": {
+        "observe_placement": True,
+        "observe_drain": True,
+        "observe_rivals": True,
+        "observe_held_time": True,
+    },
+}
+
+#: Where they are compared: equal and mixed GPU memories, nodes wider than 128 GPUs (the
+#: Python placement fallback), every ``duration_info``, a pending window of 2 (rivals
+#: come from the whole queue), suspension caps with ``held_time``.
+OBSERVE_CASES = (
+    "medium_philly",
+    "mixed_cluster",
+    "wide_nodes",
+    "duration_none",
+    "duration_oracle_small_windows",
+    "thesis_caps_held_time",
+)
+
+#: ``(seed, advance_share)`` of the runs of each comparison: random play keeps the queue
+#: short and suspends often; advancing often lets the queue grow and the GPUs fill.
+OBSERVE_RUNS = ((7, 0.0), (1, 0.3), (2, 0.6))
+
+
 def assert_same(a: Any, b: Any, where: str) -> None:
     """Exact equality of nested outputs (arrays by dtype and bytes, NaN equal to NaN)."""
     if isinstance(a, dict):
@@ -99,8 +138,19 @@ def assert_same(a: Any, b: Any, where: str) -> None:
         assert type(a) is type(b) and a == b, f"{where}: {a!r} != {b!r}"
 
 
-def play_both(config: dict[str, Any], seed: int, max_steps: int, invalid_share: float) -> int:
-    """Step both engines side by side; the number of steps taken."""
+def play_both(
+    config: dict[str, Any],
+    seed: int,
+    max_steps: int,
+    invalid_share: float,
+    advance_share: float = 0.0,
+    on_observation: Callable[[dict[str, np.ndarray]], None] | None = None,
+) -> int:
+    """Step both engines side by side; the number of steps taken.
+
+    ``advance_share``: how often to advance whenever it is valid (queues grow longer);
+    ``on_observation`` sees every observation of the reference.
+    """
     python = GPUShareEnv({**config, "engine": "python"})
     fast = GPUShareEnv({**config, "engine": "compiled"})
     rng = np.random.default_rng(seed)
@@ -108,9 +158,17 @@ def play_both(config: dict[str, Any], seed: int, max_steps: int, invalid_share: 
     out_c = fast.reset(seed=seed)
     assert python._core is None and fast._core is not None  # one engine each
     assert_same(out_p, out_c, "reset")
+    drain = bool(config.get("observe_drain"))
     for step in range(max_steps):
         info = out_p[-1]
-        if rng.random() < invalid_share:
+        if drain:  # the drain time before its float32 rounding: the order of its sum
+            work = python.simulator.predicted_work_s()
+            assert_same(work, fast._core.predicted_work_s(), f"step {step}: predicted work")
+        if on_observation is not None:
+            on_observation(out_p[0])
+        if info["action_mask"][-1] and rng.random() < advance_share:
+            action = python.action_space.n - 1
+        elif rng.random() < invalid_share:
             action = int(rng.integers(python.action_space.n))
         else:
             valid = np.flatnonzero(info["action_mask"])
@@ -139,6 +197,41 @@ def test_compiled_engine_replays_the_reference(case: str) -> None:
     max_steps = 2_500 if case in ("philly_cluster", "wide_nodes") else 40_000
     steps = play_both(config, seed=7, max_steps=max_steps, invalid_share=0.02)
     assert steps > 100
+
+
+@pytest.mark.parametrize("option", sorted(OBSERVE))
+@pytest.mark.parametrize("case", OBSERVE_CASES)
+def test_compiled_engine_replays_the_observe_options(case: str, option: str) -> None:
+    config = {**CASES[case], **OBSERVE[option]}
+    env = GPUShareEnv(config)
+    w, r = env.pending_window, env.running_window
+    cfg = env.config
+    pending = pending_features(cfg.observe_placement, cfg.observe_drain)
+    running = running_features(
+        cfg.observe_held_time, cfg.observe_placement, cfg.observe_drain, cfg.observe_rivals
+    )
+    blocks = {"pending": (pending, len(PENDING_FEATURES), w),
+              "running": (running, len(RUNNING_FEATURES), r)}  # fmt: skip
+    rows: dict[str, list[np.ndarray]] = {"pending": [], "running": []}
+
+    def collect(obs: dict[str, np.ndarray]) -> None:
+        # the optional columns of the occupied slots
+        for key, (columns, first, slots) in blocks.items():
+            table = obs[key].reshape(slots, len(columns))
+            rows[key].append(table[table[:, 0] == 1.0, first:])
+
+    for seed, advance_share in OBSERVE_RUNS:
+        play_both(config, seed, 400, 0.02, advance_share, on_observation=collect)
+    # the comparisons saw the features at work, not only zeros on both sides
+    unknown = ("drain_share", "rival_remaining") if case == "duration_none" else ()
+    for key, (columns, first, _) in blocks.items():
+        table = np.concatenate(rows[key])
+        for c, name in enumerate(columns[first:]):
+            values = np.unique(table[:, c])
+            if name in unknown:  # no duration is known: the feature stays 0
+                assert values.tolist() == [0.0], name
+            else:
+                assert len(values) > 1, (name, values)
 
 
 def test_whole_episode_and_a_second_reset() -> None:

@@ -317,14 +317,15 @@ def test_placement_features_describe_what_the_strategies_would_pick() -> None:
 
 
 @pytest.mark.parametrize("option", ["observe_placement", "observe_drain", "observe_rivals"])
-def test_placement_and_drain_features_need_the_python_engine(option: str) -> None:
+def test_placement_drain_and_rival_features_run_on_the_compiled_engine(option: str) -> None:
+    # bit for bit as on the Python engine: tests/envs/test_compiled.py
     config = {"cluster": "tiny", "workload": "philly", "num_jobs": 5, option: True}
     env = GPUShareEnv({**config, "engine": "compiled"})
-    with pytest.raises(ValueError, match=f'{option} needs engine="python"'):
-        env.reset(seed=0)
-    auto = GPUShareEnv(config)  # "auto" runs it on the Python engine
+    obs, _ = env.reset(seed=0)
+    assert env._core is not None and env.observation_space.contains(obs)
+    auto = GPUShareEnv(config)  # "auto" runs it compiled too
     auto.reset(seed=0)
-    assert auto._core is None
+    assert auto._core is not None
 
 
 def test_drain_share_is_each_jobs_remaining_against_the_clusters_drain_time() -> None:
