@@ -171,19 +171,18 @@ class EnvConfig:
         observe_placement: Append ``pack_load`` and ``spread_load`` to the pending rows
             (the load the GPUs each strategy would pick reach with the job) and
             ``shares_gpu`` to the running rows, what packing schedulers such as Gandiva
-            decide by. Experimental: Python engine only, and every observation runs two
-            placement searches per pending slot (``"auto"`` then runs the Python engine).
+            decide by. Experimental; every observation runs two placement searches per
+            pending slot (the compiled engine shares them among jobs of one shape).
         observe_drain: Append ``drain_share`` to the pending and running rows: ``r / (r +
             D)`` for a job's predicted remaining time ``r`` and the time ``D`` the cluster
             needs for all predicted work at full use, what the thesis's critical-path rule
-            decides by (a job is critical when ``r >= f D``). Experimental: Python engine
-            only, an O(jobs in system) sum per observation.
+            decides by (a job is critical when ``r >= f D``). Experimental; an O(jobs in
+            system) sum per observation.
         observe_rivals: Append ``rival_wait`` and ``rival_remaining`` to the running rows:
             over the waiting jobs of the whole queue that request as many GPUs as the
             running job, the longest wait and the shortest predicted remaining time, what
             time-slicing schedulers decide by when they swap a running job for a waiting
-            one of the same size. Experimental: Python engine only, an O(waiting jobs)
-            pass per observation.
+            one of the same size. Experimental; an O(waiting jobs) pass per observation.
         engine: What carries out the episode. ``"python"``: the reference simulator,
             encoder and bookkeeping, whose objects ``env.view`` (what heuristics read),
             ``env.simulator``, rendering and pickling use. ``"compiled"``: the same in C

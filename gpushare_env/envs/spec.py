@@ -121,12 +121,11 @@ CONFIG_DOCS: dict[str, str] = {
     "max_suspends_per_job": "mask suspend for a job suspended this many times (None: no cap)",
     "observe_held_time": "append held_time (time since the job got its GPUs) to the running rows",
     "observe_placement": "append pack_load, spread_load to the pending rows and shares_gpu to "
-    "the running rows (experimental; Python engine)",
+    "the running rows (experimental)",
     "observe_drain": "append drain_share (remaining / (remaining + drain time)) to the "
-    "pending and running rows (experimental; Python engine)",
+    "pending and running rows (experimental)",
     "observe_rivals": "append rival_wait, rival_remaining (the waiting jobs requesting as many "
-    "GPUs: longest wait, shortest predicted remaining) to the running rows (experimental; "
-    "Python engine)",
+    "GPUs: longest wait, shortest predicted remaining) to the running rows (experimental)",
     "engine": "'compiled' (in C, the same episodes bit for bit; no view), 'python' "
     "(the reference), or 'auto': compiled until the view, simulator, render or pickling "
     "is asked for, then the episode is replayed on the Python engine",
