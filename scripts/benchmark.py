@@ -10,12 +10,15 @@ other, each in a fresh process so that ``peak_rss_mb`` is that run's own.
     gpushare-bench --env --cluster medium --jobs 500 --steps 200000 --seed 0
     gpushare-bench --env --cluster medium --jobs 500 --steps 50000 --seed 0 --repeat 5
     gpushare-bench --env --engine both --cluster medium --jobs 500 --steps 50000 --repeat 5
+    gpushare-bench --env --cluster medium --jobs 500 --steps 50000 --observe placement rivals
     gpushare-bench --train --preset philly_heavy --n-envs 8 --vec-env dummy
 
 ``--env`` steps the env with a random masked policy and prints one JSON line per engine
 with ``steps, episodes, wall_s, steps_per_s`` and ``steps_per_cpu_s``; ``--engine both``
 alternates the two engines run by run (the same episodes) and adds to the compiled line
-``speedup``, the ratio of the median CPU-time rates.
+``speedup``, the ratio of the median CPU-time rates. ``--observe`` turns on optional
+observation columns (``held_time``, ``placement``, ``drain``, ``rivals``: the env's
+``observe_*`` options).
 
 ``--train`` prints one JSON line with ``steps, wall_s, steps_per_s`` of MaskablePPO (or
 PPO) training as ``gpushare-train`` runs it (``agents.bench``; needs the ``rl`` extra).
@@ -93,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("python", "compiled", "both"),
         help="env engine (--env; default compiled; both: alternate them, report the ratio)",
     )
+    parser.add_argument(
+        "--observe",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="observation options to turn on (--env): held_time, placement, drain, rivals "
+        "(each sets the env's observe_<name>)",
+    )
     train = parser.add_argument_group("--train: RL training steps per second")
     train.add_argument("--train", action="store_true", help="benchmark training steps instead")
     train.add_argument("--preset", default="philly_heavy", help="evaluation preset (--train)")
@@ -159,9 +170,11 @@ def main(argv: list[str] | None = None) -> int:
                 runs: dict[str, list[dict[str, Any]]] = {e: [] for e in engines}
                 for _ in range(args.repeat):
                     for engine in engines:  # alternating: both see the same machine load
-                        runs[engine].append(
-                            env_benchmark(args.cluster, n, args.steps, args.seed, engine=engine)
-                        )
+                        record = env_benchmark(
+                            args.cluster, n, args.steps, args.seed, engine=engine,
+                            observe=args.observe,
+                        )  # fmt: skip
+                        runs[engine].append(record)
                 records = {
                     e: r[0] if args.repeat == 1 else median_env_record(r) for e, r in runs.items()
                 }
@@ -173,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 for record in records.values():
                     print(json.dumps(record), flush=True)
-        except RuntimeError as exc:  # the compiled extension is not built
+        except (RuntimeError, ValueError) as exc:  # extension not built, unknown --observe
             print(f"gpushare-bench: {exc}", file=sys.stderr)
             return 2
         return 0

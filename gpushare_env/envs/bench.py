@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from gpushare_env.envs.gpushare_env import GPUShareEnv
 
-__all__ = ["env_benchmark"]
+__all__ = ["OBSERVE_OPTIONS", "env_benchmark"]
+
+#: What ``observe`` may name: each turns on ``EnvConfig.observe_<name>``.
+OBSERVE_OPTIONS: tuple[str, ...] = ("held_time", "placement", "drain", "rivals")
 
 
 def env_benchmark(
@@ -21,6 +25,7 @@ def env_benchmark(
     pending_window: int = 16,
     running_window: int = 16,
     engine: str = "python",
+    observe: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Step the env ``steps`` times with a uniformly random valid action.
 
@@ -37,12 +42,20 @@ def env_benchmark(
         pending_window: ``W``.
         running_window: ``R``.
         engine: ``EnvConfig.engine``: ``"python"`` or ``"compiled"``.
+        observe: Optional observation columns to turn on, among ``OBSERVE_OPTIONS``
+            (``"rivals"``: ``observe_rivals=True``).
 
     Returns:
         ``steps, episodes, wall_s, steps_per_s`` (keys other tools parse) and details,
         among them ``cpu_s`` and ``steps_per_cpu_s`` (process CPU time, which other
         processes competing for the core do not inflate).
+
+    Raises:
+        ValueError: ``observe`` names an unknown option.
     """
+    unknown = sorted(set(observe) - set(OBSERVE_OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown observe option(s) {unknown}; allowed: {list(OBSERVE_OPTIONS)}")
     env = GPUShareEnv(
         {
             "cluster": cluster,
@@ -51,6 +64,7 @@ def env_benchmark(
             "pending_window": pending_window,
             "running_window": running_window,
             "engine": engine,
+            **{f"observe_{name}": True for name in observe},
         }
     )
     uniform = np.random.default_rng(seed).random(steps).tolist()
@@ -82,6 +96,7 @@ def env_benchmark(
         "cluster": cluster,
         "workload": workload,
         "engine": engine,
+        "observe": [name for name in OBSERVE_OPTIONS if name in observe],
         "jobs": num_jobs,
         "seed": seed,
         "policy": "random_masked",

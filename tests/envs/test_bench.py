@@ -52,3 +52,15 @@ def test_both_engines_alternate_and_report_the_ratio(capsys: pytest.CaptureFixtu
     assert (python["events"], python["episodes"]) == (fast["events"], fast["episodes"])
     assert fast["speedup"] == round(fast["steps_per_cpu_s"] / python["steps_per_cpu_s"], 2)
     assert "speedup" not in python
+
+
+def test_observe_options_reach_the_env(capsys: pytest.CaptureFixture[str]) -> None:
+    record = env_benchmark("tiny", 6, 200, 0, engine="compiled", observe=("rivals", "drain"))
+    assert record["observe"] == ["drain", "rivals"] and record["steps"] == 200
+    with pytest.raises(ValueError, match="unknown observe option"):
+        env_benchmark("tiny", 6, 10, 0, observe=("rival",))
+    argv = ["--env", "--cluster", "tiny", "--jobs", "8", "--steps", "100"]
+    assert main([*argv, "--observe", "placement", "held_time"]) == 0
+    assert json.loads(capsys.readouterr().out)["observe"] == ["held_time", "placement"]
+    assert main([*argv, "--observe", "bogus"]) == 2
+    assert "bogus" in capsys.readouterr().err
