@@ -286,6 +286,17 @@ cdef class Core:
     cdef int R
     cdef int num_r  # running columns
     cdef bint held_time
+    cdef bint placement  # pack_load, spread_load; shares_gpu
+    cdef bint drain  # drain_share
+    cdef bint rivals  # rival_wait, rival_remaining
+    cdef int shares_column  # of shares_gpu in a running row
+    cdef int rival_column  # of rival_wait in a running row
+    # pack / spread answers by job shape (GPUs requested, worker memory): the largest load
+    # on the GPUs each strategy picks (+inf: none fit), valid while no GPU changed
+    cdef long gpu_epoch  # bumped whenever a GPU's memory, workers or load changed
+    cdef int* shape_of  # (num_jobs) by rank
+    cdef long* shape_epoch  # (shapes) the gpu_epoch of the answers, -1: none yet
+    cdef double* shape_peak  # (shapes, 2) pack, spread
     cdef int max_suspends  # -1: no cap
     cdef double* mem_values
     cdef int num_mem_values
@@ -303,7 +314,8 @@ cdef class Core:
     cdef cnp.npy_bool* mask
     cdef int num_actions
     cdef int gpu_at, frag_at, pending_at, running_at, global_at
-    cdef int num_p
+    cdef int num_p  # the standard pending columns
+    cdef int num_pw  # pending columns, optional ones included
     cdef int num_models
     cdef int* window_pending  # ranks in the window
     cdef public int pending_n
@@ -311,6 +323,12 @@ cdef class Core:
     cdef public int running_n_window
     cdef public int waiting_gpus
     cdef public int in_transition
+    # the rivals pass, by GPUs requested: the pass that last saw such a waiting job, the
+    # longest wait and the shortest predicted remaining time (+inf: none predicted)
+    cdef long* rival_seen  # (largest request + 1)
+    cdef long rival_pass
+    cdef double* rival_wait  # [s]
+    cdef double* rival_left  # [s]
     cdef public bint has_choice
     cdef public bint can_advance
     cdef double inv_max_speed
@@ -380,6 +398,12 @@ cdef class Core:
         free(self.dirty_list)
         free(self.window_pending)
         free(self.window_running)
+        free(self.shape_of)
+        free(self.shape_epoch)
+        free(self.shape_peak)
+        free(self.rival_seen)
+        free(self.rival_wait)
+        free(self.rival_left)
         free(self.inv_solo)
         free(self.transit)
 
@@ -532,8 +556,17 @@ cdef class Core:
         self.held_time = encoder_in["held_time"]
         cap = encoder_in["max_suspends_per_job"]
         self.max_suspends = -1 if cap is None else cap
+        self.placement = encoder_in["placement"]
+        self.drain = encoder_in["drain"]
+        self.rivals = encoder_in["rivals"]
         self.num_p = encoder_in["num_pending_features"]
-        self.num_r = self.num_p + 1 + (1 if self.held_time else 0)
+        self.num_pw = self.num_p + 2 * self.placement + self.drain
+        # running_features: the pending columns, speed, then the optional ones
+        self.num_r = self.num_p + 1 + self.held_time
+        self.shares_column = self.num_r
+        self.num_r += self.placement
+        self.rival_column = self.num_r
+        self.num_r += 2 * self.rivals + self.drain
         self.num_models = encoder_in["num_models"]
         if self.num_models > MAX_MODELS:
             raise ValueError(f"the compiled core handles at most {MAX_MODELS} models")
@@ -555,7 +588,7 @@ cdef class Core:
         self.gpu_at = 0
         self.frag_at = g * NUM_GPU_F
         self.pending_at = self.frag_at + NUM_FRAG
-        self.running_at = self.pending_at + self.W * self.num_p
+        self.running_at = self.pending_at + self.W * self.num_pw
         self.global_at = self.running_at + self.R * self.num_r
         self.buffer_array = np.zeros(self.global_at + NUM_GLOBAL, dtype=np.float32)
         self.buffer = <float*>cnp.PyArray_DATA(self.buffer_array)
@@ -578,6 +611,19 @@ cdef class Core:
             self._mark(i)
         self.pending_n = 0
         self.running_n_window = 0
+        k = max(jobs_in["num_gpus"]) + 1
+        self.rival_seen = <long*>checked_malloc(k * sizeof(long))
+        self.rival_wait = <double*>checked_malloc(k * sizeof(double))
+        self.rival_left = <double*>checked_malloc(k * sizeof(double))
+        shapes = {}
+        self.shape_of = <int*>checked_malloc(self.num_jobs * sizeof(int))
+        for i in range(self.num_jobs):
+            job = &self.jobs[i]
+            self.shape_of[i] = shapes.setdefault((job.num_gpus, job.size_index), len(shapes))
+        self.shape_epoch = <long*>checked_malloc(len(shapes) * sizeof(long))
+        self.shape_peak = <double*>checked_malloc(2 * len(shapes) * sizeof(double))
+        for i in range(len(shapes)):
+            self.shape_epoch[i] = -1
 
         # ---- env
         weights = env_in["weights"]
@@ -1304,6 +1350,8 @@ cdef class Core:
         cdef double free_gib, load
         cdef long held
         cdef float* row
+        if self.dirty_n:
+            self.gpu_epoch += 1
         for i in range(self.dirty_n):
             g = self.dirty_list[i]
             self.dirty[g] = False
@@ -1438,7 +1486,7 @@ cdef class Core:
         if job.model >= 0:
             row[4 + job.model] = 1.0
 
-    cdef void _observe(self) noexcept:
+    cdef void _observe(self) except *:
         cdef int slot, rank, c, base = 4 + self.num_models
         cdef float* row
         cdef Job* job
@@ -1447,9 +1495,9 @@ cdef class Core:
         cdef bint known
         # pending rows
         for slot in range(self.W):
-            row = &self.buffer[self.pending_at + slot * self.num_p]
+            row = &self.buffer[self.pending_at + slot * self.num_pw]
             if slot >= self.pending_n:
-                memset(row, 0, self.num_p * sizeof(float))
+                memset(row, 0, self.num_pw * sizeof(float))
                 continue
             job = &self.jobs[self.window_pending[slot]]
             self._job_row(row, job)
@@ -1511,6 +1559,113 @@ cdef class Core:
         row[12] = <float>(waiting_gpus if waiting_gpus < 1.0 else 1.0)
         row[13] = <float>(self.idle_gpus * self.inv_gpus)
         row[14] = 1.0 if self.can_advance else 0.0
+        if self.placement:
+            self._observe_placement()
+        if self.rivals:
+            self._observe_rivals()
+        if self.drain:
+            self._observe_drain()
+
+    cdef void _observe_placement(self) except *:
+        """The ``pack_load`` / ``spread_load`` and ``shares_gpu`` columns, as
+        ``StateEncoder._observe_placement``. A strategy's choice depends only on the GPUs
+        and on the job's shape, so jobs of one shape share a search, and the answers hold
+        until a GPU changes (``gpu_epoch``)."""
+        cdef int slot, rank, shape, s, i
+        cdef double peak
+        cdef bint shares
+        cdef float* row
+        cdef Job* job
+        if self.dirty_n:  # GPUs changed since the mask last refreshed them (not in env steps)
+            self.gpu_epoch += 1
+        for slot in range(self.pending_n):
+            rank = self.window_pending[slot]
+            job = &self.jobs[rank]
+            shape = self.shape_of[rank]
+            if self.shape_epoch[shape] != self.gpu_epoch:
+                self.shape_epoch[shape] = self.gpu_epoch
+                self.shape_peak[2 * shape] = self._peak_load(rank, S_PACK)
+                self.shape_peak[2 * shape + 1] = self._peak_load(rank, S_SPREAD)
+            row = &self.buffer[self.pending_at + slot * self.num_pw + self.num_p]
+            for s in range(2):
+                peak = self.shape_peak[2 * shape + s]
+                if peak == INFINITY:
+                    row[s] = 0.0
+                    continue
+                peak = (peak + job.intensity) * self.inv_slots
+                row[s] = <float>(peak if peak < 1.0 else 1.0)
+        for slot in range(self.running_n_window):
+            job = &self.jobs[self.window_running[slot]]
+            shares = False
+            for i in range(job.held):
+                if self.holders[self.gpus_of[job.offset + i]] > 1:
+                    shares = True
+                    break
+            row = &self.buffer[self.running_at + slot * self.num_r + self.shares_column]
+            row[0] = 1.0 if shares else 0.0
+
+    cdef double _peak_load(self, int rank, int strategy) except? -1.0:
+        """The largest load on the GPUs ``strategy`` gives the job now (+inf: none fit)."""
+        cdef int* gpus = self.scratch_gpus
+        cdef int i, count = self._find_placement(rank, strategy, gpus)
+        cdef double peak
+        if count < 0:
+            return INFINITY
+        peak = self.load[gpus[0]]
+        for i in range(1, count):
+            if self.load[gpus[i]] > peak:
+                peak = self.load[gpus[i]]
+        return peak
+
+    cdef void _observe_rivals(self) noexcept:
+        """The ``rival_wait`` / ``rival_remaining`` columns, as
+        ``StateEncoder._observe_rivals``: one pass over the whole queue, by GPUs requested."""
+        cdef int i, slot, n
+        cdef long seen = self.rival_pass + 1
+        cdef double now = self.now, wait, predicted
+        cdef bint known
+        cdef float* row
+        cdef Job* job
+        self.rival_pass = seen
+        for i in range(self.queue_n):
+            job = &self.jobs[self.queue[i]]
+            n = job.num_gpus
+            wait = now - job.queued_since
+            if self.rival_seen[n] != seen:
+                self.rival_seen[n] = seen
+                self.rival_wait[n] = wait
+                self.rival_left[n] = INFINITY
+            elif wait > self.rival_wait[n]:
+                self.rival_wait[n] = wait
+            predicted = self._predicted_remaining(job, &known)
+            if known and predicted < self.rival_left[n]:
+                self.rival_left[n] = predicted
+        for slot in range(self.running_n_window):
+            n = self.jobs[self.window_running[slot]].num_gpus
+            row = &self.buffer[self.running_at + slot * self.num_r + self.rival_column]
+            if self.rival_seen[n] != seen:
+                row[0] = 0.0
+                row[1] = 0.0
+                continue
+            row[0] = <float>log_time(self.rival_wait[n])
+            predicted = self.rival_left[n]
+            row[1] = <float>(0.0 if predicted == INFINITY else log_time(predicted))
+
+    cdef void _observe_drain(self) noexcept:
+        """The ``drain_share`` columns, as ``StateEncoder._observe_drain``."""
+        cdef int slot
+        cdef double drain = self._predicted_work() * self.inv_gpus, left
+        cdef bint known
+        for slot in range(self.pending_n):
+            left = self._predicted_remaining(&self.jobs[self.window_pending[slot]], &known)
+            self.buffer[self.pending_at + (slot + 1) * self.num_pw - 1] = <float>(
+                left / (left + drain) if known and left != 0.0 else 0.0
+            )
+        for slot in range(self.running_n_window):
+            left = self._predicted_remaining(&self.jobs[self.window_running[slot]], &known)
+            self.buffer[self.running_at + (slot + 1) * self.num_r - 1] = <float>(
+                left / (left + drain) if known and left != 0.0 else 0.0
+            )
 
     # ================================================================ env
     cdef bint _time_capped(self) noexcept:

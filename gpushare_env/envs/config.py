@@ -169,7 +169,7 @@ class EnvConfig:
             (the load the GPUs each strategy would pick reach with the job) and
             ``shares_gpu`` to the running rows, what packing schedulers such as Gandiva
             decide by. Experimental: every observation runs two placement searches per
-            pending slot.
+            pending slot (shared among the window's jobs of one shape).
         observe_drain: Append ``drain_share`` to the pending and running rows: ``r / (r +
             D)`` for a job's predicted remaining time ``r`` and the time ``D`` the cluster
             needs for all predicted work at full use, what the thesis's critical-path rule

@@ -67,6 +67,15 @@ CASES: dict[str, dict[str, Any]] = {
         "max_decisions": 300,
     },
     "philly_cluster": {"cluster": "philly", "workload": "philly", "num_jobs": 300},
+    "mixed_every_observe_option": {
+        "cluster": "mixed",
+        "workload": "philly",
+        "num_jobs": 120,
+        "observe_held_time": True,
+        "observe_placement": True,
+        "observe_drain": True,
+        "observe_rivals": True,
+    },
     # nodes wider than 128 GPUs: shared gangs take the Python placement, on the C arrays
     "wide_nodes": {
         "cluster": {
@@ -78,6 +87,9 @@ CASES: dict[str, dict[str, Any]] = {
         },
         "workload": "philly",
         "num_jobs": 120,
+        "observe_placement": True,
+        "observe_drain": True,
+        "observe_rivals": True,
     },
 }
 

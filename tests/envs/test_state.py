@@ -290,10 +290,11 @@ def _with_option(
             return
 
 
-def test_placement_features_describe_what_the_strategies_would_pick() -> None:
+@pytest.mark.parametrize("cluster", ["medium", "mixed"])
+def test_placement_features_describe_what_the_strategies_would_pick(cluster: str) -> None:
     from gpushare_env.envs.observation import PENDING_FEATURES, RUNNING_FEATURES
 
-    config = {"cluster": "medium", "workload": "philly", "num_jobs": 80, "observe_held_time": True}
+    config = {"cluster": cluster, "workload": "philly", "num_jobs": 80, "observe_held_time": True}
     p = len(PENDING_FEATURES)
     seen = {"pack": 0, "spread": 0, "shares": 0}
     for env, pending, running in _with_option(config, "observe_placement", 6, 4):
@@ -317,20 +318,27 @@ def test_placement_features_describe_what_the_strategies_would_pick() -> None:
 
 
 @pytest.mark.parametrize("option", ["observe_placement", "observe_drain", "observe_rivals"])
-def test_placement_and_drain_features_need_the_python_engine(option: str) -> None:
-    config = {"cluster": "tiny", "workload": "philly", "num_jobs": 5, option: True}
-    env = GPUShareEnv({**config, "engine": "compiled"})
-    with pytest.raises(ValueError, match=f'{option} needs engine="python"'):
-        env.reset(seed=0)
-    auto = GPUShareEnv(config)  # "auto" runs it on the Python engine
-    auto.reset(seed=0)
-    assert auto._core is None
+def test_placement_drain_and_rival_features_widen_the_rows(option: str) -> None:
+    """Each option adds its columns to the spaces and the observations (values: the
+    tests below, recomputed from the view)."""
+    config = {"cluster": "tiny", "workload": "philly", "num_jobs": 5}
+    plain = GPUShareEnv(config)
+    env = GPUShareEnv({**config, option: True})
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    widths = {key: obs[key].size for key in obs}
+    plain_obs, _ = plain.reset(seed=0)
+    wider = [key for key in obs if widths[key] > plain_obs[key].size]
+    expected = {"observe_placement": ["pending", "running"], "observe_drain": ["pending",
+                "running"], "observe_rivals": ["running"]}[option]  # fmt: skip
+    assert wider == expected
 
 
-def test_drain_share_is_each_jobs_remaining_against_the_clusters_drain_time() -> None:
+@pytest.mark.parametrize("cluster", ["medium", "mixed"])
+def test_drain_share_is_each_jobs_remaining_against_the_clusters_drain_time(cluster: str) -> None:
     from gpushare_env.envs.observation import PENDING_FEATURES, RUNNING_FEATURES
 
-    config = {"cluster": "medium", "workload": "philly", "num_jobs": 80, "observe_placement": True}
+    config = {"cluster": cluster, "workload": "philly", "num_jobs": 80, "observe_placement": True}
     shares = []
     for env, pending, running in _with_option(config, "observe_drain", 7, 5):
         assert pending.shape[1] == len(PENDING_FEATURES) + 3
@@ -354,13 +362,16 @@ def test_drain_share_is_each_jobs_remaining_against_the_clusters_drain_time() ->
     assert max(shares) > 0.5
 
 
-def test_rival_features_are_the_longest_wait_and_shortest_remaining_of_same_size_jobs() -> None:
+@pytest.mark.parametrize("cluster", ["medium", "mixed"])
+def test_rival_features_are_the_longest_wait_and_shortest_remaining_of_same_size_jobs(
+    cluster: str,
+) -> None:
     from gpushare_env.envs.observation import RUNNING_FEATURES, log_time, running_features
 
     # with every option the rival columns come before drain_share, which stays last
     columns = running_features(held_time=True, placement=True, drain=True, rivals=True)
     assert columns[-3:] == ("rival_wait", "rival_remaining", "drain_share")
-    config = {"cluster": "medium", "workload": "philly", "num_jobs": 120, "observe_held_time": True}
+    config = {"cluster": cluster, "workload": "philly", "num_jobs": 120, "observe_held_time": True}
     seen = {"rival": 0, "none": 0, "unpredicted": 0}
     for env, _, running in _with_option(config, "observe_rivals", 3, 4):
         assert running.shape[1] == len(RUNNING_FEATURES) + 3
