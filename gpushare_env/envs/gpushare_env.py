@@ -253,7 +253,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         """Boolean mask of the valid actions now (MaskablePPO's hook).  # (A,) bool"""
         if self._core is None:
             raise RuntimeError("GPUShare-v0: call reset() before action_masks()")
-        return self._core.mask_array.copy()  # type: ignore[no-any-return]
+        return self._core.mask_array.copy()
 
     def decode_action(self, action: int | np.integer) -> Decision:
         """The simulator decision an action index stands for in the current state.

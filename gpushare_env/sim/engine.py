@@ -291,23 +291,23 @@ class Simulator:
 
     def pending(self, limit: int | None = None) -> list[int]:
         """Ids of waiting jobs (pending and suspended) by arrival, at most ``limit``."""
-        return self.core.pending(limit)  # type: ignore[no-any-return]
+        return self.core.pending(limit)
 
     def running(self, limit: int | None = None) -> list[int]:
         """Ids of running jobs in the order they (re)started, at most ``limit``."""
-        return self.core.running_list(limit)  # type: ignore[no-any-return]
+        return self.core.running_list(limit)
 
     def in_transition(self) -> list[int]:
         """Ids of jobs suspending or resuming."""
-        return self.core.transition_list()  # type: ignore[no-any-return]
+        return self.core.transition_list()
 
     def gpu_jobs(self, gpu: int) -> list[int]:
         """Ids of the jobs holding memory on ``gpu``."""
-        return self.core.jobs_on_gpu(gpu)  # type: ignore[no-any-return]
+        return self.core.jobs_on_gpu(gpu)
 
     def next_event_time(self) -> float | None:
         """Time of the next event, or ``None`` when nothing is left to happen."""
-        return self.core.next_event_time()  # type: ignore[no-any-return]
+        return self.core.next_event_time()
 
     def progress_of(self, job_id: int) -> float:
         """Iterations done by ``job_id`` as of now."""
@@ -319,7 +319,7 @@ class Simulator:
         ``"oracle"``: the true value; ``"sampled"``: remaining iterations times the measured
         step time once the job is sampled, else ``None``; ``"none"``: always ``None``.
         """
-        return self.core.predicted_remaining_s(job_id)  # type: ignore[no-any-return]
+        return self.core.predicted_remaining_s(job_id)
 
     def predicted_work_s(self) -> float:
         """Sum of ``predicted remaining x GPUs`` over the jobs in the system (waiting, then
@@ -328,23 +328,23 @@ class Simulator:
 
     def measured_step_time_s(self, job_id: int) -> float | None:
         """Measured solo step time once sampled (``None`` before, or if info is none)."""
-        return self.core.measured_step_time_s(job_id)  # type: ignore[no-any-return]
+        return self.core.measured_step_time_s(job_id)
 
     def cluster_totals(self) -> tuple[float, int, float, float, float]:
         """``(compute_in_use, allocated_gpus, free_memory_gib, fragmented_memory_gib,
         expected_fragment_gib)``: the current values of the ``Timeline`` series."""
-        return self.core.cluster_totals()  # type: ignore[no-any-return]
+        return self.core.cluster_totals()
 
     def find_placement(self, job_id: int, strategy: str) -> tuple[int, ...] | None:
         """GPUs the named strategy would give ``job_id`` now, or ``None``."""
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; allowed: {list(STRATEGIES)}")
-        return self.core.find_placement(job_id, strategy)  # type: ignore[no-any-return]
+        return self.core.find_placement(job_id, strategy)
 
     # ---------------------------------------------------------------- decisions
     def schedule(self, job_id: int, strategy: str) -> tuple[int, ...]:
         """Place ``job_id`` with a named strategy; raise ``InvalidDecision`` if it does not fit."""
-        return self.core.schedule(job_id, strategy)  # type: ignore[no-any-return]
+        return self.core.schedule(job_id, strategy)
 
     def place(self, job_id: int, gpus: Iterable[int]) -> None:
         """Start (or resume) a waiting job on explicit GPUs.
@@ -373,7 +373,7 @@ class Simulator:
             RuntimeError: nothing is left to happen (all jobs finished, or the remaining
                 ones wait for a decision that never comes).
         """
-        return self.core.advance()  # type: ignore[no-any-return]
+        return self.core.advance()
 
     # ----------------------------------------------------------------- results
     def records(self) -> list[JobRecord]:
@@ -455,7 +455,7 @@ class JobTable(Mapping[int, JobState]):
         self._ids = ids
 
     def __getitem__(self, job_id: int) -> JobState:
-        return self._core.job(job_id)  # type: ignore[no-any-return]
+        return self._core.job(job_id)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._ids)
