@@ -59,10 +59,6 @@ cdef enum:
     S_PACK = 1
     S_SPREAD = 2
     S_MIN_FRAG = 3
-    # observation layout (gpushare_env.envs.observation)
-    NUM_GPU_F = 6
-    NUM_FRAG = 10
-    NUM_GLOBAL = 15
     MAX_MODELS = 64
 
 cdef double EPS = 1e-9
@@ -71,7 +67,6 @@ cdef tuple _STATUSES = tuple(JobStatus)
 cdef double IDLE_PENALTY = 1e6
 cdef double LOG_TIME_DECADES = 7.0
 cdef double INV_DECADES = 1.0 / 7.0
-cdef double[7] FRAG_EDGES = [2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0]
 
 
 cdef struct Job:
@@ -285,12 +280,19 @@ cdef class Core:
     cdef int W
     cdef int R
     cdef int num_r  # running columns
-    cdef bint held_time
-    cdef bint placement  # pack_load, spread_load; shares_gpu
-    cdef bint drain  # drain_share
-    cdef bint rivals  # rival_wait, rival_remaining
-    cdef int shares_column  # of shares_gpu in a running row
-    cdef int rival_column  # of rival_wait in a running row
+    # Column indices, looked up by name in the layout the env passes in (the feature
+    # registry, gpushare_env.envs.features); -1 for an optional column that is off.
+    cdef int num_gpu_f, num_frag, num_global
+    cdef int cg_free, cg_load, cg_workers, cg_node, cg_speed, cg_capacity
+    cdef int cj_valid, cj_gpus, cj_memory, cj_intensity, cj_model0
+    cdef int cj_wait, cj_sampled, cj_known, cj_predicted, cj_suspended, cj_progress
+    cdef int cp_pack, cp_drain
+    cdef int cr_speed, cr_held, cr_shares, cr_rival, cr_drain
+    cdef int cl_time, cl_waiting, cl_backlog, cl_running, cl_transition, cl_in_system
+    cdef int cl_finished, cl_util, cl_alloc, cl_free, cl_frag, cl_expected, cl_waiting_gpus
+    cdef int cl_idle, cl_advance
+    cdef double* frag_edges  # upper edges of the shared-GPU bins of frag_hist [GiB]
+    cdef int num_frag_edges
     # pack / spread answers by job shape (GPUs requested, worker memory): the largest load
     # on the GPUs each strategy picks (+inf: none fit), valid while no GPU changed
     cdef long gpu_epoch  # bumped whenever a GPU's memory, workers or load changed
@@ -303,7 +305,7 @@ cdef class Core:
     cdef int* fit_counts
     cdef int* level
     cdef int* category
-    cdef int[NUM_FRAG] category_counts
+    cdef int* category_counts  # (num_frag)
     cdef public int idle_gpus
     cdef bint* dirty
     cdef int* dirty_list
@@ -314,8 +316,8 @@ cdef class Core:
     cdef cnp.npy_bool* mask
     cdef int num_actions
     cdef int gpu_at, frag_at, pending_at, running_at, global_at
-    cdef int num_p  # the standard pending columns
-    cdef int num_pw  # pending columns, optional ones included
+    cdef bint has_encoder  # False: a headless core (no layout given), it encodes nothing
+    cdef int num_pw  # pending columns
     cdef int num_models
     cdef int* window_pending  # ranks in the window
     cdef public int pending_n
@@ -405,6 +407,8 @@ cdef class Core:
         free(self.rival_wait)
         free(self.rival_left)
         free(self.inv_solo)
+        free(self.frag_edges)
+        free(self.category_counts)
         free(self.transit)
 
     def __init__(
@@ -553,23 +557,12 @@ cdef class Core:
         # ---- encoder
         self.W = encoder_in["pending_window"]
         self.R = encoder_in["running_window"]
-        self.held_time = encoder_in["held_time"]
         cap = encoder_in["max_suspends_per_job"]
         self.max_suspends = -1 if cap is None else cap
-        self.placement = encoder_in["placement"]
-        self.drain = encoder_in["drain"]
-        self.rivals = encoder_in["rivals"]
-        self.num_p = encoder_in["num_pending_features"]
-        self.num_pw = self.num_p + 2 * self.placement + self.drain
-        # running_features: the pending columns, speed, then the optional ones
-        self.num_r = self.num_p + 1 + self.held_time
-        self.shares_column = self.num_r
-        self.num_r += self.placement
-        self.rival_column = self.num_r
-        self.num_r += 2 * self.rivals + self.drain
         self.num_models = encoder_in["num_models"]
         if self.num_models > MAX_MODELS:
             raise ValueError(f"the compiled core handles at most {MAX_MODELS} models")
+        self._layout(encoder_in["columns"], encoder_in["frag_edges"])
         mem_values = encoder_in["memory_sizes"]
         self.num_mem_values = len(mem_values)
         self.mem_values = <double*>checked_malloc(self.num_mem_values * sizeof(double))
@@ -578,7 +571,8 @@ cdef class Core:
         self.fit_counts = <int*>checked_malloc(self.num_mem_values * sizeof(int))
         self.level = <int*>checked_malloc(g * sizeof(int))
         self.category = <int*>checked_malloc(g * sizeof(int))
-        memset(self.category_counts, 0, sizeof(self.category_counts))
+        self.category_counts = <int*>checked_malloc(self.num_frag * sizeof(int))
+        memset(self.category_counts, 0, self.num_frag * sizeof(int))
         self.category_counts[0] = g
         self.idle_gpus = g
         self.dirty = <bint*>checked_malloc(g * sizeof(bint))
@@ -586,11 +580,11 @@ cdef class Core:
         self.window_pending = <int*>checked_malloc((self.W + 1) * sizeof(int))
         self.window_running = <int*>checked_malloc((self.R + 1) * sizeof(int))
         self.gpu_at = 0
-        self.frag_at = g * NUM_GPU_F
-        self.pending_at = self.frag_at + NUM_FRAG
+        self.frag_at = g * self.num_gpu_f
+        self.pending_at = self.frag_at + self.num_frag
         self.running_at = self.pending_at + self.W * self.num_pw
         self.global_at = self.running_at + self.R * self.num_r
-        self.buffer_array = np.zeros(self.global_at + NUM_GLOBAL, dtype=np.float32)
+        self.buffer_array = np.zeros(self.global_at + self.num_global, dtype=np.float32)
         self.buffer = <float*>cnp.PyArray_DATA(self.buffer_array)
         self.num_actions = self.W * 4 + self.R + 1
         self.mask_array = np.zeros(self.num_actions, dtype=bool)
@@ -601,12 +595,13 @@ cdef class Core:
         self.inv_jobs = 1.0 / n
         self.inv_total_memory = 1.0 / float(capacity.sum())
         self.log_gpus = encoder_in["log_gpus"]
-        gpu_rows = self.buffer_array[: self.frag_at].reshape(g, NUM_GPU_F)
-        num_nodes = max(self.num_nodes - 1, 1)
-        gpu_rows[:, 3] = gpu_node / num_nodes
-        gpu_rows[:, 4] = speed * self.inv_max_speed
-        gpu_rows[:, 5] = capacity / self.max_capacity
-        self.buffer[self.frag_at] = 1.0
+        if self.has_encoder:
+            gpu_rows = self.buffer_array[: self.frag_at].reshape(g, self.num_gpu_f)
+            num_nodes = max(self.num_nodes - 1, 1)
+            gpu_rows[:, self.cg_node] = gpu_node / num_nodes
+            gpu_rows[:, self.cg_speed] = speed * self.inv_max_speed
+            gpu_rows[:, self.cg_capacity] = capacity / self.max_capacity
+            self.buffer[self.frag_at] = 1.0
         for i in range(g):
             self._mark(i)
         self.pending_n = 0
@@ -636,6 +631,77 @@ cdef class Core:
         self.decision_cap = env_in["decision_cap"]
         self.invalid_penalty = env_in["invalid_penalty"]
         self.decisions = 0
+
+    def _layout(self, columns, frag_edges):
+        """Column indices from the names of each observation key's columns (``None``: a
+        headless core, which encodes nothing)."""
+        cdef int i
+        self.has_encoder = columns is not None
+        edges = list(frag_edges)
+        self.num_frag_edges = len(edges)
+        self.frag_edges = <double*>checked_malloc(max(len(edges), 1) * sizeof(double))
+        for i in range(len(edges)):
+            self.frag_edges[i] = edges[i]
+        if columns is None:  # headless: a minimal layout, never written
+            self.num_gpu_f = self.num_global = 0
+            self.num_frag = len(edges) + 3
+            self.num_pw = self.num_r = 0
+            return
+        gpus, pending, running, glob = (
+            list(columns["gpus"]), list(columns["pending"]), list(columns["running"]),
+            list(columns["global"]),
+        )
+        self.num_gpu_f, self.num_pw, self.num_r = len(gpus), len(pending), len(running)
+        self.num_global = len(glob)
+        self.num_frag = len(columns["frag_hist"])
+        if self.num_frag != len(edges) + 3:
+            raise ValueError("frag_hist: idle, a bin below each edge and one above, no_slot")
+        self.cg_free, self.cg_load, self.cg_workers = (
+            gpus.index("free_memory"), gpus.index("load"), gpus.index("workers"),
+        )
+        self.cg_node, self.cg_speed, self.cg_capacity = (
+            gpus.index("node"), gpus.index("speed"), gpus.index("capacity"),
+        )
+        job_columns = (
+            "valid", "num_gpus", "memory", "intensity", "wait", "sampled", "duration_known",
+            "predicted_remaining", "suspended", "progress",
+        )
+        # the job columns sit at the same indices in the pending and the running rows
+        for name in job_columns:
+            if pending.index(name) != running.index(name):
+                raise ValueError(f"column {name!r}: pending and running rows disagree")
+        (self.cj_valid, self.cj_gpus, self.cj_memory, self.cj_intensity, self.cj_wait,
+         self.cj_sampled, self.cj_known, self.cj_predicted, self.cj_suspended,
+         self.cj_progress) = [pending.index(name) for name in job_columns]
+        models = [name for name in pending if name.startswith("model_")]
+        self.cj_model0 = pending.index(models[0])
+        if len(models) != self.num_models or pending[self.cj_model0 : self.cj_model0 + len(
+            models
+        )] != models:
+            raise ValueError("the model one-hot columns must be contiguous, one per model")
+
+        def optional(names, name):
+            return names.index(name) if name in names else -1
+
+        self.cp_pack = optional(pending, "pack_load")
+        if self.cp_pack >= 0 and pending.index("spread_load") != self.cp_pack + 1:
+            raise ValueError("spread_load must follow pack_load")
+        self.cp_drain = optional(pending, "drain_share")
+        self.cr_speed = running.index("speed")
+        self.cr_held = optional(running, "held_time")
+        self.cr_shares = optional(running, "shares_gpu")
+        self.cr_rival = optional(running, "rival_wait")
+        if self.cr_rival >= 0 and running.index("rival_remaining") != self.cr_rival + 1:
+            raise ValueError("rival_remaining must follow rival_wait")
+        self.cr_drain = optional(running, "drain_share")
+        (self.cl_time, self.cl_waiting, self.cl_backlog, self.cl_running, self.cl_transition,
+         self.cl_in_system, self.cl_finished, self.cl_util, self.cl_alloc, self.cl_free,
+         self.cl_frag, self.cl_expected, self.cl_waiting_gpus, self.cl_idle,
+         self.cl_advance) = [glob.index(name) for name in (
+            "time", "waiting", "backlog", "running", "in_transition", "in_system",
+            "finished", "utilisation", "allocation", "free_memory", "fragmentation",
+            "expected_fragment", "waiting_gpus", "idle_gpus", "can_advance",
+        )]
 
     # ================================================================ simulator
     cdef inline void _push(self, double time, int kind, int rank) except *:
@@ -1358,27 +1424,31 @@ cdef class Core:
             free_gib = self.free_mem[g]
             held = self.holders[g]
             load = self.load[g]
-            row = &self.buffer[self.gpu_at + g * NUM_GPU_F]
-            row[0] = <float>(free_gib * self.inv_capacity[g] if free_gib > 0.0 else 0.0)
-            row[1] = <float>(load * self.inv_slots if load > 0.0 else 0.0)
-            row[2] = <float>(held * self.inv_slots)
+            if self.has_encoder:
+                row = &self.buffer[self.gpu_at + g * self.num_gpu_f]
+                row[self.cg_free] = <float>(
+                    free_gib * self.inv_capacity[g] if free_gib > 0.0 else 0.0
+                )
+                row[self.cg_load] = <float>(load * self.inv_slots if load > 0.0 else 0.0)
+                row[self.cg_workers] = <float>(held * self.inv_slots)
             if held == 0:
                 new = 0
             elif held >= self.max_jobs:
-                new = NUM_FRAG - 1
+                new = self.num_frag - 1
             else:
-                new = upper_bound(FRAG_EDGES, 7, free_gib) + 1
+                new = upper_bound(self.frag_edges, self.num_frag_edges, free_gib) + 1
             old = self.category[g]
             if new != old:
                 self.category[g] = new
                 self.category_counts[old] -= 1
                 self.category_counts[new] += 1
-                self.buffer[self.frag_at + old] = <float>(
-                    self.category_counts[old] * self.inv_gpus
-                )
-                self.buffer[self.frag_at + new] = <float>(
-                    self.category_counts[new] * self.inv_gpus
-                )
+                if self.has_encoder:
+                    self.buffer[self.frag_at + old] = <float>(
+                        self.category_counts[old] * self.inv_gpus
+                    )
+                    self.buffer[self.frag_at + new] = <float>(
+                        self.category_counts[new] * self.inv_gpus
+                    )
                 if new == 0:
                     self.idle_gpus += 1
                 elif old == 0:
@@ -1477,17 +1547,17 @@ cdef class Core:
     cdef void _job_row(self, float* row, Job* job) noexcept:
         """The spec columns of a pending / running row."""
         cdef int m
-        row[0] = 1.0
-        row[1] = <float>(log2(1.0 + job.num_gpus) * self.log_gpus)
-        row[2] = <float>(job.memory / self.max_capacity)
-        row[3] = <float>job.intensity
+        row[self.cj_valid] = 1.0
+        row[self.cj_gpus] = <float>(log2(1.0 + job.num_gpus) * self.log_gpus)
+        row[self.cj_memory] = <float>(job.memory / self.max_capacity)
+        row[self.cj_intensity] = <float>job.intensity
         for m in range(self.num_models):
-            row[4 + m] = 0.0
+            row[self.cj_model0 + m] = 0.0
         if job.model >= 0:
-            row[4 + job.model] = 1.0
+            row[self.cj_model0 + job.model] = 1.0
 
     cdef void _observe(self) except *:
-        cdef int slot, rank, c, base = 4 + self.num_models
+        cdef int slot, rank, c
         cdef float* row
         cdef Job* job
         cdef double now = self.now, value, done, left, step, predicted, backlog
@@ -1502,13 +1572,13 @@ cdef class Core:
             job = &self.jobs[self.window_pending[slot]]
             self._job_row(row, job)
             value = log10(now - (job.queued_since - 1.0)) * INV_DECADES
-            row[base] = <float>(value if value < 1.0 else 1.0)
-            row[base + 1] = 1.0 if job.sampled else 0.0
+            row[self.cj_wait] = <float>(value if value < 1.0 else 1.0)
+            row[self.cj_sampled] = 1.0 if job.sampled else 0.0
             predicted = self._predicted_remaining(job, &known)
-            row[base + 2] = 1.0 if known else 0.0
-            row[base + 3] = <float>(log_time(predicted) if known else 0.0)
-            row[base + 4] = 1.0 if job.status == SUSPENDED else 0.0
-            row[base + 5] = <float>(job.progress / job.iterations)
+            row[self.cj_known] = 1.0 if known else 0.0
+            row[self.cj_predicted] = <float>(log_time(predicted) if known else 0.0)
+            row[self.cj_suspended] = 1.0 if job.status == SUSPENDED else 0.0
+            row[self.cj_progress] = <float>(job.progress / job.iterations)
         # running rows
         for slot in range(self.R):
             row = &self.buffer[self.running_at + slot * self.num_r]
@@ -1518,31 +1588,31 @@ cdef class Core:
             job = &self.jobs[self.window_running[slot]]
             self._job_row(row, job)
             step = self._measured_step(job, &known)
-            row[base] = <float>log_time(job.queued_s)
-            row[base + 1] = 1.0 if job.sampled else 0.0
-            row[base + 2] = 1.0 if known else 0.0
+            row[self.cj_wait] = <float>log_time(job.queued_s)
+            row[self.cj_sampled] = 1.0 if job.sampled else 0.0
+            row[self.cj_known] = 1.0 if known else 0.0
             done = job.progress + job.rate * (now - job.last_update)
             if done > job.iterations:
                 done = job.iterations
             left = log10(1.0 + (job.iterations - done) * step) * INV_DECADES
-            row[base + 3] = <float>(left if left < 1.0 else 1.0)
-            row[base + 4] = 0.0
-            row[base + 5] = <float>(done / job.iterations)
+            row[self.cj_predicted] = <float>(left if left < 1.0 else 1.0)
+            row[self.cj_suspended] = 0.0
+            row[self.cj_progress] = <float>(done / job.iterations)
             value = job.speed * self.inv_max_speed
-            row[base + 6] = <float>(value if value < 1.0 else 1.0)
-            if self.held_time:
-                row[base + 7] = <float>log_time(now - job.held_since)
+            row[self.cr_speed] = <float>(value if value < 1.0 else 1.0)
+            if self.cr_held >= 0:
+                row[self.cr_held] = <float>log_time(now - job.held_since)
         # global
         row = &self.buffer[self.global_at]
         t = log10(1.0 + now) * INV_DECADES
-        row[0] = <float>(t if t < 1.0 else 1.0)
-        row[1] = <float>(self.queue_n * self.inv_jobs)
+        row[self.cl_time] = <float>(t if t < 1.0 else 1.0)
+        row[self.cl_waiting] = <float>(self.queue_n * self.inv_jobs)
         backlog = self.queue_n - self.W
-        row[2] = <float>(backlog * self.inv_jobs if backlog > 0 else 0.0)
-        row[3] = <float>(self.running_n * self.inv_jobs)
-        row[4] = <float>(self.in_transition * self.inv_jobs)
-        row[5] = <float>(self.in_system * self.inv_jobs)
-        row[6] = <float>(self.finished_n * self.inv_jobs)
+        row[self.cl_backlog] = <float>(backlog * self.inv_jobs if backlog > 0 else 0.0)
+        row[self.cl_running] = <float>(self.running_n * self.inv_jobs)
+        row[self.cl_transition] = <float>(self.in_transition * self.inv_jobs)
+        row[self.cl_in_system] = <float>(self.in_system * self.inv_jobs)
+        row[self.cl_finished] = <float>(self.finished_n * self.inv_jobs)
         util = self.util_sum * self.inv_gpus
         free_share = self.free_sum * self.inv_total_memory
         if self.free_sum > EPS:
@@ -1551,19 +1621,19 @@ cdef class Core:
         else:
             fragmented = expected = 0.0
         waiting_gpus = self.waiting_gpus * self.inv_gpus
-        row[7] = <float>clip01(util)
-        row[8] = <float>(self.allocated * self.inv_gpus)
-        row[9] = <float>clip01(free_share)
-        row[10] = <float>clip01(fragmented)
-        row[11] = <float>clip01(expected)
-        row[12] = <float>(waiting_gpus if waiting_gpus < 1.0 else 1.0)
-        row[13] = <float>(self.idle_gpus * self.inv_gpus)
-        row[14] = 1.0 if self.can_advance else 0.0
-        if self.placement:
+        row[self.cl_util] = <float>clip01(util)
+        row[self.cl_alloc] = <float>(self.allocated * self.inv_gpus)
+        row[self.cl_free] = <float>clip01(free_share)
+        row[self.cl_frag] = <float>clip01(fragmented)
+        row[self.cl_expected] = <float>clip01(expected)
+        row[self.cl_waiting_gpus] = <float>(waiting_gpus if waiting_gpus < 1.0 else 1.0)
+        row[self.cl_idle] = <float>(self.idle_gpus * self.inv_gpus)
+        row[self.cl_advance] = 1.0 if self.can_advance else 0.0
+        if self.cp_pack >= 0 or self.cr_shares >= 0:
             self._observe_placement()
-        if self.rivals:
+        if self.cr_rival >= 0:
             self._observe_rivals()
-        if self.drain:
+        if self.cp_drain >= 0 or self.cr_drain >= 0:
             self._observe_drain()
 
     cdef void _observe_placement(self) except *:
@@ -1578,7 +1648,7 @@ cdef class Core:
         cdef Job* job
         if self.dirty_n:  # GPUs changed since the mask last refreshed them (not in env steps)
             self.gpu_epoch += 1
-        for slot in range(self.pending_n):
+        for slot in range(self.pending_n if self.cp_pack >= 0 else 0):
             rank = self.window_pending[slot]
             job = &self.jobs[rank]
             shape = self.shape_of[rank]
@@ -1586,7 +1656,7 @@ cdef class Core:
                 self.shape_epoch[shape] = self.gpu_epoch
                 self.shape_peak[2 * shape] = self._peak_load(rank, S_PACK)
                 self.shape_peak[2 * shape + 1] = self._peak_load(rank, S_SPREAD)
-            row = &self.buffer[self.pending_at + slot * self.num_pw + self.num_p]
+            row = &self.buffer[self.pending_at + slot * self.num_pw + self.cp_pack]
             for s in range(2):
                 peak = self.shape_peak[2 * shape + s]
                 if peak == INFINITY:
@@ -1594,14 +1664,14 @@ cdef class Core:
                     continue
                 peak = (peak + job.intensity) * self.inv_slots
                 row[s] = <float>(peak if peak < 1.0 else 1.0)
-        for slot in range(self.running_n_window):
+        for slot in range(self.running_n_window if self.cr_shares >= 0 else 0):
             job = &self.jobs[self.window_running[slot]]
             shares = False
             for i in range(job.held):
                 if self.holders[self.gpus_of[job.offset + i]] > 1:
                     shares = True
                     break
-            row = &self.buffer[self.running_at + slot * self.num_r + self.shares_column]
+            row = &self.buffer[self.running_at + slot * self.num_r + self.cr_shares]
             row[0] = 1.0 if shares else 0.0
 
     cdef double _peak_load(self, int rank, int strategy) except? -1.0:
@@ -1642,7 +1712,7 @@ cdef class Core:
                 self.rival_left[n] = predicted
         for slot in range(self.running_n_window):
             n = self.jobs[self.window_running[slot]].num_gpus
-            row = &self.buffer[self.running_at + slot * self.num_r + self.rival_column]
+            row = &self.buffer[self.running_at + slot * self.num_r + self.cr_rival]
             if self.rival_seen[n] != seen:
                 row[0] = 0.0
                 row[1] = 0.0
@@ -1656,14 +1726,14 @@ cdef class Core:
         cdef int slot
         cdef double drain = self._predicted_work() * self.inv_gpus, left
         cdef bint known
-        for slot in range(self.pending_n):
+        for slot in range(self.pending_n if self.cp_drain >= 0 else 0):
             left = self._predicted_remaining(&self.jobs[self.window_pending[slot]], &known)
-            self.buffer[self.pending_at + (slot + 1) * self.num_pw - 1] = <float>(
+            self.buffer[self.pending_at + slot * self.num_pw + self.cp_drain] = <float>(
                 left / (left + drain) if known and left != 0.0 else 0.0
             )
-        for slot in range(self.running_n_window):
+        for slot in range(self.running_n_window if self.cr_drain >= 0 else 0):
             left = self._predicted_remaining(&self.jobs[self.window_running[slot]], &known)
-            self.buffer[self.running_at + (slot + 1) * self.num_r - 1] = <float>(
+            self.buffer[self.running_at + slot * self.num_r + self.cr_drain] = <float>(
                 left / (left + drain) if known and left != 0.0 else 0.0
             )
 
@@ -1756,7 +1826,7 @@ cdef class Core:
     # ------------------------------------------------------------ Python API
     def start(self):
         """Settle the first decision point (what ``reset`` does); time before it is free."""
-        if self.num_p == 0:
+        if not self.has_encoder:
             raise RuntimeError("this core is headless: it has no observation encoder")
         self.ops.append(None)
         self._settle()

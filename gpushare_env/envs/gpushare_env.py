@@ -11,10 +11,11 @@ import numpy as np
 from gymnasium import spaces
 
 from gpushare_env.envs.config import REWARD_COMPONENTS, EnvConfig
+from gpushare_env.envs.features import FRAG_BIN_EDGES_GIB
 from gpushare_env.envs.observation import (
-    PENDING_FEATURES,
     observation_bounds,
     observation_space,
+    observed_columns,
     split_observation,
 )
 from gpushare_env.envs.render import render_ansi, render_rgb
@@ -223,6 +224,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._sim: Simulator | None = None
         self._view: SimView | None = None
         self._core: Any = None  # the episode's gpushare_env.compiled._core.Core
+        self._columns = observed_columns(
+            cfg.observe_held_time, cfg.observe_placement, cfg.observe_drain, cfg.observe_rivals
+        )
         self._bounds = observation_bounds(
             self.cluster.num_gpus,
             cfg.pending_window,
@@ -343,12 +347,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         episode = EpisodeOptions(
             pending_window=self.pending_window,
             running_window=self.running_window,
-            num_pending_features=len(PENDING_FEATURES),
+            columns=self._columns,
+            frag_edges=FRAG_BIN_EDGES_GIB,
             max_suspends_per_job=cfg.max_suspends_per_job,
-            held_time=cfg.observe_held_time,
-            placement=cfg.observe_placement,
-            drain=cfg.observe_drain,
-            rivals=cfg.observe_rivals,
             weights=tuple(self._weights),
             time_scale_s=cfg.time_scale_s,
             auto_advance=cfg.auto_advance,

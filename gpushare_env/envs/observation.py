@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from gymnasium import spaces
 
-from gpushare_env.sim.catalog import MODELS
+from gpushare_env.envs.features import BLOCKS, FRAG_BIN_EDGES_GIB, block_features
 from gpushare_env.sim.placement import STRATEGIES
 
 if TYPE_CHECKING:
@@ -36,94 +36,60 @@ __all__ = [
     "log_time",
     "observation_bounds",
     "observation_space",
+    "observed_columns",
     "pending_features",
     "running_features",
     "split_observation",
 ]
 
+
+def _names(block: str, *options: str) -> tuple[str, ...]:
+    return tuple(f.name for f in block_features(block, set(options)))
+
+
 #: Columns of ``obs["gpus"]`` (one row per GPU, flattened GPU-major).
-GPU_FEATURES: tuple[str, ...] = (
-    "free_memory",  # free / capacity
-    "load",  # compute load U_g / max_jobs_per_gpu
-    "workers",  # workers holding memory / max_jobs_per_gpu
-    "node",  # node index / (nodes - 1)
-    "speed",  # speed factor / fastest GPU of the cluster
-    "capacity",  # memory / largest GPU of the cluster
-)
-
-#: Upper edges of the free-memory bins of ``obs["frag_hist"]``.  [GiB]
-FRAG_BIN_EDGES_GIB: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0)
-
-
-def _bin_names() -> tuple[str, ...]:
-    lows = (0.0, *FRAG_BIN_EDGES_GIB)
-    highs = (*FRAG_BIN_EDGES_GIB, math.inf)
-    return tuple(f"shared_free_{lo:g}_{hi:g}gib" for lo, hi in zip(lows, highs, strict=True))
-
+GPU_FEATURES: tuple[str, ...] = _names("gpus")
 
 #: Entries of ``obs["frag_hist"]``: shares of all GPUs, summing to 1.
-FRAG_FEATURES: tuple[str, ...] = ("idle", *_bin_names(), "no_slot")
-
-_MODEL_NAMES: tuple[str, ...] = tuple(MODELS)
+FRAG_FEATURES: tuple[str, ...] = _names("frag_hist")
 
 #: Columns of ``obs["pending"]`` (one row per pending slot, flattened slot-major).
-PENDING_FEATURES: tuple[str, ...] = (
-    "valid",  # 1 if the slot holds a job
-    "num_gpus",  # log2(1 + n) / log2(1 + cluster GPUs)
-    "memory",  # per-worker memory / largest GPU
-    "intensity",  # GPU intensity u in (0, 1]
-    *(f"model_{name}" for name in _MODEL_NAMES),  # one-hot (all 0 for other models)
-    "wait",  # log_time(time waiting since it (re)entered the queue); running: total wait
-    "sampled",  # step time measured
-    "duration_known",  # predicted_remaining is defined (duration_info)
-    "predicted_remaining",  # log_time(predicted remaining solo time), 0 if unknown
-    "suspended",  # waits after a suspension (resuming costs an overhead)
-    "progress",  # fraction of iterations done
-)
+PENDING_FEATURES: tuple[str, ...] = _names("pending")
 
 #: Columns of ``obs["running"]``: the pending columns plus the current speed.
-RUNNING_FEATURES: tuple[str, ...] = (
-    *PENDING_FEATURES,
-    "speed",  # current speed (x solo V100) / fastest GPU of the cluster
-)
+RUNNING_FEATURES: tuple[str, ...] = _names("running")
 
-#: The optional last column of ``obs["running"]`` (``EnvConfig.observe_held_time``):
-#: ``log_time`` of the time since the job got its current GPUs (its last start or
-#: resume), what time-slicing schedulers such as Gandiva decide by.
+#: ``observe_held_time``'s running column.
 HELD_TIME_FEATURE = "held_time"
 
-
-#: The optional last columns of ``obs["pending"]`` (``EnvConfig.observe_placement``): the
-#: compute load the GPUs that ``pack`` / ``spread`` would give the job would reach with it
-#: (the largest ``U_g + u`` among them, / ``max_jobs_per_gpu``; 0 when the strategy finds
-#: no GPUs), what packing schedulers such as Gandiva decide by.
+#: ``observe_placement``'s pending columns (``shares_gpu`` is its running one).
 PLACEMENT_FEATURES: tuple[str, ...] = ("pack_load", "spread_load")
 
-#: The optional last column of ``obs["running"]`` (``EnvConfig.observe_placement``): 1 if
-#: another job holds memory on one of the job's GPUs (suspending it frees no whole GPU).
+#: ``observe_placement``'s running column.
 SHARES_FEATURE = "shares_gpu"
 
-#: The optional last column of ``obs["pending"]`` and ``obs["running"]``
-#: (``EnvConfig.observe_drain``): ``r / (r + D)``, where ``r`` is the job's predicted
-#: remaining solo time (0 if unknown) and ``D`` the time the cluster needs to drain the
-#: predicted work of every job in the system at full use (the sum of ``remaining x GPUs``
-#: / GPUs). A job is on the critical path of the thesis's rule with factor ``f`` when
-#: ``r >= f D``, that is when this column is at least ``f / (1 + f)``.
+#: ``observe_drain``'s column, last in the pending and the running rows.
 DRAIN_FEATURE = "drain_share"
 
-#: The optional columns of ``obs["running"]`` (``EnvConfig.observe_rivals``), before
-#: ``drain_share``: over the waiting jobs of the whole queue that request as many GPUs as
-#: the running job (its rivals for those GPUs), ``log_time`` of the longest current wait
-#: and of the shortest predicted remaining solo time (0 if none, or none predicted), what
-#: time-slicing schedulers decide by when they swap a running job for a waiting one.
+#: ``observe_rivals``'s running columns, before ``drain_share``.
 RIVAL_FEATURES: tuple[str, ...] = ("rival_wait", "rival_remaining")
+
+#: Entries of ``obs["global"]``.
+GLOBAL_FEATURES: tuple[str, ...] = _names("global")
+
+
+def _options(
+    held_time: bool = False, placement: bool = False, drain: bool = False, rivals: bool = False
+) -> tuple[str, ...]:
+    flags = (held_time, placement, rivals, drain)
+    names = ("observe_held_time", "observe_placement", "observe_rivals", "observe_drain")
+    return tuple(name for name, on in zip(names, flags, strict=True) if on)
 
 
 def pending_features(placement: bool = False, drain: bool = False) -> tuple[str, ...]:
     """Columns of ``obs["pending"]``: ``PENDING_FEATURES``, then the placement loads and
     ``drain_share`` if asked."""
-    extra = PLACEMENT_FEATURES * placement + (DRAIN_FEATURE,) * drain
-    return (*PENDING_FEATURES, *extra)
+    return _names("pending", *_options(placement=placement, drain=drain))
 
 
 def running_features(
@@ -131,28 +97,17 @@ def running_features(
 ) -> tuple[str, ...]:
     """Columns of ``obs["running"]``: ``RUNNING_FEATURES``, then ``held_time``,
     ``shares_gpu``, ``RIVAL_FEATURES`` and ``drain_share`` if asked."""
-    extra = (HELD_TIME_FEATURE,) * held_time + (SHARES_FEATURE,) * placement
-    return (*RUNNING_FEATURES, *extra, *RIVAL_FEATURES * rivals, *(DRAIN_FEATURE,) * drain)
+    return _names("running", *_options(held_time, placement, drain, rivals))
 
 
-#: Entries of ``obs["global"]``.
-GLOBAL_FEATURES: tuple[str, ...] = (
-    "time",  # log_time(simulated time)
-    "waiting",  # waiting jobs / episode jobs
-    "backlog",  # waiting jobs beyond the pending window / episode jobs
-    "running",  # running jobs / episode jobs
-    "in_transition",  # suspending or resuming jobs / episode jobs
-    "in_system",  # arrived, unfinished jobs / episode jobs
-    "finished",  # finished jobs / episode jobs
-    "utilisation",  # sum of min(1, U_g) / GPUs
-    "allocation",  # GPUs holding a worker / GPUs
-    "free_memory",  # free memory / total memory
-    "fragmentation",  # fragmented free memory / free memory
-    "expected_fragment",  # FGD expected fragment / free memory
-    "waiting_gpus",  # min(1, GPUs requested by waiting jobs / GPUs)
-    "idle_gpus",  # idle GPUs / GPUs
-    "can_advance",  # 1 if an event is still to come (advance is valid)
-)
+def observed_columns(
+    held_time: bool = False, placement: bool = False, drain: bool = False, rivals: bool = False
+) -> dict[str, tuple[str, ...]]:
+    """The column names of every observation key with these options (what the compiled
+    core is told, and looks its column indices up in)."""
+    options = set(_options(held_time, placement, drain, rivals))
+    return {key: tuple(f.name for f in block_features(key, options)) for key in BLOCKS}
+
 
 _NUM_GPU_F = len(GPU_FEATURES)
 _NUM_FRAG = len(FRAG_FEATURES)
@@ -178,17 +133,18 @@ def observation_space(
     drain: bool = False,
     rivals: bool = False,
 ) -> spaces.Dict:
-    """The ``Dict`` of flat ``float32`` ``Box`` es in ``[0, 1]`` (SB3 ``MultiInputPolicy``)."""
-
-    sizes = _block_sizes(
-        num_gpus, pending_window, running_window, held_time, placement, drain, rivals
-    )
-    return spaces.Dict(
-        {
-            key: spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
-            for key, size in zip(_KEYS, sizes, strict=True)
-        }
-    )
+    """The ``Dict`` of flat ``float32`` ``Box`` es (SB3 ``MultiInputPolicy``), each
+    column bounded as its feature is registered (all in ``[0, 1]`` today)."""
+    options = set(_options(held_time, placement, drain, rivals))
+    rows = {"gpus": num_gpus, "frag_hist": 1, "pending": pending_window,
+            "running": running_window, "global": 1}  # fmt: skip
+    boxes = {}
+    for key in _KEYS:
+        features = block_features(key, options)
+        low = np.tile(np.array([f.low for f in features], dtype=np.float32), rows[key])
+        high = np.tile(np.array([f.high for f in features], dtype=np.float32), rows[key])
+        boxes[key] = spaces.Box(low, high, dtype=np.float32)
+    return spaces.Dict(boxes)
 
 
 def observation_bounds(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from gpushare_env.envs.config import REWARD_COMPONENTS, EnvConfig
+from gpushare_env.envs.features import BLOCKS
 from gpushare_env.envs.observation import (
     FRAG_FEATURES,
     GLOBAL_FEATURES,
@@ -12,77 +13,33 @@ from gpushare_env.envs.observation import (
     pending_features,
     running_features,
 )
-from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.placement import STRATEGIES
 
 __all__ = ["CONFIG_DOCS", "FEATURE_DOCS", "REWARD_DOCS", "env_spec_markdown"]
 
-#: Meaning of every observation column (``log_time(t) = min(1, log10(1 + t[s]) / 7)``).
-FEATURE_DOCS: dict[str, dict[str, str]] = {
-    "gpus": {
-        "free_memory": "free memory / capacity",
-        "load": "compute load U_g (sum of intensities of computing workers) / max_jobs_per_gpu",
-        "workers": "workers holding memory / max_jobs_per_gpu",
-        "node": "node index / (nodes - 1)",
-        "speed": "GPU speed factor / fastest GPU of the cluster",
-        "capacity": "GPU memory / largest GPU of the cluster",
-    },
-    "frag_hist": {
-        "idle": "share of GPUs without a worker",
-        **{
-            name: "share of GPUs with workers and a free slot whose free memory is in "
-            + name.removeprefix("shared_free_").removesuffix("gib").replace("_", "-")
-            + " GiB"
-            for name in FRAG_FEATURES[1:-1]
-        },
-        "no_slot": "share of GPUs hosting max_jobs_per_gpu workers",
-    },
-    "pending": {
-        "valid": "1 if the slot holds a job, else the whole row is 0",
-        "num_gpus": "log2(1 + GPUs requested) / log2(1 + cluster GPUs)",
-        "memory": "per-worker memory / largest GPU",
-        "intensity": "GPU intensity u in (0, 1] (compute share one worker uses alone)",
-        **{f"model_{name}": f"1 if the model is {name}" for name in MODELS},
-        "wait": "log_time(time since the job (re)entered the queue); running: total wait",
-        "sampled": "1 once the job's step time has been measured (sampling phase done)",
-        "duration_known": "1 if predicted_remaining is defined under duration_info",
-        "predicted_remaining": "log_time(predicted remaining solo time), 0 if unknown",
-        "suspended": "1 if the job waits after a suspension (resuming costs an overhead)",
-        "progress": "fraction of iterations done",
-        "speed": "running only: current speed (x solo V100) / fastest GPU of the cluster",
-        "held_time": "running only, with observe_held_time: log_time(time since the job got "
-        "its current GPUs)",
-        "shares_gpu": "running only, with observe_placement: 1 if another job holds memory "
-        "on one of its GPUs",
-        "pack_load": "pending only, with observe_placement: largest U_g + u on the GPUs pack "
-        "would pick / max_jobs_per_gpu (0: no fit)",
-        "spread_load": "pending only, with observe_placement: the same for spread",
-        "rival_wait": "running only, with observe_rivals: log_time(longest wait among the "
-        "waiting jobs requesting as many GPUs), 0 if none",
-        "rival_remaining": "running only, with observe_rivals: log_time(shortest predicted "
-        "remaining solo time among them), 0 if none predicted",
-        "drain_share": "with observe_drain: r / (r + D), r the predicted remaining solo time "
-        "(0 if unknown), D = sum of remaining x GPUs over the jobs in the system / GPUs",
-    },
-    "global": {
-        "time": "log_time(simulated time)",
-        "waiting": "jobs pending or suspended / episode jobs",
-        "backlog": "waiting jobs beyond the pending window / episode jobs",
-        "running": "running jobs / episode jobs",
-        "in_transition": "jobs suspending or resuming / episode jobs",
-        "in_system": "arrived, unfinished jobs / episode jobs",
-        "finished": "finished jobs / episode jobs",
-        "utilisation": "sum over GPUs of min(1, U_g) / GPUs",
-        "allocation": "GPUs holding a worker / GPUs",
-        "free_memory": "free memory / total memory",
-        "fragmentation": "free memory on partly used GPUs that cannot host the median "
-        "worker / free memory",
-        "expected_fragment": "FGD-style expected fragment (Weng et al., ATC'23) / free memory",
-        "waiting_gpus": "min(1, GPUs requested by waiting jobs / GPUs)",
-        "idle_gpus": "idle GPUs / GPUs",
-        "can_advance": "1 if an event is still to come (advance is valid)",
-    },
-}
+
+def _feature_docs() -> dict[str, dict[str, str]]:
+    """``FEATURE_DOCS`` from the registry; the running-only and pending-only columns of
+    the job rows are listed with the pending ones, their doc saying so."""
+    docs = {key: {f.name: f.doc for f in BLOCKS[key]} for key in ("gpus", "frag_hist", "global")}
+    pending = {f.name: f for f in BLOCKS["pending"]}
+    running = {f.name: f for f in BLOCKS["running"]}
+    jobs: dict[str, str] = {}
+    for name, feature in {**pending, **running}.items():
+        where = (
+            "" if name in pending and name in running
+            else "pending only" if name in pending
+            else "running only"
+        )  # fmt: skip
+        prefix = ", ".join(p for p in (where, feature.option and f"with {feature.option}") if p)
+        jobs[name] = f"{prefix}: {feature.doc}" if prefix else feature.doc
+    return {"gpus": docs["gpus"], "frag_hist": docs["frag_hist"], "pending": jobs,
+            "global": docs["global"]}  # fmt: skip
+
+
+#: Meaning of every observation column (``log_time(t) = min(1, log10(1 + t[s]) / 7)``),
+#: from the feature registry (``gpushare_env.envs.features``).
+FEATURE_DOCS: dict[str, dict[str, str]] = _feature_docs()
 
 #: Meaning of every reward term (``T = time_scale_s``).
 REWARD_DOCS: dict[str, str] = {

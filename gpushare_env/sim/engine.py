@@ -156,12 +156,11 @@ class EpisodeOptions:
     Attributes:
         pending_window: Pending slots ``W``.
         running_window: Running slots ``R``.
-        num_pending_features: Columns of a pending row before the optional ones.
+        columns: The column names of each observation key, in order (the env's feature
+            registry, ``gpushare_env.envs.features``): the core looks up where to write
+            each feature by its name.
+        frag_edges: Upper edges of the shared-GPU bins of ``frag_hist``.  [GiB]
         max_suspends_per_job: Suspensions after which a job may not be suspended (mask).
-        held_time: Observe ``held_time``.
-        placement: Observe ``pack_load``, ``spread_load`` and ``shares_gpu``.
-        drain: Observe ``drain_share``.
-        rivals: Observe ``rival_wait`` and ``rival_remaining``.
         weights: Reward weights in ``REWARD_COMPONENTS`` order.
         time_scale_s: Time unit of the reward.  # [s]
         auto_advance: Run through states without a choice.
@@ -172,12 +171,9 @@ class EpisodeOptions:
 
     pending_window: int
     running_window: int
-    num_pending_features: int
+    columns: Mapping[str, tuple[str, ...]]
+    frag_edges: tuple[float, ...]
     max_suspends_per_job: int | None = None
-    held_time: bool = False
-    placement: bool = False
-    drain: bool = False
-    rivals: bool = False
     weights: tuple[float, ...] = (0.0,) * 7
     time_scale_s: float = 1.0  # [s]
     auto_advance: bool = True
@@ -537,16 +533,16 @@ def core_inputs(
         "fgd_part": fgd_part.tolist(),
         "fgd_sum": float(fgd_part.sum()),
     }
-    options = episode or EpisodeOptions(pending_window=1, running_window=1, num_pending_features=0)
+    # headless: no layout, the core encodes nothing
+    options = episode or EpisodeOptions(
+        pending_window=1, running_window=1, columns={}, frag_edges=()
+    )
     encoder_in = {
         "pending_window": options.pending_window,
         "running_window": options.running_window,
-        "held_time": options.held_time,
-        "placement": options.placement,
-        "drain": options.drain,
-        "rivals": options.rivals,
+        "columns": dict(options.columns) if episode is not None else None,
+        "frag_edges": list(options.frag_edges),
         "max_suspends_per_job": options.max_suspends_per_job,
-        "num_pending_features": options.num_pending_features,
         "num_models": len(_MODEL_NAMES),
         "memory_sizes": sizes,
         "log_gpus": 1.0 / math.log2(1.0 + num_gpus),

@@ -381,3 +381,15 @@ def test_observation_layout_matches_the_features() -> None:
         "global": len(GLOBAL_FEATURES),
     }
     assert obs["frag_hist"].sum() == pytest.approx(1.0)
+
+
+def test_the_env_reference_shows_the_generated_tables() -> None:
+    """docs/env.md's observation, reward and configuration tables are the ones built from
+    the feature registry and the configs (regenerate with ``env_spec_markdown()``)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "env.md").read_text()
+    rows = [line for line in env_spec_markdown().splitlines() if line.startswith("| ")]
+    assert len(rows) > 60  # every observation column, reward term and configuration key
+    missing = [row for row in rows if row not in doc]
+    assert not missing, missing[:3]
