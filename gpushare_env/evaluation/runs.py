@@ -1,4 +1,9 @@
-"""Carrying out runs: one (policy, workload, seed) through the env or headless, in parallel."""
+"""Carrying out runs: one (policy, workload, seed) through the env or headless, in parallel.
+
+:func:`execute_run` turns a :class:`~gpushare_env.evaluation.specs.RunSpec` into a
+:class:`~gpushare_env.evaluation.specs.RunOutput` (its ``runs.csv`` row, job records,
+utilisation series and Gantt holds); :func:`run_all` spreads runs over processes.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +22,20 @@ import numpy as np
 from gpushare_env.evaluation.gantt import PlacementRecorder
 from gpushare_env.evaluation.plots import downsample_steps
 from gpushare_env.evaluation.report import HEADLINE_METRICS
-from scripts.evaluate.common import EXTRA_COLUMNS, PROG, RunOutput, RunSpec, _one_line
+from gpushare_env.evaluation.specs import EXTRA_COLUMNS, PROG, RunOutput, RunSpec, one_line
+
+__all__ = [
+    "agent_algorithm",
+    "execute_run",
+    "execute_run_safely",
+    "headless_setup",
+    "load_agent",
+    "make_env",
+    "run_all",
+]
 
 
-def _make_env(env_config: Mapping[str, Any]) -> Any:
+def make_env(env_config: Mapping[str, Any]) -> Any:
     """A fresh ``GPUShare-v0`` env (env checker off: the env has its own tests)."""
     import gymnasium as gym
 
@@ -35,7 +50,7 @@ def _simulator_of(env: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=8)
-def _load_agent(path: str) -> Any:
+def load_agent(path: str) -> Any:
     """Load a saved stable-baselines3 model (cached per process).
 
     The algorithm is read from the file: MaskablePPO unless its policy class says PPO or
@@ -52,7 +67,7 @@ def _load_agent(path: str) -> Any:
         loader = None
     if loader is not None:
         return loader(path)
-    algorithm = _agent_algorithm(path)
+    algorithm = agent_algorithm(path)
     if algorithm == "MaskablePPO":
         from sb3_contrib import MaskablePPO
 
@@ -66,7 +81,7 @@ def _load_agent(path: str) -> Any:
     return PPO.load(path, device="cpu")
 
 
-def _agent_algorithm(path: str) -> str:
+def agent_algorithm(path: str) -> str:
     """``MaskablePPO``, ``PPO`` or ``DQN`` from the policy class recorded in an SB3 zip."""
     import zipfile
 
@@ -115,12 +130,12 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     """Play one episode through the env with the spec's policy."""
     import baselines
 
-    env = _make_env(spec.env_config)
+    env = make_env(spec.env_config)
     base = env.unwrapped
     obs, info = env.reset(seed=spec.seed)
     rejected = int(info.get("rejected_jobs", 0))  # jobs that can never fit, dropped
     if spec.policy.is_agent:
-        model = _load_agent(str(spec.policy.path))
+        model = load_agent(str(spec.policy.path))
         policy = None
     else:
         model = None
@@ -174,7 +189,7 @@ def _hook_events(sim: Any, recorder: PlacementRecorder) -> None:
         sim.advance = advance_and_record
 
 
-def _headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Generator, int]:
+def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Generator, int]:
     """Jobs, cluster, simulator config and noise generator of a headless run.
 
     Draws exactly what ``GPUShare-v0``'s ``reset(seed=seed)`` draws (tested): the
@@ -221,7 +236,7 @@ def _run_headless(spec: RunSpec) -> _Episode:
     from gpushare_env.sim import Advance, Simulator, SimView, apply_decision
 
     config = EnvConfig.from_any(dict(spec.env_config))
-    jobs, cluster, sim_config, rng, rejected = _headless_setup(spec)
+    jobs, cluster, sim_config, rng, rejected = headless_setup(spec)
     policy = baselines.make(str(spec.policy.name), **dict(spec.policy.params))
     sim = Simulator(jobs, cluster, sim_config, rng=rng)
     view = SimView(sim)
@@ -319,7 +334,7 @@ def execute_run_safely(spec: RunSpec) -> RunOutput:
         row = {"policy": spec.policy.label, "workload": spec.workload.label, "seed": spec.seed}
         return RunOutput(
             spec.index, row, np.zeros(0), [], None, None, (0, 0, []),
-            error=f"{type(error).__name__}: {_one_line(error)}",
+            error=f"{type(error).__name__}: {one_line(error)}",
         )  # fmt: skip
 
 
