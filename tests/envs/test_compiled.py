@@ -21,6 +21,7 @@ import pytest
 from gpushare_env import compiled
 from gpushare_env.envs import GPUShareEnv
 from gpushare_env.envs.gpushare_env import InvalidActionError
+from gpushare_env.rollout import rollout
 from gpushare_env.sim.decisions import ADVANCE
 
 CASES: dict[str, dict[str, Any]] = {
@@ -245,12 +246,6 @@ def test_auto_engine_drives_heuristics() -> None:
     metrics = []
     for engine in ("python", "auto"):
         env = GPUShareEnv({**config, "engine": engine})
-        policy = baselines.make("thesis", env)
-        obs, _ = env.reset(seed=4)
-        done = False
-        while not done:
-            action, _ = policy.predict(obs)
-            obs, _, terminated, truncated, info = env.step(action)
-            done = terminated or truncated
-        metrics.append(info["metrics"])
+        episode = rollout(baselines.make("thesis", env), env, seed=4)
+        metrics.append(episode.metrics)
     assert_same(metrics[0], metrics[1], "metrics")
