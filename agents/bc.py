@@ -21,6 +21,8 @@ import torch
 from torch.nn import functional as F
 
 from agents.envs import heuristic_env_config, make_env
+from gpushare_env.rollout import Step, predict_action, rollout
+from gpushare_env.seeding import policy_seed
 
 __all__ = [
     "Demonstrations",
@@ -70,6 +72,31 @@ class Demonstrations:
         )
 
 
+class _Labelled:
+    """A policy that acts as ``driver`` (the teacher itself when ``None``) and records
+    the teacher's label of every state it is asked about (DAgger's labelling)."""
+
+    def __init__(self, teacher: Any, driver: Any = None) -> None:
+        self.teacher = teacher
+        self.driver = driver
+        self.labels: list[int] = []
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, Any]:
+        """The driver's (deterministic, masked) action; the teacher's label is kept."""
+        label, _ = self.teacher.predict(observation, deterministic=True)
+        self.labels.append(int(label))
+        if self.driver is None:
+            return np.asarray(label), state
+        return np.asarray(predict_action(self.driver, observation, action_masks)), state
+
+
 def collect_demonstrations(
     env_configs: Sequence[Mapping[str, Any]],
     seeds: Sequence[int],
@@ -100,7 +127,6 @@ def collect_demonstrations(
             that lets time run by ``dt`` counts ``exp(-dt / time_constant_s)``.
     """
     import baselines
-    from agents.evaluation import policy_action
 
     observations: dict[str, list[np.ndarray]] = {}
     masks: list[np.ndarray] = []
@@ -111,32 +137,26 @@ def collect_demonstrations(
         env_config = env_configs[i % len(env_configs)]
         # the heuristic drives without the agent-only keys (it ignores the suspend cap)
         env = make_env(env_config if driver is not None else heuristic_env_config(env_config))
-        obs, _ = env.reset(seed=int(seed))
-        policy = baselines.make(heuristic, env)
-        rewards: list[float] = []
-        discounts: list[float] = []
-        done = False
-        info: dict[str, Any] = {}
-        while not done:
-            for key, value in obs.items():
+        teacher = _Labelled(baselines.make(heuristic, env, seed=policy_seed(int(seed))), driver)
+        steps: list[Step] = []
+        episode = rollout(teacher, env, seed=int(seed), callback=steps.append)
+        for step in steps:
+            for key, value in step.observation.items():
                 observations.setdefault(key, []).append(np.asarray(value, dtype=np.float32))
-            masks.append(env.unwrapped.action_masks())  # type: ignore[attr-defined]
-            label, _ = policy.predict(obs, deterministic=True)
-            actions.append(int(label))
-            action = int(label) if driver is None else policy_action(driver, obs, env)
-            obs, reward, terminated, truncated, info = env.step(action)
-            rewards.append(float(reward) * reward_scale)
-            discounts.append(
-                gamma if time_constant_s is None else math.exp(-info["elapsed_s"] / time_constant_s)
-            )
-            done = terminated or truncated
+            masks.append(np.asarray(step.action_mask))
+        actions.extend(teacher.labels)
+        rewards = [step.reward * reward_scale for step in steps]
+        discounts = [
+            gamma if time_constant_s is None else math.exp(-s.info["elapsed_s"] / time_constant_s)
+            for s in steps
+        ]
         discounted = np.zeros(len(rewards), dtype=np.float32)
         running = 0.0
         for t in range(len(rewards) - 1, -1, -1):
             running = rewards[t] + discounts[t] * running
             discounted[t] = running
         returns.append(discounted)
-        jcts.append(float(info.get("metrics", {}).get("mean_jct_s", np.nan)))
+        jcts.append(float(episode.metrics.get("mean_jct_s", np.nan)))
         env.close()
     return Demonstrations(
         observations={k: np.stack(v) for k, v in observations.items()},

@@ -17,6 +17,8 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
+from gpushare_env.seeding import worker_seed
+
 __all__ = [
     "AGENT_ONLY_KEYS",
     "SeededEpisodes",
@@ -44,7 +46,8 @@ class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):
     Args:
         env: A ``GPUShare-v0`` env.
         seeds: Episode seeds to draw from (each full cycle is reshuffled).
-        stream_seed: Seed of the generator that shuffles the cycle (one per worker).
+        stream_seed: Seed of the generator that shuffles the cycle (one per worker,
+            :func:`gpushare_env.seeding.worker_seed`); a seeded ``reset`` replaces it.
         reward_scale: Factor applied to every reward (``info["reward_terms"]`` untouched).
     """
 
@@ -138,8 +141,9 @@ def make_vec_env(
 ) -> VecEnv:
     """``n_envs`` training envs, env ``i`` on ``env_configs[i % len(env_configs)]``.
 
-    Worker ``i`` shuffles the training seeds with its own stream (``seed * 1000 + i``), so
-    the workers do not replay the same episodes in lock step.
+    Worker ``i`` shuffles the training seeds with its own stream
+    (:func:`gpushare_env.seeding.worker_seed`), so the workers do not replay the same
+    episodes in lock step.
 
     Args:
         env_configs: One or more env configs (several workloads alternate across workers).
@@ -158,7 +162,7 @@ def make_vec_env(
         make_env_fn(
             env_configs[i % len(env_configs)],
             seeds,
-            seed * 1000 + i,
+            worker_seed(seed, i),
             reward_scale,
             reward_reference,
         )
@@ -166,5 +170,7 @@ def make_vec_env(
     ]
     use_subprocess = n_envs > 1 if subprocess is None else subprocess
     vec: VecEnv = SubprocVecEnv(fns, start_method="fork") if use_subprocess else DummyVecEnv(fns)
+    # SB3 hands worker i the seed ``seed + i`` at its first reset, which re-seeds its
+    # cycle: the stream worker_seed names (and the one every SB3 algorithm sets again)
     vec.seed(seed)
     return VecMonitor(vec)

@@ -1,8 +1,10 @@
 """Play learned agents and heuristics on seeded episodes, the same way ``gpushare-evaluate`` does.
 
-A learned agent acts with ``deterministic=True`` and, for MaskablePPO, the env's action
-mask; env and policy are then deterministic, so one (agent, config, seed) always gives
-the same metrics (the shipped model's test relies on it).
+Both go through the one episode loop, :func:`gpushare_env.rollout.rollout`: a learned
+agent acts with ``deterministic=True`` and, for MaskablePPO, the env's action mask; a
+heuristic is seeded by the episode seed (:func:`gpushare_env.seeding.policy_seed`). Env
+and policy are then deterministic, so one (agent, config, seed) always gives the same
+metrics (the shipped model's test relies on it).
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from agents.envs import heuristic_env_config, make_env
+from gpushare_env.rollout import rollout
+from gpushare_env.seeding import policy_seed
 
-__all__ = ["METRIC_KEYS", "mean_ci95", "policy_action", "run_episode", "run_episodes"]
+__all__ = ["METRIC_KEYS", "mean_ci95", "run_episode", "run_episodes"]
 
 #: Metrics recorded by evaluations and the TensorBoard callbacks.
 METRIC_KEYS: tuple[str, ...] = ("mean_jct_s", "makespan_s", "gpu_util", "suspends")
@@ -40,26 +44,13 @@ def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
     return float(data.mean()), float(quantile * data.std(ddof=1) / math.sqrt(data.size))
 
 
-def policy_action(policy: Any, obs: Any, env: Any) -> int:
-    """One deterministic action of an SB3 model (masked when it takes masks) or a heuristic."""
-    if hasattr(policy, "policy") and hasattr(policy, "learn"):  # an SB3 algorithm
-        try:
-            action, _ = policy.predict(
-                obs, deterministic=True, action_masks=env.unwrapped.action_masks()
-            )
-        except TypeError:  # PPO / DQN take no mask: invalid actions are no-ops
-            action, _ = policy.predict(obs, deterministic=True)
-    else:
-        action, _ = policy.predict(obs, deterministic=True)
-    return int(np.asarray(action).reshape(-1)[0])
-
-
 def run_episode(policy: Any, env_config: Mapping[str, Any], seed: int) -> dict[str, float]:
     """Play one episode of ``env_config`` with ``reset(seed=seed)``; its final metrics.
 
     Args:
         policy: An SB3 model, or a heuristic name ``baselines.make`` takes
-            (``available()`` or ``variants()``, with parameters or not).
+            (``available()`` or ``variants()``, with parameters or not; built on the
+            episode's env, seeded with the episode seed).
         env_config: ``GPUShare-v0`` config (a heuristic runs without the agent-only
             keys, see :data:`agents.envs.AGENT_ONLY_KEYS`).
         seed: The episode seed.
@@ -70,24 +61,20 @@ def run_episode(policy: Any, env_config: Mapping[str, Any], seed: int) -> dict[s
     if isinstance(policy, str):
         env_config = heuristic_env_config(env_config)
     env = make_env(env_config)
-    obs, info = env.reset(seed=seed)
     if isinstance(policy, str):
         import baselines
 
-        policy = baselines.make(policy, env)
-    decisions = invalid = 0
-    terminated = truncated = False
-    while not (terminated or truncated):
-        obs, _, terminated, truncated, info = env.step(policy_action(policy, obs, env))
-        decisions += 1
-        invalid += int(bool(info.get("invalid", False)))
+        policy = baselines.make(policy, env, seed=policy_seed(seed))
+    episode = rollout(policy, env, seed=seed)
     env.close()
     metrics = {
         k: float(v)
-        for k, v in info.get("metrics", {}).items()
+        for k, v in episode.metrics.items()
         if isinstance(v, (int, float, np.integer, np.floating))
     }
-    metrics.update(decisions=decisions, invalid=invalid, truncated=float(truncated))
+    metrics.update(
+        decisions=episode.steps, invalid=episode.invalid_actions, truncated=float(episode.truncated)
+    )
     return metrics
 
 

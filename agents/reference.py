@@ -28,6 +28,9 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
+from gpushare_env.rollout import rollout
+from gpushare_env.seeding import policy_seed
+
 __all__ = ["JobsInSystem", "RelativeReward", "reference_profile"]
 
 
@@ -75,15 +78,10 @@ class JobsInSystem:
 def _profile(config_json: str, seed: int, heuristic: str) -> JobsInSystem:
     import baselines
     from agents.envs import heuristic_env_config, make_env
-    from agents.evaluation import policy_action
 
     env = make_env(heuristic_env_config(json.loads(config_json)))
-    obs, _ = env.reset(seed=seed)
-    policy = baselines.make(heuristic, env)
-    terminated = truncated = False
-    while not (terminated or truncated):
-        obs, _, terminated, truncated, _ = env.step(policy_action(policy, obs, env))
-    if truncated:
+    episode = rollout(baselines.make(heuristic, env, seed=policy_seed(seed)), env, seed=seed)
+    if episode.truncated:
         raise RuntimeError(
             f"reward reference {heuristic!r} was truncated on seed {seed}: raise the env's "
             "max_decisions / max_time_s"

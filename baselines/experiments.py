@@ -6,9 +6,11 @@ per seed, seeds 0-2, jobs arriving one second apart or by a Poisson process, on 
 :func:`markdown_table` prints per policy the mean over seeds of makespan, mean JCT and GPU
 utilisation, with the ratios to ``fifo``.
 
-Seeding follows ``GPUShare-v0``'s ``reset(seed=s)``: the generator ``default_rng(s)``
-spawns a workload child and a measurement-noise child, so a headless run here and an env
-episode with the same seed see the same jobs and the same sampling noise.
+Seeding follows ``GPUShare-v0``'s ``reset(seed=s)`` (:func:`gpushare_env.seeding.
+episode_streams`: a workload child and a measurement-noise child of the seed), so a
+headless run here and an env episode with the same seed see the same jobs and the same
+sampling noise; a seeded policy (``random``) is seeded with the episode seed, as in
+``gpushare-evaluate``. In the env, every run is one :func:`gpushare_env.rollout.rollout`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from gpushare_env.rollout import rollout
 from gpushare_env.runner import run_headless
+from gpushare_env.seeding import episode_streams, policy_seed
 from gpushare_env.sim import JobSpec, SimConfig, make_cluster
 from gpushare_env.workloads import fit_to_cluster, make_workload
 
@@ -62,7 +66,7 @@ def episode_jobs(
     preset: str, seed: int, cluster: str = "thesis", num_jobs: int | None = None
 ) -> tuple[list[JobSpec], np.random.Generator]:
     """The jobs and the noise generator ``GPUShare-v0`` uses for ``reset(seed=seed)``."""
-    workload_rng, noise_rng = np.random.default_rng(seed).spawn(2)
+    workload_rng, noise_rng = episode_streams(seed)
     layout = make_cluster(cluster)
     jobs = make_workload(preset, workload_rng, num_jobs=num_jobs, cluster_gpus=layout.num_gpus)
     fit = fit_to_cluster(jobs, layout.num_gpus, float(layout.gpu_memory_gib.max()))
@@ -98,8 +102,8 @@ def run_thesis_experiment(
         for seed in seeds:
             jobs, _ = episode_jobs(preset, seed, cluster)
             for label, (name, params) in policies.items():
-                _, noise_rng = np.random.default_rng(seed).spawn(2)
-                policy = baselines.make(name, **params)
+                _, noise_rng = episode_streams(seed)  # a fresh noise stream per run
+                policy = baselines.make(name, **{"seed": policy_seed(seed), **params})
                 result = run_headless(jobs, layout, policy, config or SimConfig(), rng=noise_rng)
                 rows.append(RunRow(label, arrival, seed, result.metrics, result.wall_s))
     return rows
@@ -135,18 +139,13 @@ def run_in_env(
         env = gym.make("GPUShare-v0", config={**(env_config or {}), "workload": preset})
         for seed in seeds:
             for label, (name, params) in policies.items():
-                policy = baselines.make(name, env, **params)
-                obs, info = env.reset(seed=seed)
                 start = time.perf_counter()
-                done = False
-                while not done:
-                    action, _ = policy.predict(obs)
-                    obs, _, terminated, truncated, info = env.step(action)
-                    done = terminated or truncated
-                if not terminated:
-                    raise RuntimeError(f"{label}: episode seed {seed} truncated: {info}")
+                policy = baselines.make(name, env, **{"seed": policy_seed(seed), **params})
+                episode = rollout(policy, env, seed=seed)
+                if not episode.terminated:
+                    raise RuntimeError(f"{label}: episode seed {seed} truncated: {episode.info}")
                 rows.append(
-                    RunRow(label, arrival, seed, info["metrics"], time.perf_counter() - start)
+                    RunRow(label, arrival, seed, episode.metrics, time.perf_counter() - start)
                 )
         env.close()
     return rows

@@ -31,23 +31,27 @@ import sys
 import time
 from typing import Any
 
-import numpy as np
-
 
 def headless_benchmark(
     num_jobs: int, cluster_name: str, policy_name: str, seed: int, load: float
 ) -> dict[str, float | int | str]:
-    """Run one headless simulation and return its speed figures."""
+    """Run one headless simulation and return its speed figures.
+
+    Episode ``seed`` draws its jobs and noise as ``GPUShare-v0``'s ``reset(seed=seed)``
+    does (:func:`gpushare_env.seeding.episode_streams`).
+    """
     from baselines import make
     from gpushare_env.runner import run_headless
+    from gpushare_env.seeding import episode_streams, policy_seed
     from gpushare_env.sim import SimConfig, make_cluster
     from gpushare_env.workloads import fit_to_cluster, philly_workload
 
     cluster = make_cluster(cluster_name)
+    workload_rng, noise_rng = episode_streams(seed)
     start = time.perf_counter()
     jobs = philly_workload(
         num_jobs,
-        np.random.default_rng(seed),
+        workload_rng,
         load=load,
         # the load is relative to the cluster's capacity in V100-equivalents
         num_cluster_gpus=max(1, round(float(cluster.gpu_speed.sum()))),
@@ -55,9 +59,8 @@ def headless_benchmark(
     )
     jobs = fit_to_cluster(jobs, cluster.num_gpus, float(cluster.gpu_memory_gib.max())).jobs
     generate_s = time.perf_counter() - start
-    result = run_headless(
-        jobs, cluster, make(policy_name), SimConfig(), rng=np.random.default_rng(seed)
-    )
+    policy = make(policy_name, seed=policy_seed(seed))
+    result = run_headless(jobs, cluster, policy, SimConfig(), rng=noise_rng)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "mode": "headless",

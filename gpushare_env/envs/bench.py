@@ -9,11 +9,34 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.envs.gpushare_env import GPUShareEnv
+from gpushare_env.rollout import rollout
+from gpushare_env.seeding import policy_seed
 
 __all__ = ["OBSERVE_OPTIONS", "env_benchmark"]
 
 #: What ``observe`` may name: each turns on ``EnvConfig.observe_<name>``.
 OBSERVE_OPTIONS: tuple[str, ...] = ("held_time", "placement", "drain", "rivals")
+
+
+class _UniformValid:
+    """A uniformly random valid action, read off a table of uniforms drawn beforehand
+    (so the policy's own cost is a lookup, not a generator call)."""
+
+    def __init__(self, uniforms: list[float]) -> None:
+        self._uniforms = iter(uniforms)
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[int, Any]:
+        """The valid action at the next uniform's quantile of ``action_masks``."""
+        assert action_masks is not None
+        valid = action_masks.nonzero()[0]
+        return int(valid[int(next(self._uniforms) * len(valid))]), state
 
 
 def env_benchmark(
@@ -29,7 +52,8 @@ def env_benchmark(
     """Step the env ``steps`` times with a uniformly random valid action.
 
     Counts everything an agent loop pays per step: the action, the simulator, the
-    observation, the mask and the info dict (resets included; the policy's own draw is a
+    observation, the mask and the info dict, in the one episode loop
+    (:func:`~gpushare_env.rollout.rollout`), resets included (the policy's own draw is a
     table lookup). The env is used unwrapped, as vectorised trainers see it.
 
     Args:
@@ -64,30 +88,21 @@ def env_benchmark(
             **{f"observe_{name}": True for name in observe},
         }
     )
-    uniform = np.random.default_rng(seed).random(steps).tolist()
+    policy = _UniformValid(np.random.default_rng(policy_seed(seed)).random(steps).tolist())
     start = time.perf_counter()
     cpu_start = time.process_time()
-    _, info = env.reset(seed=seed)
-    mask = info["action_mask"]
-    episodes = 0
-    finished = 0
-    reset_s = 0.0
-    events = 0
-    for u in uniform:
-        valid = mask.nonzero()[0]
-        _, _, terminated, truncated, info = env.step(int(valid[int(u * len(valid))]))
-        mask = info["action_mask"]
-        if terminated or truncated:
+    episodes = finished = events = taken = 0
+    episode_seed: int | None = seed
+    while taken < steps:
+        episode = rollout(policy, env, seed=episode_seed, max_steps=steps - taken)
+        episode_seed = None  # later episodes continue the generator
+        taken += episode.steps
+        events += env.events_processed
+        if episode.done:
             episodes += 1
-            finished += int(terminated)
-            events += env.events_processed
-            t = time.perf_counter()
-            _, info = env.reset()
-            reset_s += time.perf_counter() - t
-            mask = info["action_mask"]
+            finished += int(episode.terminated)
     wall_s = time.perf_counter() - start
     cpu_s = time.process_time() - cpu_start
-    events += env.events_processed
     return {
         "mode": "env",
         "cluster": cluster,
@@ -100,7 +115,6 @@ def env_benchmark(
         "episodes": episodes,
         "episodes_terminated": finished,
         "events": events,
-        "reset_s": round(reset_s, 3),
         "wall_s": round(wall_s, 6),
         "steps_per_s": round(steps / wall_s, 1),
         # CPU time of this process: the figure to quote on a shared, loaded machine

@@ -19,6 +19,7 @@ from gpushare_env.envs.observation import (
     split_observation,
 )
 from gpushare_env.envs.render import render_ansi, render_rgb
+from gpushare_env.seeding import trace_generator
 from gpushare_env.sim.cluster import Cluster, make_cluster
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend
 from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Simulator
@@ -341,6 +342,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if options:
             raise ValueError(f"reset: unknown option(s) {sorted(options)}; allowed: ['jobs']")
         # always spawn both children, so the noise stream does not depend on the workload
+        # seeding.episode_streams: the same two children a headless run of this seed draws
         workload_rng, noise_rng = self.np_random.spawn(2)
         jobs, rejected = self._episode_jobs(given, workload_rng)
         cfg = self.config
@@ -440,7 +442,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 # read once, with a fixed generator for model columns left empty, so every
                 # episode (and every env) replays the same trace
                 self._trace_jobs = self._workload.generate(
-                    np.random.default_rng(0), num_jobs=cfg.num_jobs, cluster_gpus=num_gpus
+                    trace_generator(), num_jobs=cfg.num_jobs, cluster_gpus=num_gpus
                 )
             jobs = self._trace_jobs
         else:

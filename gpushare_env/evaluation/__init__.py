@@ -1,8 +1,14 @@
-"""Evaluation support: statistics, summaries, plots and presets (no policy code here).
+"""The evaluation harness's library: plan, runs, outputs, statistics, plots, presets.
 
-The command-line harness is ``scripts/evaluate`` (``gpushare-evaluate``); it runs the
-policies and hands the per-run rows to these pure functions:
+``gpushare-evaluate`` (``scripts/evaluate``) parses its options and calls these:
 
+* :mod:`~gpushare_env.evaluation.plan`: a request resolved to policies, workloads, seeds
+  and runs (:func:`~gpushare_env.evaluation.plan.make_plan`);
+* :mod:`~gpushare_env.evaluation.runs`: carrying out runs, in the env (through
+  :func:`gpushare_env.rollout.rollout`) or headless, over processes;
+* :mod:`~gpushare_env.evaluation.outputs`: ``runs.csv``, ``jobs.csv``, ``config.json``,
+  ``summary.md`` / ``summary.json`` and the plots of a finished evaluation;
+* :mod:`~gpushare_env.evaluation.specs`: the run specifications and results they share;
 * :mod:`~gpushare_env.evaluation.stats`: Student-t confidence intervals, paired
   differences, ratios (no scipy needed);
 * :mod:`~gpushare_env.evaluation.report`: rows -> ``summary.json`` dict -> ``summary.md``;
@@ -10,6 +16,9 @@ policies and hands the per-run rows to these pure functions:
 * :mod:`~gpushare_env.evaluation.plots`: PNG plots (matplotlib, imported lazily);
 * :mod:`~gpushare_env.evaluation.presets`: the ``thesis`` and ``philly`` set-ups and the
   train / test seed split.
+
+Only the pure modules (presets, report, stats) are imported here; the others load the
+env and the policies, so they are imported by name.
 """
 
 from gpushare_env.evaluation.presets import (

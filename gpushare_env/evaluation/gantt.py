@@ -2,10 +2,13 @@
 
 Neither the simulator's records nor its timeline say which GPUs a job held, so
 :class:`PlacementRecorder` watches a run: after every decision it reads the running and
-suspending / resuming jobs from the read-only :class:`~gpushare_env.sim.SimView`, and the
-events each ``advance`` processed give the exact times of completions, finished
-suspensions and finished restarts that happen between two decision points. It costs
-O(jobs holding GPUs) per decision, so the harness turns it on only for the runs it draws.
+suspending / resuming jobs of the simulator (read only). A decision point can be several
+event instants after the previous one (the env lets time run through states without a
+choice), so a hold that ended in between is closed at the exact time the job's state
+records: its finish, the end of its checkpoint (when it was queued again) or the end of
+its restart. It costs O(jobs holding GPUs) per decision, so the harness turns it on only
+for the runs it draws (in the env, as the ``callback`` of
+:func:`~gpushare_env.rollout.rollout`).
 
 :func:`assign_lanes` then gives every interval on a GPU one of ``max_jobs_per_gpu`` lanes
 so that co-located jobs are drawn side by side (greedy interval colouring by start time,
@@ -15,10 +18,10 @@ which needs no more lanes than the most jobs a GPU ever hosted at once).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpushare_env.sim import Event, EventKind, JobStatus, SimView
+from gpushare_env.sim import JobStatus, Simulator
 
 __all__ = ["GpuInterval", "PlacementRecorder", "assign_lanes"]
 
@@ -48,7 +51,7 @@ class GpuInterval:
 
 
 class PlacementRecorder:
-    """Collects :class:`GpuInterval` s of one run from snapshots of the view and events."""
+    """Collects :class:`GpuInterval` s of one run from the simulator's state after each decision."""
 
     def __init__(self) -> None:
         # job -> (gpus, kind, since) of the hold currently open
@@ -60,27 +63,36 @@ class PlacementRecorder:
         if time_s > since:
             self.intervals.extend(GpuInterval(job_id, g, since, time_s, kind) for g in gpus)
 
-    def on_events(self, events: Iterable[Event]) -> None:
-        """Apply the events an ``advance`` processed, at their exact times."""
-        for event in events:
-            if event.job_id not in self._open:
-                continue
-            if event.kind in (EventKind.FINISH, EventKind.SUSPEND_DONE):
-                self._close(event.job_id, event.time_s)
-            elif event.kind == EventKind.RESUME_DONE:
-                gpus, kind, _ = self._open[event.job_id]
-                if kind == OVERHEAD:
-                    self._close(event.job_id, event.time_s)
-                    self._open[event.job_id] = (gpus, RUN, event.time_s)
+    def observe(self, sim: Simulator) -> None:
+        """Bring the holds up to ``sim``'s present; call it after every decision.
 
-    def observe(self, view: SimView) -> None:
-        """Compare the jobs holding GPUs now with the open holds and update them."""
-        now = view.now_s
+        Between two decisions a job may have finished, completed its checkpoint or
+        completed its restart (one action per decision, so at most a restart and then a
+        finish): those holds close at the times the job's state records, exactly when the
+        simulator's events happened. The jobs holding GPUs now then continue, change or
+        open their holds at ``sim.now_s``.
+        """
+        jobs = sim.jobs
+        for job_id in list(self._open):
+            job = jobs[job_id]
+            status = job.status
+            gpus, kind, _ = self._open[job_id]
+            if kind == OVERHEAD and status in (JobStatus.RUNNING, JobStatus.FINISHED):
+                # it was resuming: the restart ended (the same sum the simulator's
+                # RESUME_DONE event was scheduled at)
+                restarted_s = job.transition_since_s + job.resume_overhead_s
+                self._close(job_id, restarted_s)
+                self._open[job_id] = (gpus, RUN, restarted_s)
+            if status == JobStatus.FINISHED:
+                self._close(job_id, job.finish_s)
+            elif status == JobStatus.SUSPENDED:  # the checkpoint ended: queued again
+                self._close(job_id, job.queued_since_s)
+        now = sim.now_s
         holding: dict[int, tuple[tuple[int, ...], str]] = {}
-        for job_id in view.running():
-            holding[job_id] = (tuple(view.job(job_id).gpus), RUN)
-        for job_id in view.in_transition():
-            job = view.job(job_id)
+        for job_id in sim.running():
+            holding[job_id] = (tuple(jobs[job_id].gpus), RUN)
+        for job_id in sim.in_transition():
+            job = jobs[job_id]
             if job.status in (JobStatus.SUSPENDING, JobStatus.RESUMING):
                 holding[job_id] = (tuple(job.gpus), OVERHEAD)
         for job_id in [j for j in self._open if j not in holding]:

@@ -35,10 +35,10 @@ Bad arguments (unknown policy, missing or malformed trace, negative seed, ...) p
 line on stderr and exit with code 2. A run that crashes (a bug in a policy) does not stop
 the others: it is reported on stderr and in ``summary.md``, and the exit code is 1.
 
-The harness is a package: ``common`` (constants, run specifications), ``running``
-(carrying out runs, in parallel), ``plan`` (arguments and the plan they resolve to) and
-``outputs`` (CSVs, ``config.json``, summaries, plots); this module's :func:`main` ties
-them together.
+This package is the command line only (``arguments``: the options and the plan they
+ask for; :func:`main`); the harness itself is the library
+:mod:`gpushare_env.evaluation` (``plan``, ``runs``, ``outputs``, ``report``, ``plots``),
+whose runs play their episodes with :func:`gpushare_env.rollout.rollout`.
 """
 
 from __future__ import annotations
@@ -47,62 +47,13 @@ import sys
 import time
 from collections.abc import Sequence
 
-from gpushare_env.evaluation.report import RUN_COLUMNS, render_markdown
-from scripts.evaluate.common import (
-    AGENT_ENV_KEYS,
-    DECISIONS_PER_JOB,
-    EXTRA_COLUMNS,
-    GANTT_MAX_JOBS,
-    JOB_COLUMNS,
-    PROG,
-    REPO_ROOT,
-    ZOO_DIR,
-    PolicySpec,
-    RunOutput,
-    RunSpec,
-    UsageError,
-    WorkloadSpec,
-    _one_line,
-)
-from scripts.evaluate.outputs import (
-    build_config,
-    write_jobs_csv,
-    write_outputs,
-    write_plots,
-    write_runs_csv,
-)
-from scripts.evaluate.plan import Plan, build_parser, make_plan, parse_seeds
-from scripts.evaluate.running import execute_run, execute_run_safely, run_all
+from gpushare_env.evaluation.outputs import write_outputs
+from gpushare_env.evaluation.report import render_markdown
+from gpushare_env.evaluation.runs import run_all
+from gpushare_env.evaluation.specs import PROG, PlanError, RunOutput, one_line
+from scripts.evaluate.arguments import UsageError, build_parser, parse_seeds, plan_from_args
 
-__all__ = [
-    "AGENT_ENV_KEYS",
-    "DECISIONS_PER_JOB",
-    "EXTRA_COLUMNS",
-    "GANTT_MAX_JOBS",
-    "JOB_COLUMNS",
-    "PROG",
-    "REPO_ROOT",
-    "RUN_COLUMNS",
-    "ZOO_DIR",
-    "Plan",
-    "PolicySpec",
-    "RunOutput",
-    "RunSpec",
-    "UsageError",
-    "WorkloadSpec",
-    "build_config",
-    "build_parser",
-    "execute_run",
-    "execute_run_safely",
-    "main",
-    "make_plan",
-    "parse_seeds",
-    "run_all",
-    "write_jobs_csv",
-    "write_outputs",
-    "write_plots",
-    "write_runs_csv",
-]
+__all__ = ["UsageError", "build_parser", "main", "parse_seeds", "plan_from_args"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,9 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(arguments)
-        plan = make_plan(args)
-    except UsageError as error:
-        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
+        plan = plan_from_args(args)
+    except PlanError as error:
+        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
         return 2
     if not args.quiet:
         print(

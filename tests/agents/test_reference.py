@@ -11,9 +11,9 @@ import torch
 
 import baselines
 from agents.envs import make_env
-from agents.evaluation import policy_action
 from agents.reference import JobsInSystem, RelativeReward, reference_profile
 from agents.training import TrainConfig, load_model, train
+from gpushare_env.rollout import Step, rollout
 from tests.agents.helpers import TINY_TRAINING
 
 
@@ -45,18 +45,13 @@ _CONFIG: dict[str, Any] = {
 def _play(policy_name: str, seed: int, reference: str) -> tuple[float, float, float]:
     """(sum of wrapped rewards, sum of raw rewards, reset time) of one episode."""
     env = RelativeReward(make_env(_CONFIG), _CONFIG, reference)
-    obs, info = env.reset(seed=seed)
-    reset_s = info["time_s"]
-    policy = baselines.make(policy_name, env)
-    wrapped = raw = 0.0
-    done = False
-    while not done:
-        obs, reward, terminated, truncated, info = env.step(policy_action(policy, obs, env))
-        wrapped += float(reward)
-        raw += sum(info["reward_terms"][k] * w for k, w in _WEIGHTS.items())
-        done = terminated or truncated
-    assert terminated
-    return wrapped, raw, reset_s
+    steps: list[Step] = []
+    episode = rollout(baselines.make(policy_name, env), env, seed=seed, callback=steps.append)
+    raw = 0.0
+    for step in steps:
+        raw += sum(step.info["reward_terms"][k] * w for k, w in _WEIGHTS.items())
+    assert episode.terminated
+    return episode.total_reward, raw, episode.reset_info["time_s"]
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -14,6 +14,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from agents.envs import make_vec_env
 from agents.smdp import SMDPDiscountCallback, SMDPRolloutBuffer, smdp_buffer_class
 from agents.training import TrainConfig, build_model, env_configs, train
+from gpushare_env.rollout import Step, rollout
 from tests.agents.helpers import TINY_TRAINING
 
 _OBS = spaces.Box(-1.0, 1.0, (2,), np.float32)
@@ -154,15 +155,10 @@ def test_demonstration_returns_are_discounted_by_time() -> None:
     demos = collect_demonstrations([config], [3], "thesis", reward_scale=0.5, time_constant_s=tau)
     # the same episode by hand: rewards and sojourn times of the heuristic's steps
     env = make_env(config)
-    obs, _ = env.reset(seed=3)
-    policy = baselines.make("thesis", env)
-    rewards, elapsed, done = [], [], False
-    while not done:
-        action, _ = policy.predict(obs, deterministic=True)
-        obs, reward, terminated, truncated, info = env.step(int(action))
-        rewards.append(0.5 * float(reward))
-        elapsed.append(info["elapsed_s"])
-        done = terminated or truncated
+    steps: list[Step] = []
+    rollout(baselines.make("thesis", env), env, seed=3, callback=steps.append)
+    rewards = [0.5 * step.reward for step in steps]
+    elapsed = [step.info["elapsed_s"] for step in steps]
     expected, running = [], 0.0
     for r, dt in zip(reversed(rewards), reversed(elapsed), strict=True):
         running = r + np.exp(-dt / tau) * running

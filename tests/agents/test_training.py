@@ -13,9 +13,9 @@ import torch
 
 from agents.bc import clone, collect_demonstrations, dagger
 from agents.envs import make_env, make_vec_env
-from agents.evaluation import policy_action
 from agents.ship import lineage, markdown
 from agents.training import TrainConfig, build_model, env_configs, load_model, train
+from gpushare_env.rollout import Step, predict_action, rollout
 from tests.agents.helpers import TINY_TRAINING
 
 _TINY = TINY_TRAINING
@@ -43,17 +43,14 @@ def test_maskable_ppo_trains_saves_loads_and_predicts_valid_actions(tmp_path: Pa
     model = load_model(path)
     assert type(model).__name__ == "MaskablePPO"
     env = make_env(env_configs(config)[0])
-    obs, _ = env.reset(seed=123)
-    steps = 0
-    terminated = truncated = False
-    while not (terminated or truncated) and steps < 500:
-        mask = env.unwrapped.action_masks()
-        action = policy_action(model, obs, env)
-        assert mask[action], f"masked-out action {action} predicted"
-        obs, _, terminated, truncated, info = env.step(action)
-        assert not info["invalid"]
-        steps += 1
-    assert steps > 0
+
+    def check(step: Step) -> None:
+        mask = step.action_mask
+        assert mask is not None and mask[step.action], f"masked-out action {step.action} predicted"
+        assert not step.info["invalid"]
+
+    episode = rollout(model, env, seed=123, max_steps=500, callback=check)
+    assert episode.steps > 0
 
 
 @pytest.mark.slow
@@ -119,8 +116,8 @@ def test_ppo_and_dqn_variants_run(tmp_path: Path, algo: str) -> None:
     model = load_model(path)
     assert type(model).__name__ == algo.upper()
     env = make_env(env_configs(config)[0])
-    obs, _ = env.reset(seed=7)
-    action = policy_action(model, obs, env)
+    obs, info = env.reset(seed=7)
+    action = predict_action(model, obs, info["action_mask"])
     assert 0 <= action < env.action_space.n
 
 

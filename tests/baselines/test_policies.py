@@ -19,6 +19,7 @@ import pytest
 
 import baselines
 from baselines.gandiva import RULE_HOOKS, Gandiva
+from gpushare_env.rollout import rollout
 from gpushare_env.runner import run_headless
 from gpushare_env.sim import SimConfig, make_cluster
 from gpushare_env.workloads import fit_to_cluster, make_workload
@@ -178,17 +179,11 @@ def test_env_and_headless_runs_agree_when_the_windows_do_not_bind(gym) -> None:
                 "running_window": 64,
             },
         )
-        policy = baselines.make(name, env)
-        obs, info = env.reset(seed=5)
-        done = False
-        while not done:
-            action, _ = policy.predict(obs)
-            obs, _, terminated, truncated, info = env.step(action)
-            done = terminated or truncated
+        episode = rollout(baselines.make(name, env), env, seed=5)
         jobs, noise = episode_jobs("thesis", 5, num_jobs=40)
         result = run_headless(jobs, make_cluster("thesis"), baselines.make(name), rng=noise)
         for key in ("makespan_s", "mean_jct_s", "suspends"):
-            assert info["metrics"][key] == pytest.approx(result.metrics[key]), (name, key)
+            assert episode.metrics[key] == pytest.approx(result.metrics[key]), (name, key)
 
 
 # --------------------------------------------------------------- completion

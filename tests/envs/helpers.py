@@ -1,4 +1,4 @@
-"""Shared helpers of the env tests: random masked actions and rollouts."""
+"""Shared helpers of the env tests: random masked actions and transcripts of episodes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.envs import GPUShareEnv
+from gpushare_env.rollout import Step, rollout
 
 
 def random_valid_action(info: dict[str, Any], rng: np.random.Generator) -> int:
@@ -15,15 +16,39 @@ def random_valid_action(info: dict[str, Any], rng: np.random.Generator) -> int:
     return int(valid[rng.integers(len(valid))])
 
 
-def rollout(env: GPUShareEnv, seed: int, steps: int, policy_seed: int = 0) -> list[tuple[Any, ...]]:
-    """Reset with ``seed`` and take up to ``steps`` random valid actions; the transcript."""
-    rng = np.random.default_rng(policy_seed)
-    obs, info = env.reset(seed=seed)
-    transcript: list[tuple[Any, ...]] = [(obs, info)]
-    for _ in range(steps):
-        action = random_valid_action(info, rng)
-        obs, reward, terminated, truncated, info = env.step(action)
-        transcript.append((action, obs, reward, terminated, truncated, info))
-        if terminated or truncated:
-            break
-    return transcript
+class RandomValid:
+    """A policy taking a uniformly random valid action (one ``rng.integers`` per step).
+
+    Its ``predict`` takes ``action_masks``, so :func:`~gpushare_env.rollout.rollout` hands
+    it the env's mask, as it does MaskablePPO.
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, Any]:
+        """A random action among ``action_masks``' valid ones."""
+        assert action_masks is not None
+        return np.asarray(random_valid_action({"action_mask": action_masks}, self.rng)), state
+
+
+def transcript(
+    env: GPUShareEnv, seed: int, steps: int, policy_seed: int = 0
+) -> list[tuple[Any, ...]]:
+    """Reset with ``seed`` and take up to ``steps`` random valid actions; the transcript:
+    ``(obs, info)`` of the reset, then ``(action, obs, reward, terminated, truncated,
+    info)`` per step."""
+    taken: list[Step] = []
+    policy = RandomValid(np.random.default_rng(policy_seed))
+    episode = rollout(policy, env, seed=seed, max_steps=steps, callback=taken.append)
+    assert taken, "no step taken"
+    return [(taken[0].observation, episode.reset_info)] + [
+        (s.action, s.next_observation, s.reward, s.terminated, s.truncated, s.info) for s in taken
+    ]

@@ -30,8 +30,9 @@ from gpushare_env.envs import (
     GPUShareEnv,
     env_spec_markdown,
 )
+from gpushare_env.rollout import rollout
 from gpushare_env.sim import ADVANCE, STRATEGIES, Schedule, SimView, Suspend
-from tests.envs.helpers import random_valid_action, rollout
+from tests.envs.helpers import RandomValid, random_valid_action, transcript
 from tests.jobs import job
 
 SMALL = {"cluster": "thesis", "num_jobs": 12}
@@ -102,16 +103,16 @@ def test_registration_is_idempotent() -> None:
 
 # -------------------------------------------------------------------- determinism
 def test_same_seed_same_actions_identical() -> None:
-    first = rollout(GPUShareEnv(SMALL), seed=7, steps=150)
-    second = rollout(GPUShareEnv(SMALL), seed=7, steps=150)
+    first = transcript(GPUShareEnv(SMALL), seed=7, steps=150)
+    second = transcript(GPUShareEnv(SMALL), seed=7, steps=150)
     assert len(first) == len(second) > 100
     assert data_equivalence(first, second, exact=True)
 
 
 def test_different_seeds_differ() -> None:
     one, two = GPUShareEnv(SMALL), GPUShareEnv(SMALL)
-    first = rollout(one, seed=1, steps=20)
-    second = rollout(two, seed=2, steps=20)
+    first = transcript(one, seed=1, steps=20)
+    second = transcript(two, seed=2, steps=20)
     assert not data_equivalence(first, second)
     assert _workload(one) != _workload(two)
 
@@ -123,7 +124,7 @@ def _workload(env: GPUShareEnv) -> list:
 def test_same_seed_same_workload_whatever_happened_before() -> None:
     # evaluation resets every policy's env with reset(seed=s) and needs identical jobs
     played = GPUShareEnv(SMALL)
-    rollout(played, seed=3, steps=40)
+    transcript(played, seed=3, steps=40)
     played.reset()  # an unseeded reset draws a new workload...
     other = _workload(played)
     played.reset(seed=5)
@@ -170,11 +171,9 @@ def test_jobs_that_never_fit_are_rejected_and_counted() -> None:
 @pytest.mark.parametrize("clone", [pickle.loads, copy.deepcopy], ids=["pickle", "deepcopy"])
 def test_copy_mid_episode_continues_identically(clone) -> None:
     env = GPUShareEnv(SMALL)
-    rng = np.random.default_rng(0)
-    _, info = env.reset(seed=11)
-    for _ in range(60):
-        _, _, terminated, truncated, info = env.step(random_valid_action(info, rng))
-        assert not (terminated or truncated)
+    episode = rollout(RandomValid(np.random.default_rng(0)), env, seed=11, max_steps=60)
+    assert episode.steps == 60 and not episode.done
+    info = episode.info
     twin = clone(pickle.dumps(env)) if clone is pickle.loads else clone(env)
     assert twin.view is not env.view
     np.testing.assert_array_equal(twin.view.free_memory_gib, env.view.free_memory_gib)
@@ -308,8 +307,8 @@ def test_codec_layout_and_errors() -> None:
 def test_smdp_decision_points() -> None:
     # with auto_advance the agent is never asked when advance is its only choice
     env = GPUShareEnv(SMALL)
-    transcript = rollout(env, seed=0, steps=300)
-    for entry in transcript:
+    entries = transcript(env, seed=0, steps=300)
+    for entry in entries:
         mask = entry[-1]["action_mask"]
         done = len(entry) > 2 and (entry[3] or entry[4])
         assert done or mask[:-1].any()
@@ -321,12 +320,12 @@ def test_smdp_decision_points() -> None:
 
 def test_truncation_caps() -> None:
     env = GPUShareEnv({**SMALL, "max_decisions": 5})
-    transcript = rollout(env, seed=0, steps=50)
-    *_, terminated, truncated, info = transcript[-1]
-    assert len(transcript) == 6 and truncated and not terminated
+    entries = transcript(env, seed=0, steps=50)
+    *_, terminated, truncated, info = entries[-1]
+    assert len(entries) == 6 and truncated and not terminated
     assert set(info["metrics"]) >= {"mean_jct_s", "gpu_util", "makespan_s"}
     env = GPUShareEnv({**SMALL, "max_time_s": 120.0})
-    *_, truncated, info = rollout(env, seed=0, steps=10_000)[-1]
+    *_, truncated, info = transcript(env, seed=0, steps=10_000)[-1]
     assert truncated and info["time_s"] >= 120.0
     with pytest.raises(RuntimeError, match="episode is over"):
         env.step(0)

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from gpushare_env.envs import REWARD_COMPONENTS, GPUShareEnv, InvalidActionError
+from gpushare_env.rollout import Step, rollout
 from gpushare_env.sim import Schedule, Suspend
-from tests.envs.helpers import random_valid_action
+from tests.envs.helpers import RandomValid
 from tests.jobs import job
 
 ALL_ONE = dict.fromkeys(REWARD_COMPONENTS, 1.0)
@@ -158,29 +159,38 @@ def test_invalid_action_raise_mode() -> None:
     env.step(0)  # the valid action still works after the errors
 
 
-def _episode_sums(env: GPUShareEnv, seed: int, allow_suspend: bool) -> tuple[dict, GPUShareEnv]:
-    rng = np.random.default_rng(seed)
-    _, info = env.reset(seed=seed)
-    assert "elapsed_s" not in info  # a reset is not a step
-    sums = dict.fromkeys(REWARD_COMPONENTS, 0.0)
-    total = 0.0
-    sums["elapsed_s"] = -info["time_s"]
-    while True:
-        mask = info["action_mask"].copy()
-        if not allow_suspend or rng.random() < 0.9:  # suspend rarely, or episodes never end
-            mask[4 * env.pending_window : -1] = False
+class _RareSuspends:
+    """Random valid actions, suspending rarely (or never): else episodes never end."""
+
+    def __init__(self, rng: np.random.Generator, allow_suspend: bool, first_suspend: int):
+        self.rng, self.allow_suspend, self.first_suspend = rng, allow_suspend, first_suspend
+
+    def predict(self, obs, state=None, episode_start=None, deterministic=True, action_masks=None):
+        mask = action_masks.copy()
+        if not self.allow_suspend or self.rng.random() < 0.9:
+            mask[self.first_suspend : -1] = False
         valid = np.flatnonzero(mask)
-        _, reward, terminated, truncated, info = env.step(int(valid[rng.integers(len(valid))]))
-        for name, value in info["reward_terms"].items():
+        return np.asarray(valid[self.rng.integers(len(valid))]), state
+
+
+def _episode_sums(env: GPUShareEnv, seed: int, allow_suspend: bool) -> tuple[dict, GPUShareEnv]:
+    sums = dict.fromkeys(REWARD_COMPONENTS, 0.0)
+    sums["elapsed_s"] = 0.0
+
+    def add(step: Step) -> None:
+        for name, value in step.info["reward_terms"].items():
             sums[name] += value
-        total += reward
-        assert info["elapsed_s"] >= 0.0
-        sums["elapsed_s"] += info["elapsed_s"]
-        if terminated or truncated:
-            sums["elapsed_s"] -= info["time_s"]  # the sojourn times add up to the clock
-            assert terminated
-            sums["reward"] = total
-            return sums, env
+        assert step.info["elapsed_s"] >= 0.0
+        sums["elapsed_s"] += step.info["elapsed_s"]
+
+    policy = _RareSuspends(np.random.default_rng(seed), allow_suspend, 4 * env.pending_window)
+    episode = rollout(policy, env, seed=seed, callback=add)
+    assert "elapsed_s" not in episode.reset_info  # a reset is not a step
+    # the sojourn times add up to the clock
+    sums["elapsed_s"] -= episode.info["time_s"] - episode.reset_info["time_s"]
+    assert episode.terminated
+    sums["reward"] = episode.total_reward
+    return sums, env
 
 
 @pytest.mark.parametrize("seed", [0, 1])  # both episodes suspend jobs (overhead > 0)
@@ -227,11 +237,10 @@ def test_starvation_sum_without_suspensions() -> None:
 
 def test_default_reward_is_jct_only() -> None:
     env = GPUShareEnv({"cluster": "tiny", "num_jobs": 6})
-    _, info = env.reset(seed=4)
-    rng = np.random.default_rng(0)
-    while True:
-        _, reward, terminated, truncated, info = env.step(random_valid_action(info, rng))
-        assert reward == info["reward_terms"]["jct"] + info["reward_terms"]["invalid"]
-        if terminated or truncated:
-            break
-    assert not math.isnan(info["metrics"]["mean_jct_s"])
+
+    def check(step: Step) -> None:
+        terms = step.info["reward_terms"]
+        assert step.reward == terms["jct"] + terms["invalid"]
+
+    episode = rollout(RandomValid(np.random.default_rng(0)), env, seed=4, callback=check)
+    assert not math.isnan(episode.metrics["mean_jct_s"])

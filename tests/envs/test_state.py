@@ -13,9 +13,10 @@ import pytest
 
 from gpushare_env.envs import FRAG_FEATURES, GPUShareEnv
 from gpushare_env.envs.observation import FRAG_BIN_EDGES_GIB, log_time
+from gpushare_env.rollout import Step, rollout
 from gpushare_env.sim import ADVANCE, MODELS, Advance, InvalidDecision, Schedule, Suspend
 from gpushare_env.sim.placement import expected_fragment
-from tests.envs.helpers import random_valid_action
+from tests.envs.helpers import RandomValid, random_valid_action
 from tests.jobs import job
 
 
@@ -243,24 +244,22 @@ def test_random_masked_policy_medium_philly_invariants() -> None:
     env = GPUShareEnv(
         {"cluster": "medium", "workload": "philly", "num_jobs": 40, "max_decisions": 120}
     )
-    rng = np.random.default_rng(0)
+    policy = RandomValid(np.random.default_rng(0))
     steps = 0
     ended = {"terminated": 0, "truncated": 0}
-    for episode in range(50):
-        obs, info = env.reset(seed=episode)
-        while True:
-            env.simulator.check_invariants()
-            assert env.observation_space.contains(obs)
-            mask = info["action_mask"]
-            assert mask[:-1].any(), "asked although advance was the only choice"
-            obs, reward, terminated, truncated, info = env.step(random_valid_action(info, rng))
-            assert np.isfinite(reward)
-            steps += 1
-            if terminated or truncated:
-                env.simulator.check_invariants()
-                ended["terminated" if terminated else "truncated"] += 1
-                assert info["metrics"]["num_jobs"] == info["jobs_done"]
-                break
+
+    def check(step: Step) -> None:
+        env.simulator.check_invariants()  # after every step, the last one included
+        assert env.observation_space.contains(step.observation)
+        assert step.action_mask is not None
+        assert step.action_mask[:-1].any(), "asked although advance was the only choice"
+        assert np.isfinite(step.reward)
+
+    for seed in range(50):
+        episode = rollout(policy, env, seed=seed, callback=check)
+        steps += episode.steps
+        ended["terminated" if episode.terminated else "truncated"] += 1
+        assert episode.metrics["num_jobs"] == episode.info["jobs_done"]
     assert steps > 50 * 60 and ended["truncated"] > 0
 
 

@@ -12,6 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpushare_env.evaluation.plan import agent_env_overrides, file_sha256
+from gpushare_env.evaluation.report import RUN_COLUMNS
+from gpushare_env.evaluation.runs import headless_setup
+from gpushare_env.evaluation.specs import PolicySpec, RunSpec, WorkloadSpec
 from gpushare_env.workloads import make_workload, write_csv_trace
 from scripts import evaluate
 
@@ -40,7 +44,7 @@ def first_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_runs_csv_has_the_documented_columns_and_one_row_per_run(first_run: Path) -> None:
     rows = _rows(first_run / "runs.csv")
-    assert list(rows[0])[: len(evaluate.RUN_COLUMNS)] == list(evaluate.RUN_COLUMNS)
+    assert list(rows[0])[: len(RUN_COLUMNS)] == list(RUN_COLUMNS)
     keys = [(r["policy"], r["workload"], r["seed"]) for r in rows]
     assert keys == [
         (p, w, s)
@@ -143,7 +147,7 @@ def test_a_trace_gives_every_policy_exactly_its_jobs(tmp_path: Path) -> None:
             mine = [int(j["job_id"]) for j in jobs if (j["policy"], j["seed"]) == (policy, seed)]
             assert mine == ids, (policy, seed)
     config = json.loads((out / "config.json").read_text())
-    assert config["runs"][0]["trace_sha256"] == evaluate.plan._sha256(trace)
+    assert config["runs"][0]["trace_sha256"] == file_sha256(trace)
 
 
 def test_a_philly_json_trace_runs(tmp_path: Path) -> None:
@@ -183,15 +187,15 @@ def test_headless_runs_the_same_workload_as_the_env() -> None:
 
     for workload in ("thesis_poisson", "philly"):
         config = {"cluster": "tiny", "workload": workload, "num_jobs": 15}
-        spec = evaluate.RunSpec(
+        spec = RunSpec(
             index=0,
-            policy=evaluate.PolicySpec(label="fifo", name="fifo"),
-            workload=evaluate.WorkloadSpec(workload, workload, 15),
+            policy=PolicySpec(label="fifo", name="fifo"),
+            workload=WorkloadSpec(workload, workload, 15),
             seed=3,
             env_config=config,
             headless=True,
         )
-        jobs, cluster, sim_config, noise_rng, _ = evaluate.running._headless_setup(spec)
+        jobs, cluster, sim_config, noise_rng, _ = headless_setup(spec)
         headless = Simulator(jobs, cluster, sim_config, rng=noise_rng)
         env = gym.make("GPUShare-v0", config=config)
         env.reset(seed=3)
@@ -248,7 +252,7 @@ def test_variants_run_by_name_but_are_not_in_all(tmp_path: Path) -> None:
     assert [r["policy"] for r in rows] == ["gandiva", "gandiva_srpt", off]
     assert rows[1]["mean_jct_s"] == rows[2]["mean_jct_s"]
     args = ["--policies", "all", "--num-jobs", "4", "--seeds", "0"]
-    plan = evaluate.make_plan(evaluate.build_parser().parse_args(args))
+    plan = evaluate.plan_from_args(evaluate.build_parser().parse_args(args))
     labels = [p.label for p in plan.policies if not p.is_agent]
     assert "gandiva" in labels and not set(labels) & {"gandiva_srpt", "gandiva_critical_path"}
 
@@ -346,7 +350,7 @@ def test_a_crashing_policy_is_reported_and_the_others_still_run(
 
 
 def test_the_default_plan_is_the_thesis_experiment() -> None:
-    plan = evaluate.make_plan(evaluate.build_parser().parse_args([]))
+    plan = evaluate.plan_from_args(evaluate.build_parser().parse_args([]))
     assert [w.label for w in plan.workloads] == ["thesis", "thesis_poisson"]
     assert plan.seeds == [0, 1, 2] and plan.cluster == "thesis"
     assert all(w.num_jobs == 100 for w in plan.workloads)
@@ -356,7 +360,7 @@ def test_the_default_plan_is_the_thesis_experiment() -> None:
     assert baselines == registry.available()
     assert len(plan.runs) == len(plan.policies) * 2 * 3
     assert plan.out == Path("results") / "thesis"
-    philly = evaluate.make_plan(evaluate.build_parser().parse_args(["--preset", "philly"]))
+    philly = evaluate.plan_from_args(evaluate.build_parser().parse_args(["--preset", "philly"]))
     assert philly.seeds == list(range(1000, 1010)) and philly.cluster == "medium"
 
 
@@ -399,7 +403,7 @@ def test_a_saved_agent_is_evaluated_with_masks(tiny_agent: Path, tmp_path: Path)
     config = json.loads((tmp_path / "config.json").read_text())
     entry = next(r for r in config["runs"] if r["policy"] == "tiny_agent")
     assert entry["policy_spec"]["params"]["algorithm"] == "MaskablePPO"
-    assert entry["policy_spec"]["params"]["sha256"] == evaluate.plan._sha256(tiny_agent)
+    assert entry["policy_spec"]["params"]["sha256"] == file_sha256(tiny_agent)
 
 
 def test_an_agent_for_another_cluster_is_a_usage_error(
@@ -438,7 +442,7 @@ def test_agent_runs_with_the_keys_it_was_trained_with(tmp_path: Path) -> None:
         }
     }
     (tmp_path / "agent.json").write_text(json.dumps(recorded), encoding="utf-8")
-    overrides = evaluate.plan._agent_env_overrides(model)
+    overrides = agent_env_overrides(model)
     assert overrides == {"pending_window": 8, "running_window": 4, "max_suspends_per_job": 5}
 
 
@@ -453,4 +457,4 @@ def test_agents_get_every_observation_option_they_were_trained_with(tmp_path: Pa
     model.write_bytes(b"")
     recorded = {"env_config": {**dict.fromkeys(options, True), "workload": "philly_heavy"}}
     (tmp_path / "agent.json").write_text(json.dumps(recorded), encoding="utf-8")
-    assert evaluate.plan._agent_env_overrides(model) == dict.fromkeys(options, True)
+    assert agent_env_overrides(model) == dict.fromkeys(options, True)

@@ -194,7 +194,7 @@ def test_assign_lanes_by_hand() -> None:
 def test_recorder_matches_the_records_of_a_headless_run() -> None:
     """Without suspensions every job holds its GPUs exactly from first start to finish."""
     import baselines
-    from gpushare_env.sim import Advance, Simulator, SimView, apply_decision, make_cluster
+    from gpushare_env.sim import Simulator, SimView, apply_decision, make_cluster
     from gpushare_env.workloads import make_workload
 
     cluster = make_cluster("tiny")
@@ -205,11 +205,8 @@ def test_recorder_matches_the_records_of_a_headless_run() -> None:
     policy.reset(view)
     recorder = PlacementRecorder()
     while not sim.done:
-        decision = policy.decide(view)
-        events = apply_decision(sim, decision)
-        if isinstance(decision, Advance):
-            recorder.on_events(events)
-        recorder.observe(view)
+        apply_decision(sim, policy.decide(view))
+        recorder.observe(sim)
     intervals = recorder.finish(sim.now_s)
     assign_lanes(intervals, cluster.max_jobs_per_gpu)  # never more than 4 jobs per GPU
     for record in sim.records():

@@ -1,4 +1,9 @@
-"""Constants, the run specifications and small helpers shared by the harness's modules."""
+"""What the evaluation harness runs and returns: constants, run specifications, results.
+
+Shared by :mod:`~gpushare_env.evaluation.plan` (which lays out the runs),
+:mod:`~gpushare_env.evaluation.runs` (which carries them out) and
+:mod:`~gpushare_env.evaluation.outputs` (which writes what they returned).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from gpushare_env.evaluation.gantt import GpuInterval
 from gpushare_env.evaluation.report import RUN_COLUMNS
 from gpushare_env.metrics import METRIC_DOCS
 
+#: The command the harness serves (in messages, progress bars and reproduce lines).
 PROG = "gpushare-evaluate"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ZOO_DIR = REPO_ROOT / "agents" / "zoo"
@@ -73,8 +79,12 @@ GANTT_MAX_JOBS = 2000
 DECISIONS_PER_JOB = 1000
 
 
-class UsageError(Exception):
-    """A bad command line: reported as one line on stderr with exit code 2."""
+class PlanError(ValueError):
+    """A request the harness cannot plan (unknown policy, bad trace, agent that does not fit).
+
+    The message is one line naming the command-line option at fault;
+    ``gpushare-evaluate`` prints it and exits with code 2.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,11 +183,11 @@ class RunOutput:
     error: str | None = None
 
 
-def _one_line(error: BaseException) -> str:
+def one_line(error: BaseException) -> str:
     """An exception's message on one line."""
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
     """A file-name-safe version of a label."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "x"

@@ -16,22 +16,22 @@ from typing import Any
 
 import numpy as np
 
+from gpushare_env.evaluation.plan import Plan
 from gpushare_env.evaluation.report import (
     HEADLINE_METRICS,
     RUN_COLUMNS,
     render_markdown,
     summarize_runs,
 )
-from scripts.evaluate.common import (
+from gpushare_env.evaluation.specs import (
     EXTRA_COLUMNS,
     JOB_COLUMNS,
     PROG,
     REPO_ROOT,
     RunOutput,
     RunSpec,
-    _safe,
+    safe_name,
 )
-from scripts.evaluate.plan import Plan
 
 
 def _csv_value(value: Any) -> str:
@@ -185,14 +185,16 @@ def write_plots(
         if name not in summary["workloads"]:
             continue
         mine = [o for o in outputs if o.row["workload"] == name]
-        written.append(plots.plot_metric_bars(summary, name, folder / f"metrics_{_safe(name)}.png"))
+        written.append(
+            plots.plot_metric_bars(summary, name, folder / f"metrics_{safe_name(name)}.png")
+        )
         jcts: dict[str, list[np.ndarray]] = {}
         for output in mine:
             jcts.setdefault(output.row["policy"], []).append(output.jct_s)
         written.append(
             plots.plot_jct_cdf(
                 {p: np.concatenate(v) for p, v in jcts.items()},
-                folder / f"jct_cdf_{_safe(name)}.png",
+                folder / f"jct_cdf_{safe_name(name)}.png",
                 f"{name}: JCT CDF, all jobs of seeds {plan.seeds}",
             )
         )
@@ -202,7 +204,7 @@ def write_plots(
             written.append(
                 plots.plot_utilisation(
                     series,
-                    folder / f"utilisation_{_safe(name)}.png",
+                    folder / f"utilisation_{safe_name(name)}.png",
                     f"{name}, seed {seed}: GPU utilisation over time",
                 )
             )
@@ -216,7 +218,7 @@ def write_plots(
                     output.gantt,
                     num_gpus,
                     lanes,
-                    folder / f"gantt_{_safe(name)}_{_safe(policy)}.png",
+                    folder / f"gantt_{safe_name(name)}_{safe_name(policy)}.png",
                     f"{policy} on {name}, seed {output.row['seed']}",
                     gpu_node=gpu_node,
                 )

@@ -1,8 +1,12 @@
-"""Carrying out runs: one (policy, workload, seed) through the env or headless, in parallel."""
+"""Carrying out runs: one (policy, workload, seed) through the env or headless, in parallel.
+
+:func:`execute_run` turns a :class:`~gpushare_env.evaluation.specs.RunSpec` into a
+:class:`~gpushare_env.evaluation.specs.RunOutput` (its ``runs.csv`` row, job records,
+utilisation series and Gantt holds); :func:`run_all` spreads runs over processes.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import sys
@@ -17,10 +21,22 @@ import numpy as np
 from gpushare_env.evaluation.gantt import PlacementRecorder
 from gpushare_env.evaluation.plots import downsample_steps
 from gpushare_env.evaluation.report import HEADLINE_METRICS
-from scripts.evaluate.common import EXTRA_COLUMNS, PROG, RunOutput, RunSpec, _one_line
+from gpushare_env.evaluation.specs import EXTRA_COLUMNS, PROG, RunOutput, RunSpec, one_line
+from gpushare_env.rollout import Step, rollout
+from gpushare_env.seeding import episode_streams, trace_generator
+
+__all__ = [
+    "agent_algorithm",
+    "execute_run",
+    "execute_run_safely",
+    "headless_setup",
+    "load_agent",
+    "make_env",
+    "run_all",
+]
 
 
-def _make_env(env_config: Mapping[str, Any]) -> Any:
+def make_env(env_config: Mapping[str, Any]) -> Any:
     """A fresh ``GPUShare-v0`` env (env checker off: the env has its own tests)."""
     import gymnasium as gym
 
@@ -29,13 +45,8 @@ def _make_env(env_config: Mapping[str, Any]) -> Any:
     return gym.make("GPUShare-v0", config=dict(env_config), disable_env_checker=True)
 
 
-def _simulator_of(env: Any) -> Any:
-    """The simulator of the env's current episode (``GPUShareEnv.simulator``)."""
-    return env.unwrapped.simulator
-
-
 @functools.lru_cache(maxsize=8)
-def _load_agent(path: str) -> Any:
+def load_agent(path: str) -> Any:
     """Load a saved stable-baselines3 model (cached per process).
 
     The algorithm is read from the file: MaskablePPO unless its policy class says PPO or
@@ -52,7 +63,7 @@ def _load_agent(path: str) -> Any:
         loader = None
     if loader is not None:
         return loader(path)
-    algorithm = _agent_algorithm(path)
+    algorithm = agent_algorithm(path)
     if algorithm == "MaskablePPO":
         from sb3_contrib import MaskablePPO
 
@@ -66,7 +77,7 @@ def _load_agent(path: str) -> Any:
     return PPO.load(path, device="cpu")
 
 
-def _agent_algorithm(path: str) -> str:
+def agent_algorithm(path: str) -> str:
     """``MaskablePPO``, ``PPO`` or ``DQN`` from the policy class recorded in an SB3 zip."""
     import zipfile
 
@@ -81,19 +92,6 @@ def _agent_algorithm(path: str) -> str:
     if "dqn" in lowered:
         return "DQN"
     return "PPO"
-
-
-def _masked_predict(model: Any, obs: Any, masks: np.ndarray) -> Any:
-    """``model.predict``, with the action mask for the algorithms that take one.
-
-    PPO and DQN have no mask: their invalid actions are no-ops in the env, counted in the
-    ``invalid_actions`` column.
-    """
-    if "maskable" in type(model).__name__.lower():
-        action, _ = model.predict(obs, deterministic=True, action_masks=masks)
-    else:
-        action, _ = model.predict(obs, deterministic=True)
-    return action
 
 
 @dataclass(slots=True)
@@ -112,74 +110,50 @@ class _Episode:
 
 
 def _run_in_env(spec: RunSpec) -> _Episode:
-    """Play one episode through the env with the spec's policy."""
+    """Play one episode through the env with the spec's policy (:func:`rollout`).
+
+    A saved agent acts deterministically, with the env's mask if it takes one
+    (MaskablePPO); PPO and DQN have none, and their invalid actions are no-ops counted in
+    the ``invalid_actions`` column. A Gantt run records the holds after every step.
+    """
     import baselines
 
-    env = _make_env(spec.env_config)
-    base = env.unwrapped
-    obs, info = env.reset(seed=spec.seed)
-    rejected = int(info.get("rejected_jobs", 0))  # jobs that can never fit, dropped
+    env = make_env(spec.env_config)
     if spec.policy.is_agent:
-        model = _load_agent(str(spec.policy.path))
-        policy = None
+        policy = load_agent(str(spec.policy.path))
     else:
-        model = None
         policy = baselines.make(str(spec.policy.name), env=env, **dict(spec.policy.params))
     recorder = PlacementRecorder() if spec.record_gantt else None
-    if recorder is not None:
-        _hook_events(_simulator_of(env), recorder)
-        recorder.observe(base.view)
-    decisions = invalid = 0
-    terminated = truncated = False
-    while not (terminated or truncated):
-        if model is not None:
-            action = _masked_predict(model, obs, base.action_masks())
-        else:
-            assert policy is not None
-            action, _ = policy.predict(obs, deterministic=True)
-        obs, _, terminated, truncated, info = env.step(action)
-        decisions += 1
-        invalid += bool(info.get("invalid", False))
-        if recorder is not None:
-            recorder.observe(base.view)
-    sim = _simulator_of(env)
+
+    def record_holds(step: Step) -> None:
+        # after every decision (nothing holds a GPU before the first one)
+        assert recorder is not None
+        recorder.observe(env.unwrapped.simulator)
+
+    callback = record_holds if recorder is not None else None
+    episode = rollout(policy, env, seed=spec.seed, callback=callback)
+    sim = env.unwrapped.simulator
     records = sim.records()
     timeline = sim.timeline()
-    metrics = info.get("metrics")
+    metrics = episode.metrics
     if not metrics:
         from gpushare_env.metrics import summarize
 
         metrics = summarize(records, timeline)
     env.close()
+    rejected = int(episode.reset_info.get("rejected_jobs", 0))  # jobs that never fit, dropped
     return _Episode(
-        records, timeline, dict(metrics), decisions, bool(truncated), rejected, sim.cluster,
-        recorder, invalid,
+        records, timeline, metrics, episode.steps, episode.truncated, rejected, sim.cluster,
+        recorder, episode.invalid_actions,
     )  # fmt: skip
 
 
-def _hook_events(sim: Any, recorder: PlacementRecorder) -> None:
-    """Let ``recorder`` see the events of every ``advance`` (exact times of finishes).
-
-    Only the Gantt run pays for this: it wraps the bound method of one simulator object.
-    """
-    advance = sim.advance
-
-    def advance_and_record(*args: Any, **kwargs: Any) -> Any:
-        events = advance(*args, **kwargs)
-        recorder.on_events(events)
-        return events
-
-    # a slotted simulator refuses the attribute: snapshots alone then
-    with contextlib.suppress(AttributeError):
-        sim.advance = advance_and_record
-
-
-def _headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Generator, int]:
+def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Generator, int]:
     """Jobs, cluster, simulator config and noise generator of a headless run.
 
-    Draws exactly what ``GPUShare-v0``'s ``reset(seed=seed)`` draws (tested): the
-    generator of ``seed`` spawns a workload and a noise child; a trace is read with a
-    fixed generator of seed 0; jobs that cannot fit are dropped and counted.
+    Draws exactly what ``GPUShare-v0``'s ``reset(seed=seed)`` draws (tested), by the rules
+    of :mod:`gpushare_env.seeding`: the episode's workload and noise streams, a trace read
+    with the fixed trace generator; jobs that cannot fit are dropped and counted.
     """
     from gpushare_env.envs.config import EnvConfig
     from gpushare_env.sim import SimConfig, make_cluster
@@ -188,9 +162,9 @@ def _headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Gener
     config = EnvConfig.from_any(dict(spec.env_config))
     cluster = make_cluster(config.cluster)
     workload = WorkloadConfig.from_any(config.workload)
-    workload_rng, noise_rng = np.random.default_rng(spec.seed).spawn(2)
+    workload_rng, noise_rng = episode_streams(spec.seed)
     if workload.kind == "trace":
-        workload_rng = np.random.default_rng(0)
+        workload_rng = trace_generator()
     jobs = workload.generate(workload_rng, num_jobs=config.num_jobs, cluster_gpus=cluster.num_gpus)
     fit = fit_to_cluster(
         jobs,
@@ -221,7 +195,7 @@ def _run_headless(spec: RunSpec) -> _Episode:
     from gpushare_env.sim import Advance, Simulator, SimView, apply_decision
 
     config = EnvConfig.from_any(dict(spec.env_config))
-    jobs, cluster, sim_config, rng, rejected = _headless_setup(spec)
+    jobs, cluster, sim_config, rng, rejected = headless_setup(spec)
     policy = baselines.make(str(spec.policy.name), **dict(spec.policy.params))
     sim = Simulator(jobs, cluster, sim_config, rng=rng)
     view = SimView(sim)
@@ -231,12 +205,10 @@ def _run_headless(spec: RunSpec) -> _Episode:
     decisions = in_a_row = 0
     while not sim.done and decisions < cap:
         decision = policy.decide(view)
-        events = apply_decision(sim, decision)
+        apply_decision(sim, decision)
         decisions += 1
         if isinstance(decision, Advance):
             in_a_row = 0
-            if recorder is not None:
-                recorder.on_events(events)
         else:
             in_a_row += 1
             if in_a_row > _LIVELOCK_DECISIONS:
@@ -245,7 +217,7 @@ def _run_headless(spec: RunSpec) -> _Episode:
                     f"t={sim.now_s:.3f}s without letting time run (livelock)"
                 )
         if recorder is not None:
-            recorder.observe(view)
+            recorder.observe(sim)
     records, timeline = sim.records(), sim.timeline()
     return _Episode(
         records, timeline, summarize(records, timeline), decisions, not sim.done, rejected,
@@ -319,7 +291,7 @@ def execute_run_safely(spec: RunSpec) -> RunOutput:
         row = {"policy": spec.policy.label, "workload": spec.workload.label, "seed": spec.seed}
         return RunOutput(
             spec.index, row, np.zeros(0), [], None, None, (0, 0, []),
-            error=f"{type(error).__name__}: {_one_line(error)}",
+            error=f"{type(error).__name__}: {one_line(error)}",
         )  # fmt: skip
 
 

@@ -1,187 +1,49 @@
-"""Command-line arguments and the plan they resolve to (policies, workloads, seeds, runs)."""
+"""The plan of an evaluation: which policies, workloads and seeds, laid out as runs.
+
+:func:`make_plan` validates a request (what ``gpushare-evaluate``'s options say, already
+parsed) and resolves it against a preset: baselines by name (with parameters), saved
+agents (checked against the env they will meet), workload presets, dicts and traces, the
+cluster, the seeds. Anything it cannot use is a :class:`~gpushare_env.evaluation.specs.
+PlanError` with a one-line message naming the option at fault.
+"""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gpushare_env.evaluation.presets import EVALUATION_PRESETS, EvaluationPreset
-from scripts.evaluate.common import (
+from gpushare_env.evaluation.runs import agent_algorithm, load_agent, make_env
+from gpushare_env.evaluation.specs import (
     AGENT_ENV_KEYS,
     DECISIONS_PER_JOB,
     GANTT_MAX_JOBS,
-    PROG,
     ZOO_DIR,
+    PlanError,
     PolicySpec,
     RunSpec,
-    UsageError,
     WorkloadSpec,
-    _one_line,
-    _safe,
+    one_line,
+    safe_name,
 )
-from scripts.evaluate.running import _agent_algorithm, _load_agent, _make_env
+from gpushare_env.seeding import policy_seed, trace_generator
+
+__all__ = ["Plan", "agent_env_overrides", "file_sha256", "make_plan"]
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error (no usage dump) and exit code 2."""
-
-    def error(self, message: str) -> Any:
-        raise UsageError(message)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command-line arguments."""
-    parser = _Parser(
-        prog=PROG,
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Presets: "
-        + "; ".join(f"{p.name}: {p.description}" for p in EVALUATION_PRESETS.values()),
-    )
-    parser.add_argument(
-        "--preset",
-        choices=sorted(EVALUATION_PRESETS),
-        default=None,
-        help="named set-up giving the default workloads, cluster, seeds, jobs (default thesis)",
-    )
-    parser.add_argument(
-        "--policies",
-        nargs="+",
-        metavar="POLICY",
-        help="baseline names (see baselines.available(); 'all' for every one), variants "
-        "(baselines.variants(), e.g. gandiva_srpt; not in 'all'), a baseline or variant "
-        "with parameters (NAME:KEY=VALUE:..., e.g. thesis:critical_path_factor=inf), saved "
-        "agents (path/to/model.zip) and 'zoo' (the agents shipped in agents/zoo); default: "
-        "all baselines + the shipped agents that fit the set-up",
-    )
-    parser.add_argument(
-        "--workload",
-        action="append",
-        metavar="SPEC",
-        help="workload preset name (thesis, thesis_poisson, philly, philly_bursty, ...) or "
-        "a JSON dict of WorkloadConfig fields; repeatable",
-    )
-    parser.add_argument(
-        "--trace",
-        action="append",
-        metavar="PATH",
-        help="a CSV or Philly JSON trace: every policy runs that exact job list; repeatable",
-    )
-    parser.add_argument("--cluster", help="cluster preset name or a JSON dict")
-    parser.add_argument(
-        "--seeds",
-        nargs="+",
-        metavar="SEED",
-        help="episode seeds: integers, ranges like 0-9, or comma lists",
-    )
-    parser.add_argument(
-        "--num-jobs", type=str, metavar="N", help="jobs per episode (a trace: the first N)"
-    )
-    parser.add_argument(
-        "--workers",
-        type=str,
-        metavar="N",
-        help=f"parallel processes (default: all cores, {os.cpu_count()} here)",
-    )
-    parser.add_argument(
-        "--max-decisions",
-        metavar="N",
-        help=f"truncate an episode after N decisions (default {DECISIONS_PER_JOB} per job "
-        "+ 10,000); truncated runs are flagged",
-    )
-    parser.add_argument("--out", metavar="DIR", help="output folder (default results/<preset>)")
-    parser.add_argument(
-        "--headless",
-        action="store_true",
-        help="run heuristics on the simulator without the env (fastest; huge traces)",
-    )
-    parser.add_argument(
-        "--reference", default="thesis", help="policy of the paired differences (thesis)"
-    )
-    parser.add_argument("--baseline", default="fifo", help="policy of the ratios (fifo)")
-    parser.add_argument(
-        "--gantt",
-        nargs="+",
-        metavar="POLICY",
-        help="policies drawn as Gantt views on the first seed of each workload "
-        "(default: the reference and the baseline; 'none' for no Gantt view)",
-    )
-    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    parser.add_argument("--no-jobs-csv", action="store_true", help="skip jobs.csv")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar, no table")
-    return parser
-
-
-def parse_seeds(tokens: Sequence[str]) -> list[int]:
-    """Seeds from tokens like ``3``, ``0-9`` or ``0,1,2`` (sorted, without repeats).
-
-    Raises:
-        UsageError: A token that is not a seed or a range, or a negative seed.
-    """
-    seeds: list[int] = []
-    for token in tokens:
-        for part in (p.strip() for p in token.split(",")):
-            if not part:
-                continue
-            match = re.fullmatch(r"(\d+)-(\d+)", part)
-            if match:
-                low, high = int(match.group(1)), int(match.group(2))
-                if high < low:
-                    raise UsageError(f"--seeds: empty range {part!r}")
-                seeds.extend(range(low, high + 1))
-                continue
-            try:
-                seed = int(part)
-            except ValueError:
-                raise UsageError(
-                    f"--seeds: {part!r} is not an integer or a range like 0-9"
-                ) from None
-            if seed < 0:
-                raise UsageError(f"--seeds: seeds must be >= 0, got {seed}")
-            seeds.append(seed)
-    if not seeds:
-        raise UsageError("--seeds: no seed given")
-    return sorted(set(seeds))
-
-
-def _positive_int(text: str | None, option: str) -> int | None:
-    """``None`` or an int >= 1 from an option's text."""
-    if text is None:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise UsageError(f"{option}: expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise UsageError(f"{option}: expected an integer >= 1, got {value}")
-    return value
-
-
-def _sha256(path: str | Path) -> str:
-    """Hex SHA-256 of a file."""
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file (traces and saved agents, for ``config.json``)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _json_arg(text: str, option: str) -> Any:
-    """A JSON value from an option, or the text itself when it is not JSON-looking."""
-    if not text.lstrip().startswith("{"):
-        return text
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{option}: invalid JSON: {error.msg}") from None
 
 
 def _check_cluster(cluster: Any) -> Any:
@@ -191,13 +53,20 @@ def _check_cluster(cluster: Any) -> Any:
     try:
         return make_cluster(cluster)
     except (TypeError, ValueError) as error:
-        raise UsageError(f"--cluster: {_one_line(error)}") from None
+        raise PlanError(f"--cluster: {one_line(error)}") from None
 
 
 def _resolve_workloads(
-    args: argparse.Namespace, preset: EvaluationPreset, num_jobs: int | None, cluster: Any
+    workloads: Sequence[str | Mapping[str, Any]],
+    traces: Sequence[str | Path],
+    preset: EvaluationPreset,
+    num_jobs: int | None,
+    cluster: Any,
 ) -> list[WorkloadSpec]:
-    """The workloads to run: ``--workload`` / ``--trace``, else the preset's."""
+    """The workloads to run: ``workloads`` then ``traces``, else the preset's.
+
+    A workload given as a ``.csv`` / ``.json`` path is a trace.
+    """
     from gpushare_env.workloads import TraceError, WorkloadConfig, make_workload
 
     specs: list[WorkloadSpec] = []
@@ -210,15 +79,15 @@ def _resolve_workloads(
         labels.add(candidate)
         return candidate
 
-    for text in args.workload or []:
-        value = _json_arg(text, "--workload")
+    traces = list(traces)
+    for value in workloads:
         if isinstance(value, str) and Path(value).suffix.lower() in (".csv", ".json"):
-            args.trace = [*(args.trace or []), value]
+            traces.append(value)
             continue
         try:
             config = WorkloadConfig.from_any(value)
         except (TypeError, ValueError) as error:
-            raise UsageError(f"--workload: {_one_line(error)}") from None
+            raise PlanError(f"--workload: {one_line(error)}") from None
         if isinstance(value, str):
             label = value
         else:
@@ -226,27 +95,29 @@ def _resolve_workloads(
             digest = hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
             label = f"{base}_{digest[:6]}"
         specs.append(WorkloadSpec(unique(label), value, num_jobs or preset.num_jobs))
-    for text in args.trace or []:
+    for text in traces:
         path = Path(text).expanduser()
         if not path.is_file():
-            raise UsageError(f"--trace: no such file: {text}")
+            raise PlanError(f"--trace: no such file: {text}")
         if path.suffix.lower() not in (".csv", ".json"):
-            raise UsageError(f"--trace: {text}: expected a .csv or .json trace")
+            raise PlanError(f"--trace: {text}: expected a .csv or .json trace")
         try:
-            jobs = make_workload(str(path.resolve()), 0, num_jobs=num_jobs,
+            jobs = make_workload(str(path.resolve()), trace_generator(), num_jobs=num_jobs,
                                  cluster_gpus=cluster.num_gpus)  # fmt: skip
         except (TraceError, ValueError, OSError) as error:
-            raise UsageError(f"--trace: {_one_line(error)}") from None
+            raise PlanError(f"--trace: {one_line(error)}") from None
         if not jobs:
-            raise UsageError(f"--trace: {text}: no usable jobs")
+            raise PlanError(f"--trace: {text}: no usable jobs")
         label = unique(path.name)
-        specs.append(WorkloadSpec(label, str(path.resolve()), num_jobs, _sha256(path), len(jobs)))
+        specs.append(
+            WorkloadSpec(label, str(path.resolve()), num_jobs, file_sha256(path), len(jobs))
+        )
     if not specs:
         specs = [WorkloadSpec(w, w, num_jobs or preset.num_jobs) for w in preset.workloads]
     return specs
 
 
-def _agent_env_overrides(path: Path) -> dict[str, Any]:
+def agent_env_overrides(path: Path) -> dict[str, Any]:
     """Observation-shaping env keys recorded beside a saved agent (``AGENT_ENV_KEYS``).
 
     Looks for ``<stem>.json`` then ``config.json`` in the model's folder; reads an
@@ -310,7 +181,7 @@ def _resolve_policies(
     explicit = tokens is not None
     requested = [p.strip() for t in (tokens or ["all"]) for p in _split_commas(t) if p.strip()]
     if not requested:
-        raise UsageError("--policies: no policy given")
+        raise PlanError("--policies: no policy given")
     paths: list[Path] = []
     for token in requested:
         if token == "all":
@@ -324,20 +195,20 @@ def _resolve_policies(
                 name, params = baselines.parse_spec(token)
                 baselines.make(name, **params)
             except (TypeError, ValueError) as exc:
-                raise UsageError(f"--policies: {exc}") from None
+                raise PlanError(f"--policies: {exc}") from None
             if token not in {s.label for s in specs}:
                 specs.append(PolicySpec(label=token, name=name, params=params))
         elif token == "zoo":
             if not _zoo_models():
-                raise UsageError(f"--policies: no shipped agent in {ZOO_DIR}")
+                raise PlanError(f"--policies: no shipped agent in {ZOO_DIR}")
             paths.extend(p for p in _zoo_models() if p not in paths)
         elif token.endswith(".zip"):
             path = Path(token).expanduser()
             if not path.is_file():
-                raise UsageError(f"--policies: no such model file: {token}")
+                raise PlanError(f"--policies: no such model file: {token}")
             paths.append(path)
         else:
-            raise UsageError(
+            raise PlanError(
                 f"--policies: unknown policy {token!r}; available: {', '.join(names)}; "
                 f"variants: {', '.join(baselines.variants())}; or a saved agent "
                 "path/to/model.zip"
@@ -354,9 +225,9 @@ def _resolve_policies(
         elif zoo:
             paths.extend(zoo)
     if paths and headless:
-        raise UsageError("--headless runs heuristics only; drop the .zip policies")
+        raise PlanError("--headless runs heuristics only; drop the .zip policies")
     if paths and not _rl_available():
-        raise UsageError("saved agents need torch and sb3-contrib: pip install 'gpushare[rl]'")
+        raise PlanError("saved agents need torch and sb3-contrib: pip install 'gpushare[rl]'")
     labels = {s.label for s in specs}
     for path in paths:
         label = path.stem if path.stem not in labels else f"{path.parent.name}/{path.stem}"
@@ -365,8 +236,8 @@ def _resolve_policies(
             PolicySpec(
                 label=label,
                 path=str(path.resolve()),
-                env_overrides=_agent_env_overrides(path),
-                params={"algorithm": _agent_algorithm(str(path)), "sha256": _sha256(path)},
+                env_overrides=agent_env_overrides(path),
+                params={"algorithm": agent_algorithm(str(path)), "sha256": file_sha256(path)},
             )
         )
     return specs
@@ -397,8 +268,8 @@ def _check_agents(
             kept.append(policy)
             continue
         try:
-            model = _load_agent(str(policy.path))
-            env = _make_env({**env_config, **policy.env_overrides})
+            model = load_agent(str(policy.path))
+            env = make_env({**env_config, **policy.env_overrides})
             problem = None
             if model.observation_space != env.observation_space:
                 problem = (
@@ -410,11 +281,11 @@ def _check_agents(
                 problem = "its action space differs from this env's"
             env.close()
         except Exception as error:  # any load failure is reported the same way
-            problem = f"cannot load it: {_one_line(error)}"
+            problem = f"cannot load it: {one_line(error)}"
         if problem is None:
             kept.append(policy)
         elif explicit:
-            raise UsageError(f"--policies: {policy.path}: {problem}")
+            raise PlanError(f"--policies: {policy.path}: {problem}")
         else:
             notes.append(f"shipped agent {Path(str(policy.path)).name} skipped: {problem}")
     return kept
@@ -422,7 +293,7 @@ def _check_agents(
 
 @dataclass(slots=True)
 class Plan:
-    """Everything the command will run and write (built from the arguments).
+    """Everything an evaluation will run and write (:func:`make_plan`).
 
     Attributes:
         preset: The preset providing the defaults.
@@ -455,52 +326,104 @@ class Plan:
     title: str = "thesis"
 
 
-def make_plan(args: argparse.Namespace) -> Plan:
-    """Validate the arguments and lay out the runs.
+def make_plan(
+    *,
+    preset: str | None = None,
+    policies: Sequence[str] | None = None,
+    workloads: Sequence[str | Mapping[str, Any]] = (),
+    traces: Sequence[str | Path] = (),
+    cluster: str | Mapping[str, Any] | None = None,
+    seeds: Sequence[int] | None = None,
+    num_jobs: int | None = None,
+    workers: int | None = None,
+    max_decisions: int | None = None,
+    out: str | Path | None = None,
+    headless: bool = False,
+    reference: str = "thesis",
+    baseline: str = "fifo",
+    gantt: Sequence[str] | None = None,
+    jobs_csv: bool = True,
+) -> Plan:
+    """Validate a request and lay out its runs (policies x workloads x seeds, in order).
+
+    Every argument left ``None`` / empty takes the preset's value.
+
+    Args:
+        preset: Name in :data:`~gpushare_env.evaluation.presets.EVALUATION_PRESETS`
+            (default ``thesis``).
+        policies: Baseline names (``NAME:KEY=VALUE`` with parameters, ``all``), saved
+            agent paths (``.zip``) and ``zoo``; ``None``: every baseline and the shipped
+            agents that fit.
+        workloads: Workload preset names or dicts of ``WorkloadConfig`` fields (a
+            ``.csv`` / ``.json`` path is taken as a trace).
+        traces: Trace files; every policy runs exactly their jobs.
+        cluster: Cluster preset name or dict.
+        seeds: Episode seeds (sorted, without repeats).
+        num_jobs: Jobs per episode (a trace: the first ``num_jobs``).
+        workers: Processes (default: every core; never more than runs).
+        max_decisions: Decision cap per episode (default
+            :data:`~gpushare_env.evaluation.specs.DECISIONS_PER_JOB` per job + 10,000).
+        out: Output folder (default ``results/<title>``).
+        headless: Run heuristics on the simulator without the env.
+        reference: Policy of the paired differences.
+        baseline: Policy of the ratios.
+        gantt: Policies drawn as Gantt views (``["all"]``, ``["none"]``; default: the
+            reference and the baseline).
+        jobs_csv: Keep the job records of every run (for ``jobs.csv``).
 
     Raises:
-        UsageError: Any bad argument, with a one-line message.
+        PlanError: Anything unusable, with a one-line message.
     """
-    preset = EVALUATION_PRESETS[args.preset or "thesis"]
+    if (preset or "thesis") not in EVALUATION_PRESETS:
+        raise PlanError(f"--preset: unknown preset {preset!r}; available: "
+                        f"{', '.join(sorted(EVALUATION_PRESETS))}")  # fmt: skip
+    chosen = EVALUATION_PRESETS[preset or "thesis"]
     notes: list[str] = []
-    seeds = parse_seeds(args.seeds) if args.seeds is not None else list(preset.seeds)
-    num_jobs = _positive_int(args.num_jobs, "--num-jobs")
-    max_decisions = _positive_int(args.max_decisions, "--max-decisions")
-    workers = _positive_int(args.workers, "--workers") or (os.cpu_count() or 1)
-    cluster_spec = _json_arg(args.cluster, "--cluster") if args.cluster else preset.cluster
-    cluster = _check_cluster(cluster_spec)
-    policies = _resolve_policies(args.policies, args.headless, preset.include_zoo, notes)
-    workloads = _resolve_workloads(args, preset, num_jobs, cluster)
-    labels = [p.label for p in policies]
-    gantt_tokens = args.gantt if args.gantt is not None else [args.reference, args.baseline]
+    seed_list = sorted({int(s) for s in seeds}) if seeds is not None else list(chosen.seeds)
+    if not seed_list:
+        raise PlanError("--seeds: no seed given")
+    if seed_list[0] < 0:
+        raise PlanError(f"--seeds: seeds must be >= 0, got {seed_list[0]}")
+    for option, value in (("--num-jobs", num_jobs), ("--workers", workers),
+                          ("--max-decisions", max_decisions)):  # fmt: skip
+        if value is not None and value < 1:
+            raise PlanError(f"{option}: expected an integer >= 1, got {value}")
+    workers = workers or (os.cpu_count() or 1)
+    cluster_spec = cluster if cluster is not None else chosen.cluster
+    built_cluster = _check_cluster(cluster_spec)
+    policy_specs = _resolve_policies(policies, headless, chosen.include_zoo, notes)
+    workload_specs = _resolve_workloads(workloads, traces, chosen, num_jobs, built_cluster)
+    labels = [p.label for p in policy_specs]
+    gantt_tokens = list(gantt) if gantt is not None else [reference, baseline]
     if [t.lower() for t in gantt_tokens] == ["none"]:
         gantt_policies: set[str] = set()
-    elif args.gantt is not None:
+    elif gantt is not None:
         unknown = [t for t in gantt_tokens if t not in labels and t != "all"]
         if unknown:
-            raise UsageError(f"--gantt: {unknown[0]!r} is not among the evaluated policies")
+            raise PlanError(f"--gantt: {unknown[0]!r} is not among the evaluated policies")
         gantt_policies = set(labels) if "all" in gantt_tokens else set(gantt_tokens)
     else:
         gantt_policies = {t for t in gantt_tokens if t in labels} or {labels[0]}
     env_base: dict[str, Any] = {"cluster": cluster_spec}
     runs: list[RunSpec] = []
     env_configs: dict[str, dict[str, Any]] = {}
-    for workload in workloads:
+    for workload in workload_specs:
         config = {**env_base, "workload": workload.spec, "num_jobs": workload.num_jobs}
         cap_jobs = workload.size or workload.num_jobs or 100_000
         config["max_decisions"] = max_decisions or DECISIONS_PER_JOB * cap_jobs + 10_000
         env_configs[workload.label] = config
-    if any(p.is_agent for p in policies):
-        policies = _check_agents(
-            policies, env_configs[workloads[0].label], args.policies is not None, notes
+    if any(p.is_agent for p in policy_specs):
+        policy_specs = _check_agents(
+            policy_specs, env_configs[workload_specs[0].label], policies is not None, notes
         )
-    for policy in policies:
-        for workload in workloads:
+    for policy in policy_specs:
+        for workload in workload_specs:
             too_big = (workload.size or workload.num_jobs or 0) > GANTT_MAX_JOBS
-            for k, seed in enumerate(seeds):
+            for k, seed in enumerate(seed_list):
                 config = {**env_configs[workload.label], **policy.env_overrides}
                 # a seed given in the name (random:seed=5) wins over the run's
-                params = {**({} if policy.is_agent else {"seed": seed}), **policy.params}
+                own_seed = {} if policy.is_agent else {"seed": policy_seed(seed)}
+                params = {**own_seed, **policy.params}
                 policy_for_run = (
                     policy if policy.is_agent else dataclasses.replace(policy, params=params)
                 )
@@ -511,27 +434,26 @@ def make_plan(args: argparse.Namespace) -> Plan:
                         workload=workload,
                         seed=seed,
                         env_config=config,
-                        headless=args.headless,
+                        headless=headless,
                         record_series=k == 0,
                         record_gantt=k == 0 and policy.label in gantt_policies and not too_big,
-                        keep_jobs=not args.no_jobs_csv,
+                        keep_jobs=jobs_csv,
                     )
                 )
-    custom = bool(args.workload or args.trace)
-    title = "+".join(w.label for w in workloads) if custom else preset.name
-    out = Path(args.out) if args.out else Path("results") / _safe(title)
+    custom = bool(workloads or traces)
+    title = "+".join(w.label for w in workload_specs) if custom else chosen.name
     return Plan(
-        preset=preset,
-        policies=policies,
-        workloads=workloads,
-        seeds=seeds,
+        preset=chosen,
+        policies=policy_specs,
+        workloads=workload_specs,
+        seeds=seed_list,
         cluster=cluster_spec,
         env_base=env_base,
         runs=runs,
-        out=out,
+        out=Path(out) if out else Path("results") / safe_name(title),
         workers=max(1, min(workers, len(runs))),
         notes=notes,
-        reference=args.reference,
-        baseline=args.baseline,
+        reference=reference,
+        baseline=baseline,
         title=title,
     )

@@ -1,0 +1,196 @@
+"""``gpushare-evaluate``'s options, and the plan they ask for.
+
+Only the command line lives here: the options, their text (seed ranges, integers, JSON)
+and the :class:`~gpushare_env.evaluation.plan.Plan` they resolve to through
+:func:`gpushare_env.evaluation.plan.make_plan`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from gpushare_env.evaluation.plan import Plan, make_plan
+from gpushare_env.evaluation.presets import EVALUATION_PRESETS
+from gpushare_env.evaluation.specs import DECISIONS_PER_JOB, PROG, PlanError
+
+__all__ = ["UsageError", "build_parser", "parse_seeds", "plan_from_args"]
+
+
+class UsageError(PlanError):
+    """A bad command line (unparsable option text): one line on stderr, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage dump) and exit code 2."""
+
+    def error(self, message: str) -> Any:
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line arguments."""
+    parser = _Parser(
+        prog=PROG,
+        description="Every policy on identical seeded workloads, with statistics and plots.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Presets: "
+        + "; ".join(f"{p.name}: {p.description}" for p in EVALUATION_PRESETS.values()),
+    )
+    parser.add_argument(
+        "--preset",
+        choices=sorted(EVALUATION_PRESETS),
+        default=None,
+        help="named set-up giving the default workloads, cluster, seeds, jobs (default thesis)",
+    )
+    parser.add_argument(
+        "--policies",
+        nargs="+",
+        metavar="POLICY",
+        help="baseline names (see baselines.available(); 'all' for every one), variants "
+        "(baselines.variants(), e.g. gandiva_srpt; not in 'all'), a baseline or variant "
+        "with parameters (NAME:KEY=VALUE:..., e.g. thesis:critical_path_factor=inf), saved "
+        "agents (path/to/model.zip) and 'zoo' (the agents shipped in agents/zoo); default: "
+        "all baselines + the shipped agents that fit the set-up",
+    )
+    parser.add_argument(
+        "--workload",
+        action="append",
+        metavar="SPEC",
+        help="workload preset name (thesis, thesis_poisson, philly, philly_bursty, ...) or "
+        "a JSON dict of WorkloadConfig fields; repeatable",
+    )
+    parser.add_argument(
+        "--trace",
+        action="append",
+        metavar="PATH",
+        help="a CSV or Philly JSON trace: every policy runs that exact job list; repeatable",
+    )
+    parser.add_argument("--cluster", help="cluster preset name or a JSON dict")
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        metavar="SEED",
+        help="episode seeds: integers, ranges like 0-9, or comma lists",
+    )
+    parser.add_argument(
+        "--num-jobs", type=str, metavar="N", help="jobs per episode (a trace: the first N)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=str,
+        metavar="N",
+        help=f"parallel processes (default: all cores, {os.cpu_count()} here)",
+    )
+    parser.add_argument(
+        "--max-decisions",
+        metavar="N",
+        help=f"truncate an episode after N decisions (default {DECISIONS_PER_JOB} per job "
+        "+ 10,000); truncated runs are flagged",
+    )
+    parser.add_argument("--out", metavar="DIR", help="output folder (default results/<preset>)")
+    parser.add_argument(
+        "--headless",
+        action="store_true",
+        help="run heuristics on the simulator without the env (fastest; huge traces)",
+    )
+    parser.add_argument(
+        "--reference", default="thesis", help="policy of the paired differences (thesis)"
+    )
+    parser.add_argument("--baseline", default="fifo", help="policy of the ratios (fifo)")
+    parser.add_argument(
+        "--gantt",
+        nargs="+",
+        metavar="POLICY",
+        help="policies drawn as Gantt views on the first seed of each workload "
+        "(default: the reference and the baseline; 'none' for no Gantt view)",
+    )
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--no-jobs-csv", action="store_true", help="skip jobs.csv")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    return parser
+
+
+def parse_seeds(tokens: Sequence[str]) -> list[int]:
+    """Seeds from tokens like ``3``, ``0-9`` or ``0,1,2`` (sorted, without repeats).
+
+    Raises:
+        UsageError: A token that is not a seed or a range, or a negative seed.
+    """
+    seeds: list[int] = []
+    for token in tokens:
+        for part in (p.strip() for p in token.split(",")):
+            if not part:
+                continue
+            match = re.fullmatch(r"(\d+)-(\d+)", part)
+            if match:
+                low, high = int(match.group(1)), int(match.group(2))
+                if high < low:
+                    raise UsageError(f"--seeds: empty range {part!r}")
+                seeds.extend(range(low, high + 1))
+                continue
+            try:
+                seed = int(part)
+            except ValueError:
+                raise UsageError(
+                    f"--seeds: {part!r} is not an integer or a range like 0-9"
+                ) from None
+            if seed < 0:
+                raise UsageError(f"--seeds: seeds must be >= 0, got {seed}")
+            seeds.append(seed)
+    if not seeds:
+        raise UsageError("--seeds: no seed given")
+    return sorted(set(seeds))
+
+
+def _positive_int(text: str | None, option: str) -> int | None:
+    """``None`` or an int >= 1 from an option's text."""
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"{option}: expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise UsageError(f"{option}: expected an integer >= 1, got {value}")
+    return value
+
+
+def _json_arg(text: str, option: str) -> Any:
+    """A JSON value from an option, or the text itself when it is not JSON-looking."""
+    if not text.lstrip().startswith("{"):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{option}: invalid JSON: {error.msg}") from None
+
+
+def plan_from_args(args: argparse.Namespace) -> Plan:
+    """The plan the parsed options ask for.
+
+    Raises:
+        PlanError: Any bad argument, with a one-line message (``UsageError`` for text
+            that does not parse).
+    """
+    return make_plan(
+        preset=args.preset,
+        policies=args.policies,
+        workloads=[_json_arg(text, "--workload") for text in args.workload or []],
+        traces=args.trace or [],
+        cluster=_json_arg(args.cluster, "--cluster") if args.cluster else None,
+        seeds=parse_seeds(args.seeds) if args.seeds is not None else None,
+        num_jobs=_positive_int(args.num_jobs, "--num-jobs"),
+        workers=_positive_int(args.workers, "--workers"),
+        max_decisions=_positive_int(args.max_decisions, "--max-decisions"),
+        out=args.out,
+        headless=args.headless,
+        reference=args.reference,
+        baseline=args.baseline,
+        gantt=args.gantt,
+        jobs_csv=not args.no_jobs_csv,
+    )
