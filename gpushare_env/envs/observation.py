@@ -11,7 +11,7 @@ compare the core's observations with values recomputed from the read-only view.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
@@ -138,7 +138,7 @@ def observation_space(
     options = set(_options(held_time, placement, drain, rivals))
     rows = {"gpus": num_gpus, "frag_hist": 1, "pending": pending_window,
             "running": running_window, "global": 1}  # fmt: skip
-    boxes = {}
+    boxes: dict[str, spaces.Space[Any]] = {}
     for key in _KEYS:
         features = block_features(key, options)
         low = np.tile(np.array([f.low for f in features], dtype=np.float32), rows[key])
