@@ -6,14 +6,20 @@ import gymnasium as gym
 import pytest
 
 import gpushare_env  # noqa: F401  (registers GPUShare-v0)
-from gpushare_env.envs import EnvConfig, GPUShareEnv, InvalidActionError, RewardConfig
+from gpushare_env.envs import (
+    EnvConfig,
+    GPUShareEnv,
+    InvalidActionError,
+    LimitsConfig,
+    RewardConfig,
+)
 from gpushare_env.sim.decisions import Schedule, Suspend
 
 
 def test_defaults_are_documented_quick_episode() -> None:
     config = EnvConfig()
     assert (config.cluster, config.workload, config.num_jobs) == ("thesis", "thesis", 100)
-    assert (config.pending_window, config.running_window) == (16, 16)
+    assert (config.windows.pending, config.windows.running) == (16, 16)
     assert config.reward == RewardConfig(jct=1.0, invalid=1.0)
     assert config.invalid_action == "noop"
     assert config.decision_cap(100) == 50 * 100 + 1000
@@ -48,26 +54,30 @@ def test_unknown_reward_component_lists_allowed() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "expected"),
     [
-        ("pending_window", 0, r"pending_window must be an int in \[1, 1024\]"),
-        ("running_window", 2000, r"running_window must be an int in \[1, 1024\]"),
-        ("running_window", 2.0, r"running_window must be an int"),
-        ("num_jobs", 0, r"num_jobs must be None or an int >= 1"),
-        ("time_scale_s", 0.0, r"time_scale_s must be a finite number > 0"),
+        ("pending_window", 0, r"EnvConfig\.windows\.pending must be an int in \[1, 1024\]"),
+        ("running_window", 2000, r"EnvConfig\.windows\.running must be an int in \[1, 1024\]"),
+        ("running_window", 2.0, r"EnvConfig\.windows\.running must be an int"),
+        ("num_jobs", 0, r"EnvConfig\.num_jobs must be None or an int >= 1"),
+        ("time_scale_s", 0.0, r"EnvConfig\.reward\.time_scale_s must be a finite number > 0"),
         ("invalid_action", "ignore", r"invalid_action must be one of \['noop', 'raise'\]"),
-        ("invalid_penalty", -1.0, r"invalid_penalty must be a finite number >= 0"),
-        ("duration_info", "exact", r"duration_info must be one of"),
-        ("sample_iterations", -1, r"sample_iterations must be an int >= 0"),
-        ("sample_noise", 1.0, r"sample_noise must be a number in \[0, 1\)"),
-        ("max_decisions", 0, r"max_decisions must be None or an int >= 1"),
-        ("max_time_s", -5, r"max_time_s must be None or a number > 0"),
-        ("auto_advance", 1, r"auto_advance must be True or False"),
-        ("on_unfit", "drop", r"on_unfit must be one of"),
+        (
+            "invalid_penalty",
+            -1.0,
+            r"EnvConfig\.reward\.invalid_penalty must be a finite number >= 0",
+        ),
+        ("duration_info", "exact", r"EnvConfig\.simulator\.duration_info must be one of"),
+        ("sample_iterations", -1, r"EnvConfig\.simulator\.sample_iterations must be an int >= 0"),
+        ("sample_noise", 1.0, r"EnvConfig\.simulator\.sample_noise must be a number in \[0, 1\)"),
+        ("max_decisions", 0, r"EnvConfig\.limits\.max_decisions must be None or an int >= 1"),
+        ("max_time_s", -5, r"EnvConfig\.limits\.max_time_s must be None or a number > 0"),
+        ("auto_advance", 1, r"EnvConfig\.auto_advance must be True or False"),
+        ("on_unfit", "drop", r"EnvConfig\.on_unfit must be one of"),
         ("cluster", "huge", r"EnvConfig.cluster: unknown preset 'huge'"),
         ("cluster", {"nodes": 2, "gpu": "v100"}, r"cluster: unknown keys \['gpu'\]"),
         ("workload", "phily", r"EnvConfig.workload: .*neither a preset"),
         ("workload", {"kind": "thesis", "jobz": 3}, r"EnvConfig.workload: .*unknown keys"),
         ("jobs", [], r"jobs must be None or a non-empty sequence of JobSpec"),
-        ("reward", {"jct": float("nan")}, r"reward.jct must be a finite number"),
+        ("reward", {"jct": float("nan")}, r"EnvConfig\.reward\.jct must be a finite number"),
     ],
 )
 def test_bad_values_name_field_and_range(key: str, value: object, expected: str) -> None:
@@ -119,4 +129,4 @@ def test_max_suspends_per_job_masks_suspend_after_the_cap() -> None:
 
 def test_max_suspends_per_job_rejects_bad_values() -> None:
     with pytest.raises(ValueError, match="max_suspends_per_job"):
-        EnvConfig(max_suspends_per_job=-1)
+        EnvConfig(limits=LimitsConfig(max_suspends_per_job=-1))
