@@ -36,8 +36,12 @@ AGENT_ONLY_KEYS: tuple[str, ...] = ("max_suspends_per_job",)
 
 
 def heuristic_env_config(env_config: Mapping[str, Any]) -> dict[str, Any]:
-    """``env_config`` without the agent-only keys (:data:`AGENT_ONLY_KEYS`)."""
-    return {k: v for k, v in env_config.items() if k not in AGENT_ONLY_KEYS}
+    """``env_config`` (nested or flat) in the flat form, without the agent-only keys
+    (:data:`AGENT_ONLY_KEYS`)."""
+    from gpushare_env.envs.config import EnvConfig
+
+    flat = EnvConfig.flatten(env_config)
+    return {k: v for k, v in flat.items() if k not in AGENT_ONLY_KEYS}
 
 
 class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):

@@ -123,8 +123,8 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         config = env.unwrapped.config  # type: ignore[attr-defined]
         self.env_config = dict(env_config)
         self.heuristic = heuristic
-        self._jct = float(config.reward.jct) / float(config.time_scale_s)
-        self._makespan = float(config.reward.makespan) / float(config.time_scale_s)
+        self._jct = float(config.reward.jct) / float(config.reward.time_scale_s)
+        self._makespan = float(config.reward.makespan) / float(config.reward.time_scale_s)
         self._profile: JobsInSystem | None = None
         self._time_s = 0.0
 

@@ -33,6 +33,7 @@ import torch
 from agents.callbacks import HeuristicEvalCallback, ProgressBarCallback, SchedulingMetricsCallback
 from agents.envs import make_vec_env
 from agents.extractors import EXTRACTORS, PermutationExtractor
+from gpushare_env.envs.config import EnvConfig
 from gpushare_env.envs.observation import pending_features, running_features
 from gpushare_env.evaluation.presets import (
     EVALUATION_PRESETS,
@@ -266,13 +267,15 @@ class TrainConfig:
 
 
 def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
-    """The ``GPUShare-v0`` configs of a run, one per workload."""
+    """The ``GPUShare-v0`` configs of a run, one per workload, in the flat form (so the
+    overrides, nested or flat, override setting by setting, and recorded configs keep one
+    form)."""
     base: dict[str, Any] = {
         "cluster": config.cluster,
         "num_jobs": config.num_jobs,
         "pending_window": config.pending_window,
         "running_window": config.running_window,
-        **dict(config.env_overrides),
+        **EnvConfig.flatten(config.env_overrides),
     }
     return [{**base, "workload": workload} for workload in config.workloads]
 
@@ -328,11 +331,9 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     policy_kwargs: dict[str, Any] = {}
     policy: Any = "MultiInputPolicy"
     if config.extractor in ("perm", "pointer"):
-        env_config = env_configs(config)[0]
-        held_time = bool(env_config.get("observe_held_time", False))
-        placement = bool(env_config.get("observe_placement", False))
-        drain = bool(env_config.get("observe_drain", False))
-        rivals = bool(env_config.get("observe_rivals", False))
+        observe = EnvConfig.from_any(env_configs(config)[0]).observation
+        held_time, placement = observe.held_time, observe.placement
+        drain, rivals = observe.drain, observe.rivals
         policy_kwargs["features_extractor_class"] = PermutationExtractor
         policy_kwargs["features_extractor_kwargs"] = {
             "row_dim": 64,

@@ -118,7 +118,7 @@ class Policy:
         env = self.env.unwrapped
         view = env.view
         if self._view is not view:
-            self.reset(view, env.config.pending_window, env.config.running_window)
+            self.reset(view, env.config.windows.pending, env.config.windows.running)
         action = env.encode_decision(self.decide(view))
         return np.asarray(action), state
 

@@ -15,7 +15,7 @@ other, each in a fresh process so that ``peak_rss_mb`` is that run's own.
 ``--env`` steps the env with a random masked policy and prints one JSON line with
 ``steps, episodes, wall_s, steps_per_s`` and ``steps_per_cpu_s``; ``--observe`` turns on
 optional observation columns (``held_time``, ``placement``, ``drain``, ``rivals``: the
-env's ``observe_*`` options).
+env's ``observation`` settings).
 
 ``--train`` prints one JSON line with ``steps, wall_s, steps_per_s`` of MaskablePPO (or
 PPO) training as ``gpushare-train`` runs it (``agents.bench``; needs the ``rl`` extra).
@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME",
         help="observation options to turn on (--env): held_time, placement, drain, rivals "
-        "(each sets the env's observe_<name>)",
+        "(each sets the env's observation.<name>)",
     )
     train = parser.add_argument_group("--train: RL training steps per second")
     train.add_argument("--train", action="store_true", help="benchmark training steps instead")

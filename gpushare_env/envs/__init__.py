@@ -9,10 +9,15 @@
 """
 
 from gpushare_env.envs.config import (
+    FLAT_KEYS,
     INVALID_ACTION_MODES,
     REWARD_COMPONENTS,
     EnvConfig,
+    LimitsConfig,
+    ObservationConfig,
     RewardConfig,
+    SimulatorConfig,
+    WindowsConfig,
 )
 from gpushare_env.envs.gpushare_env import GPUShareEnv, InvalidActionError
 from gpushare_env.envs.observation import (
@@ -26,6 +31,7 @@ from gpushare_env.envs.observation import (
 from gpushare_env.envs.spec import env_spec_markdown
 
 __all__ = [
+    "FLAT_KEYS",
     "FRAG_FEATURES",
     "GLOBAL_FEATURES",
     "GPU_FEATURES",
@@ -36,7 +42,11 @@ __all__ = [
     "EnvConfig",
     "GPUShareEnv",
     "InvalidActionError",
+    "LimitsConfig",
+    "ObservationConfig",
     "RewardConfig",
+    "SimulatorConfig",
+    "WindowsConfig",
     "env_spec_markdown",
     "log_time",
 ]

@@ -8,14 +8,15 @@ from typing import Any
 
 import numpy as np
 
+from gpushare_env.envs.config import ObservationConfig
 from gpushare_env.envs.gpushare_env import GPUShareEnv
 from gpushare_env.rollout import rollout
 from gpushare_env.seeding import policy_seed
 
 __all__ = ["OBSERVE_OPTIONS", "env_benchmark"]
 
-#: What ``observe`` may name: each turns on ``EnvConfig.observe_<name>``.
-OBSERVE_OPTIONS: tuple[str, ...] = ("held_time", "placement", "drain", "rivals")
+#: What ``observe`` may name: each turns on ``EnvConfig.observation.<name>``.
+OBSERVE_OPTIONS: tuple[str, ...] = ObservationConfig.keys()
 
 
 class _UniformValid:
@@ -65,7 +66,7 @@ def env_benchmark(
         pending_window: ``W``.
         running_window: ``R``.
         observe: Optional observation columns to turn on, among ``OBSERVE_OPTIONS``
-            (``"rivals"``: ``observe_rivals=True``).
+            (``"rivals"``: ``observation.rivals=True``).
 
     Returns:
         ``steps, episodes, wall_s, steps_per_s`` (keys other tools parse) and details,
@@ -83,9 +84,8 @@ def env_benchmark(
             "cluster": cluster,
             "workload": workload,
             "num_jobs": num_jobs,
-            "pending_window": pending_window,
-            "running_window": running_window,
-            **{f"observe_{name}": True for name in observe},
+            "windows": {"pending": pending_window, "running": running_window},
+            "observation": dict.fromkeys(observe, True),
         }
     )
     policy = _UniformValid(np.random.default_rng(policy_seed(seed)).random(steps).tolist())

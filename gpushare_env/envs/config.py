@@ -1,8 +1,25 @@
-"""Frozen, validated configuration of ``GPUShare-v0``: ``EnvConfig`` and ``RewardConfig``.
+"""Frozen, validated configuration of ``GPUShare-v0``: ``EnvConfig`` and its groups.
 
-``gym.make("GPUShare-v0", config={...})`` accepts a dict (or an ``EnvConfig``); unknown keys
-are rejected with the allowed ones listed, and a bad value names its field and the allowed
-range, so a typo never silently falls back to a default.
+``EnvConfig`` is nested; each group is a frozen dataclass that validates itself::
+
+    EnvConfig
+    ├── cluster, workload, num_jobs, jobs      what is simulated
+    ├── windows       WindowsConfig       pending, running          (what actions address)
+    ├── observation   ObservationConfig   held_time, placement, drain, rivals
+    ├── reward        RewardConfig        jct ... invalid (weights), time_scale_s,
+    │                                     invalid_penalty
+    ├── limits        LimitsConfig        max_decisions, max_time_s, max_suspends_per_job
+    ├── simulator     SimulatorConfig     duration_info, sample_iterations, sample_noise
+    └── invalid_action, auto_advance, on_unfit
+
+``gym.make("GPUShare-v0", config={...})`` accepts the nested form
+(``{"windows": {"pending": 8}}``), the flat keys of earlier versions
+(``{"pending_window": 8}``, mapped by ``FLAT_KEYS``, which recorded configs and model files
+use), or both for different settings; one setting given both ways is an error naming
+both. Unknown keys, at any level, are rejected with the allowed ones listed, and a bad
+value names its full path (``EnvConfig.windows.pending``) and the allowed range, so a
+typo never silently falls back to a default. ``EnvConfig.as_dict()`` gives the nested
+form back and ``EnvConfig.flat()`` the flat one; both rebuild the same config.
 """
 
 from __future__ import annotations
@@ -12,15 +29,26 @@ import difflib
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, TypeVar, cast
 
 from gpushare_env.sim.cluster import ClusterConfig
-from gpushare_env.sim.engine import DURATION_INFO
+from gpushare_env.sim.engine import DURATION_INFO, SimConfig
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.config import WorkloadConfig
 
-__all__ = ["INVALID_ACTION_MODES", "REWARD_COMPONENTS", "EnvConfig", "RewardConfig"]
+__all__ = [
+    "FLAT_KEYS",
+    "INVALID_ACTION_MODES",
+    "REWARD_COMPONENTS",
+    "EnvConfig",
+    "LimitsConfig",
+    "ObservationConfig",
+    "RewardConfig",
+    "SimulatorConfig",
+    "WindowsConfig",
+    "flat_keys",
+]
 
 #: Named reward components, in the order ``info["reward_terms"]`` lists them.
 REWARD_COMPONENTS: tuple[str, ...] = (
@@ -36,7 +64,39 @@ REWARD_COMPONENTS: tuple[str, ...] = (
 #: What an unmasked invalid action does: a no-op (with ``invalid_penalty``) or an error.
 INVALID_ACTION_MODES: tuple[str, ...] = ("noop", "raise")
 
+#: What happens to jobs that can never fit the cluster.
+_ON_UNFIT: tuple[str, ...] = ("reject", "error")
+
 _MAX_WINDOW = 1024
+
+#: Every key of the flat configs of earlier versions -> the setting's path in the nested
+#: form (the one table of the mapping). Keys that kept their place map to themselves;
+#: ``reward`` (the weights by component name) is the reward group, whose other settings
+#: came as ``time_scale_s`` and ``invalid_penalty``.
+FLAT_KEYS: dict[str, str] = {
+    "cluster": "cluster",
+    "workload": "workload",
+    "num_jobs": "num_jobs",
+    "jobs": "jobs",
+    "pending_window": "windows.pending",
+    "running_window": "windows.running",
+    "reward": "reward",
+    "time_scale_s": "reward.time_scale_s",
+    "invalid_action": "invalid_action",
+    "invalid_penalty": "reward.invalid_penalty",
+    "duration_info": "simulator.duration_info",
+    "sample_iterations": "simulator.sample_iterations",
+    "sample_noise": "simulator.sample_noise",
+    "max_decisions": "limits.max_decisions",
+    "max_time_s": "limits.max_time_s",
+    "auto_advance": "auto_advance",
+    "on_unfit": "on_unfit",
+    "max_suspends_per_job": "limits.max_suspends_per_job",
+    "observe_held_time": "observation.held_time",
+    "observe_placement": "observation.placement",
+    "observe_drain": "observation.drain",
+    "observe_rivals": "observation.rivals",
+}
 
 
 def _is_int(value: Any) -> bool:
@@ -47,25 +107,145 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _unknown_keys_error(owner: str, unknown: Sequence[str], allowed: Sequence[str]) -> ValueError:
+def _is_finite(value: Any) -> bool:
+    return _is_number(value) and math.isfinite(value)
+
+
+def _unknown_keys_error(
+    owner: str, unknown: Sequence[str], allowed: Sequence[str], legacy: Sequence[str] = ()
+) -> ValueError:
     hints = []
     for key in unknown:
-        close = difflib.get_close_matches(str(key), allowed, n=1)
+        close = difflib.get_close_matches(str(key), [*allowed, *legacy], n=1)
         if close:
             hints.append(f"{key!r} -> did you mean {close[0]!r}?")
     hint = (" " + " ".join(hints)) if hints else ""
+    also = f"; or the flat keys of earlier versions: {sorted(legacy)}" if legacy else ""
     return ValueError(
-        f"{owner}: unknown key(s) {sorted(map(str, unknown))}; allowed: {sorted(allowed)}.{hint}"
+        f"{owner}: unknown key(s) {sorted(map(str, unknown))}; allowed: {sorted(allowed)}"
+        f"{also}.{hint}"
     )
 
 
+_G = TypeVar("_G", bound="_Group")
+
+
+class _Group:
+    """What the groups of ``EnvConfig`` share: building from a dict that may set only some
+    settings, rejecting unknown keys, and naming a bad value by its full path."""
+
+    __slots__ = ()
+
+    #: Where the group sits, as errors name it (``EnvConfig.windows``).
+    path: ClassVar[str]
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The group's settings, in order."""
+        return tuple(f.name for f in dataclasses.fields(cast(Any, cls)))
+
+    @classmethod
+    def from_any(cls: type[_G], spec: _G | Mapping[str, Any] | None) -> _G:
+        """Build from ``None`` (defaults), a dict of some settings, or return an instance.
+
+        Raises:
+            ValueError: an unknown key (the allowed ones are listed) or a bad value.
+            TypeError: ``spec`` is neither a dict nor an instance.
+        """
+        if spec is None:
+            return cls()
+        if isinstance(spec, cls):
+            return spec
+        if not isinstance(spec, Mapping):
+            raise TypeError(
+                f"{cls.path} must be a dict or a {cls.__name__}, got {type(spec).__name__}"
+            )
+        names = cls.keys()
+        unknown = [key for key in spec if key not in names]
+        if unknown:
+            raise _unknown_keys_error(cls.path, unknown, names)
+        return cls(**dict(spec))
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting by name."""
+        return {name: getattr(self, name) for name in self.keys()}
+
+    def _bad(self, name: str, allowed: str) -> ValueError:
+        return ValueError(f"{self.path}.{name} must be {allowed}, got {getattr(self, name)!r}")
+
+
 @dataclass(frozen=True, slots=True)
-class RewardConfig:
-    """Weights of the named reward components; the reward is their weighted sum.
+class WindowsConfig(_Group):
+    """The windows of jobs the agent's actions address (and the observation shows).
+
+    Attributes:
+        pending: ``W``, waiting jobs (by arrival, suspended ones included) the schedule
+            actions address, in [1, 1024].
+        running: ``R``, running jobs (in start order) the suspend actions address, in
+            [1, 1024].
+    """
+
+    path: ClassVar[str] = "EnvConfig.windows"
+
+    pending: int = 16
+    running: int = 16
+
+    def __post_init__(self) -> None:
+        for name in self.keys():
+            value = getattr(self, name)
+            if not (_is_int(value) and 1 <= value <= _MAX_WINDOW):
+                raise self._bad(name, f"an int in [1, {_MAX_WINDOW}]")
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationConfig(_Group):
+    """Optional observation columns (``False``: the standard ones only).
+
+    Attributes:
+        held_time: Append a ``held_time`` column to ``obs["running"]``: the time since the
+            job got its current GPUs (``log_time``), which time-slicing schedulers decide
+            by.
+        placement: Append ``pack_load`` and ``spread_load`` to the pending rows (the load
+            the GPUs each strategy would pick reach with the job) and ``shares_gpu`` to the
+            running rows, what packing schedulers such as Gandiva decide by. Experimental:
+            every observation runs two placement searches per pending slot (shared among
+            the window's jobs of one shape).
+        drain: Append ``drain_share`` to the pending and running rows: ``r / (r + D)`` for
+            a job's predicted remaining time ``r`` and the time ``D`` the cluster needs for
+            all predicted work at full use, what the thesis's critical-path rule decides by
+            (a job is critical when ``r >= f D``). Experimental: an O(jobs in system) sum
+            per observation.
+        rivals: Append ``rival_wait`` and ``rival_remaining`` to the running rows: over the
+            waiting jobs of the whole queue that request as many GPUs as the running job,
+            the longest wait and the shortest predicted remaining time, what time-slicing
+            schedulers decide by when they swap a running job for a waiting one of the
+            same size. Experimental: an O(waiting jobs) pass per observation.
+    """
+
+    path: ClassVar[str] = "EnvConfig.observation"
+
+    held_time: bool = False
+    placement: bool = False
+    drain: bool = False
+    rivals: bool = False
+
+    def __post_init__(self) -> None:
+        for name in self.keys():
+            if not isinstance(getattr(self, name), bool):
+                raise self._bad(name, "True or False")
+
+
+@dataclass(frozen=True, slots=True)
+class RewardConfig(_Group):
+    """The reward: weights of the named components (the reward is their weighted sum), the
+    time unit they are measured in and the size of the invalid-action term.
 
     Every component is a raw term in ``info["reward_terms"]`` (see ``GPUShareEnv``'s
-    *Rewards* section for the exact definitions); ``T`` below is ``EnvConfig.time_scale_s``.
-    The default (only ``jct`` and ``invalid``) optimises mean job completion time.
+    *Rewards* section for the exact definitions); ``T`` below is ``time_scale_s``. The
+    default (only ``jct`` and ``invalid``) optimises mean job completion time. The scale
+    and the penalty live here, beside the weights, because they only shape the reward
+    (the flat configs of earlier versions gave them as ``time_scale_s`` and
+    ``invalid_penalty``, the weights as ``reward``).
 
     Attributes:
         jct: Weight of ``-(jobs in system) x elapsed / T``; sums to ``-total JCT / T``.
@@ -78,7 +258,11 @@ class RewardConfig:
         overhead: Weight of ``-(GPUs held by suspending / resuming jobs) x elapsed / T``;
             sums to ``-GPU-seconds lost to overheads / T``.
         invalid: Weight of ``-invalid_penalty`` per invalid (no-op) action.
+        time_scale_s: ``T``, the time unit of the rewards, > 0.  # [s]
+        invalid_penalty: Size of the ``invalid`` term, >= 0.
     """
+
+    path: ClassVar[str] = "EnvConfig.reward"
 
     jct: float = 1.0
     makespan: float = 0.0
@@ -87,46 +271,135 @@ class RewardConfig:
     starvation: float = 0.0
     overhead: float = 0.0
     invalid: float = 1.0
+    time_scale_s: float = 3600.0  # [s]
+    invalid_penalty: float = 0.1
 
     def __post_init__(self) -> None:
         for name in REWARD_COMPONENTS:
-            value = getattr(self, name)
-            if not (_is_number(value) and math.isfinite(value)):
-                raise ValueError(f"reward.{name} must be a finite number, got {value!r}")
-
-    @classmethod
-    def from_any(cls, spec: RewardConfig | Mapping[str, Any] | None) -> RewardConfig:
-        """Build from a dict of weights by component name (missing ones keep defaults)."""
-        if spec is None:
-            return cls()
-        if isinstance(spec, RewardConfig):
-            return spec
-        if not isinstance(spec, Mapping):
-            raise TypeError(
-                f"reward must be a dict of weights by component name or a RewardConfig, "
-                f"got {type(spec).__name__}"
-            )
-        unknown = [k for k in spec if k not in REWARD_COMPONENTS]
-        if unknown:
-            raise _unknown_keys_error("reward", unknown, REWARD_COMPONENTS)
-        return cls(**dict(spec))
+            if not _is_finite(getattr(self, name)):
+                raise self._bad(name, "a finite number")
+        if not (_is_finite(self.time_scale_s) and self.time_scale_s > 0):
+            raise self._bad("time_scale_s", "a finite number > 0")
+        if not (_is_finite(self.invalid_penalty) and self.invalid_penalty >= 0):
+            raise self._bad("invalid_penalty", "a finite number >= 0")
 
     def weights(self) -> tuple[float, ...]:
         """The weights in ``REWARD_COMPONENTS`` order."""
         return tuple(float(getattr(self, name)) for name in REWARD_COMPONENTS)
 
-    def as_dict(self) -> dict[str, float]:
-        """The weights by component name."""
+    def weights_by_name(self) -> dict[str, float]:
+        """The weights by component name (the flat ``reward`` key of earlier versions)."""
         return dict(zip(REWARD_COMPONENTS, self.weights(), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
+class LimitsConfig(_Group):
+    """When an episode is cut short, and the cap on suspensions.
+
+    Attributes:
+        max_decisions: Truncate after this many agent decisions, >= 1 (``None``: 50 per
+            job plus 1,000; see ``decision_cap``).
+        max_time_s: Truncate when simulated time reaches this, > 0 (``None``: no limit).  # [s]
+        max_suspends_per_job: Mask ``suspend`` for a job once it has been suspended this
+            many times, >= 0 (``None``: no cap). A guard for learning agents, which can
+            otherwise learn to postpone costs by suspending and resuming jobs forever.
+    """
+
+    path: ClassVar[str] = "EnvConfig.limits"
+
+    max_decisions: int | None = None
+    max_time_s: float | None = None  # [s]
+    max_suspends_per_job: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_decisions is not None and not (
+            _is_int(self.max_decisions) and self.max_decisions >= 1
+        ):
+            raise self._bad("max_decisions", "None or an int >= 1")
+        if self.max_time_s is not None and not (
+            _is_number(self.max_time_s) and self.max_time_s > 0
+        ):
+            raise self._bad("max_time_s", "None or a number > 0")
+        cap = self.max_suspends_per_job
+        if cap is not None and not (_is_int(cap) and cap >= 0):
+            raise self._bad("max_suspends_per_job", "None or an integer >= 0")
+
+    def decision_cap(self, num_jobs: int) -> int:
+        """Decisions after which an episode of ``num_jobs`` jobs is truncated."""
+        if self.max_decisions is not None:
+            return self.max_decisions
+        return 50 * num_jobs + 1000
+
+
+#: The simulator settings the env exposes, and how the errors describe their ranges.
+_SIMULATOR_ALLOWED: dict[str, str] = {
+    "duration_info": f"one of {list(DURATION_INFO)}",
+    "sample_iterations": "an int >= 0",
+    "sample_noise": "a number in [0, 1)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatorConfig(_Group):
+    """What the simulator reveals of job lengths (the env's share of ``SimConfig``).
+
+    The ranges are ``gpushare_env.sim.SimConfig``'s own (each value is checked by building
+    a ``SimConfig`` with it), so the env and a headless simulator accept the same values;
+    this group adds the type checks and names the failing setting by its path.
+
+    Attributes:
+        duration_info: What the agent sees of job lengths: ``"none"``, ``"sampled"``
+            (after ``sample_iterations``, with noise) or ``"oracle"``.
+        sample_iterations: Iterations a job runs before its step time is measured, >= 0.
+        sample_noise: Relative std-dev of that measurement, in [0, 1).
+    """
+
+    path: ClassVar[str] = "EnvConfig.simulator"
+
+    duration_info: str = "sampled"
+    sample_iterations: int = 20
+    sample_noise: float = 0.05
+
+    def __post_init__(self) -> None:
+        kinds: dict[str, type | tuple[type, ...]] = {
+            "duration_info": str,
+            "sample_iterations": int,
+            "sample_noise": (int, float),
+        }
+        for name, allowed in _SIMULATOR_ALLOWED.items():
+            value = getattr(self, name)
+            try:
+                if isinstance(value, bool) or not isinstance(value, kinds[name]):
+                    raise TypeError(name)
+                one: dict[str, Any] = {name: value}
+                SimConfig(**one)  # the simulator's own range check
+            except (TypeError, ValueError):
+                raise self._bad(name, allowed) from None
+
+    def sim_config(self) -> SimConfig:
+        """The ``SimConfig`` of these settings (the others at the simulator's defaults)."""
+        return SimConfig(**self.as_dict())
+
+
+#: The groups of ``EnvConfig``, by their key, in field order.
+_GROUPS: dict[str, type[_Group]] = {
+    "windows": WindowsConfig,
+    "observation": ObservationConfig,
+    "reward": RewardConfig,
+    "limits": LimitsConfig,
+    "simulator": SimulatorConfig,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EnvConfig:
     """Everything that defines a ``GPUShare-v0`` episode distribution.
 
     The defaults give a quick episode: the 16-GPU ``thesis`` cluster and the thesis's
     100-job workload (one job a second, Philly-style sizes and lengths of 1 min to 4 h),
-    about 300-500 decisions per episode with a random policy.
+    about 300-500 decisions per episode with a random policy. The groups take a dict of
+    some of their settings or an instance; ``from_any`` also takes the flat keys of
+    earlier versions (``FLAT_KEYS``).
 
     Attributes:
         cluster: A preset name of ``gpushare_env.sim.PRESETS`` (``tiny``, ``thesis``,
@@ -141,76 +414,43 @@ class EnvConfig:
             every job).
         jobs: A fixed job list replayed every episode (overrides ``workload`` and
             ``num_jobs``); ``reset(options={"jobs": [...]})`` does the same for one episode.
-        pending_window: ``W``, waiting jobs the agent can address, in [1, 1024].
-        running_window: ``R``, running jobs the agent can suspend, in [1, 1024].
-        reward: Weights by component name (a dict or a ``RewardConfig``).
-        time_scale_s: ``T``, the time unit of the rewards, > 0.  # [s]
+        windows: The jobs actions address (``WindowsConfig``: ``pending``, ``running``).
+        observation: Optional observation columns (``ObservationConfig``: ``held_time``,
+            ``placement``, ``drain``, ``rivals``).
+        reward: The reward (``RewardConfig``: the weights by component name,
+            ``time_scale_s`` and ``invalid_penalty``).
+        limits: Truncation and the suspend cap (``LimitsConfig``: ``max_decisions``,
+            ``max_time_s``, ``max_suspends_per_job``).
+        simulator: What the simulator reveals of job lengths (``SimulatorConfig``:
+            ``duration_info``, ``sample_iterations``, ``sample_noise``).
         invalid_action: ``"noop"`` (an unmasked invalid action changes nothing and scores
-            ``-invalid_penalty``) or ``"raise"`` (``InvalidActionError``).
-        invalid_penalty: Size of the ``invalid`` reward term, >= 0.
-        duration_info: What the agent sees of job lengths: ``"none"``, ``"sampled"``
-            (after ``sample_iterations``, with noise) or ``"oracle"``.
-        sample_iterations: Iterations a job runs before its step time is measured, >= 0.
-        sample_noise: Relative std-dev of that measurement, in [0, 1).
-        max_decisions: Truncate after this many agent decisions, >= 1 (``None``: 50 per
-            job plus 1,000).
-        max_time_s: Truncate when simulated time reaches this, > 0 (``None``: no limit).  # [s]
+            ``-reward.invalid_penalty``) or ``"raise"`` (``InvalidActionError``).
         auto_advance: Skip states where ``advance`` is the only valid action (SMDP
             decision points); ``False`` asks the agent at every state.
         on_unfit: Jobs that can never fit the cluster are dropped (``"reject"``, counted in
             ``info["rejected_jobs"]``) or raise (``"error"``).
-        max_suspends_per_job: Mask ``suspend`` for a job once it has been suspended this
-            many times, >= 0 (``None``: no cap). A guard for learning agents, which can
-            otherwise learn to postpone costs by suspending and resuming jobs forever.
-        observe_held_time: Append a ``held_time`` column to ``obs["running"]``: the time
-            since the job got its current GPUs (``log_time``), which time-slicing
-            schedulers decide by (``False``: the standard 17 columns).
-        observe_placement: Append ``pack_load`` and ``spread_load`` to the pending rows
-            (the load the GPUs each strategy would pick reach with the job) and
-            ``shares_gpu`` to the running rows, what packing schedulers such as Gandiva
-            decide by. Experimental: every observation runs two placement searches per
-            pending slot (shared among the window's jobs of one shape).
-        observe_drain: Append ``drain_share`` to the pending and running rows: ``r / (r +
-            D)`` for a job's predicted remaining time ``r`` and the time ``D`` the cluster
-            needs for all predicted work at full use, what the thesis's critical-path rule
-            decides by (a job is critical when ``r >= f D``). Experimental: an O(jobs in
-            system) sum per observation.
-        observe_rivals: Append ``rival_wait`` and ``rival_remaining`` to the running rows:
-            over the waiting jobs of the whole queue that request as many GPUs as the
-            running job, the longest wait and the shortest predicted remaining time, what
-            time-slicing schedulers decide by when they swap a running job for a waiting
-            one of the same size. Experimental: an O(waiting jobs) pass per observation.
     """
 
     cluster: str | Mapping[str, Any] | ClusterConfig = "thesis"
     workload: str | os.PathLike[str] | Mapping[str, Any] = "thesis"
     num_jobs: int | None = 100
     jobs: tuple[JobSpec, ...] | None = field(default=None, repr=False)
-    pending_window: int = 16
-    running_window: int = 16
+    windows: WindowsConfig = field(default_factory=WindowsConfig)
+    observation: ObservationConfig = field(default_factory=ObservationConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
-    time_scale_s: float = 3600.0  # [s]
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    simulator: SimulatorConfig = field(default_factory=SimulatorConfig)
     invalid_action: str = "noop"
-    invalid_penalty: float = 0.1
-    duration_info: str = "sampled"
-    sample_iterations: int = 20
-    sample_noise: float = 0.05
-    max_decisions: int | None = None
-    max_time_s: float | None = None  # [s]
     auto_advance: bool = True
     on_unfit: str = "reject"
-    max_suspends_per_job: int | None = None
-    observe_held_time: bool = False
-    observe_placement: bool = False
-    observe_drain: bool = False
-    observe_rivals: bool = False
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> ValueError:
             return ValueError(f"EnvConfig.{name} must be {allowed}, got {getattr(self, name)!r}")
 
         # normalise the composite fields first (frozen: via object.__setattr__)
-        object.__setattr__(self, "reward", RewardConfig.from_any(self.reward))
+        for name, group in _GROUPS.items():
+            object.__setattr__(self, name, group.from_any(getattr(self, name)))
         try:
             ClusterConfig.from_any(self.cluster)
         except (TypeError, ValueError) as error:
@@ -228,91 +468,177 @@ class EnvConfig:
             raise ValueError(f"EnvConfig.workload: {error}") from error
         if self.num_jobs is not None and not (_is_int(self.num_jobs) and self.num_jobs >= 1):
             raise bad("num_jobs", "None or an int >= 1")
-        for name in ("pending_window", "running_window"):
-            value = getattr(self, name)
-            if not (_is_int(value) and 1 <= value <= _MAX_WINDOW):
-                raise bad(name, f"an int in [1, {_MAX_WINDOW}]")
-        if not (
-            _is_number(self.time_scale_s)
-            and math.isfinite(self.time_scale_s)
-            and self.time_scale_s > 0
-        ):
-            raise bad("time_scale_s", "a finite number > 0")
         if self.invalid_action not in INVALID_ACTION_MODES:
             raise bad("invalid_action", f"one of {list(INVALID_ACTION_MODES)}")
-        if not (
-            _is_number(self.invalid_penalty)
-            and math.isfinite(self.invalid_penalty)
-            and self.invalid_penalty >= 0
-        ):
-            raise bad("invalid_penalty", "a finite number >= 0")
-        if self.duration_info not in DURATION_INFO:
-            raise bad("duration_info", f"one of {list(DURATION_INFO)}")
-        if not (_is_int(self.sample_iterations) and self.sample_iterations >= 0):
-            raise bad("sample_iterations", "an int >= 0")
-        if not (_is_number(self.sample_noise) and 0 <= self.sample_noise < 1):
-            raise bad("sample_noise", "a number in [0, 1)")
-        if self.max_decisions is not None and not (
-            _is_int(self.max_decisions) and self.max_decisions >= 1
-        ):
-            raise bad("max_decisions", "None or an int >= 1")
-        if self.max_time_s is not None and not (
-            _is_number(self.max_time_s) and self.max_time_s > 0
-        ):
-            raise bad("max_time_s", "None or a number > 0")
-        for name in (
-            "auto_advance",
-            "observe_held_time",
-            "observe_placement",
-            "observe_drain",
-            "observe_rivals",
-        ):
-            if not isinstance(getattr(self, name), bool):
-                raise bad(name, "True or False")
-        cap = self.max_suspends_per_job
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
-            raise bad("max_suspends_per_job", "None or an integer >= 0")
-        if self.on_unfit not in ("reject", "error"):
-            raise bad("on_unfit", "one of ['reject', 'error']")
+        if not isinstance(self.auto_advance, bool):
+            raise bad("auto_advance", "True or False")
+        if self.on_unfit not in _ON_UNFIT:
+            raise bad("on_unfit", f"one of {list(_ON_UNFIT)}")
 
+    # ------------------------------------------------------------ keys and paths
     @classmethod
     def keys(cls) -> tuple[str, ...]:
-        """The accepted configuration keys."""
+        """The accepted top-level keys of the nested form (settings and groups)."""
         return tuple(f.name for f in dataclasses.fields(cls))
 
+    @classmethod
+    def paths(cls) -> tuple[str, ...]:
+        """Every setting's path in the nested form (``windows.pending``, ...), in order."""
+        out: list[str] = []
+        top_level = cls.keys()
+        for key in top_level:
+            group = _GROUPS.get(key)
+            if group is None:
+                out.append(key)
+            else:
+                names = group.keys()
+                out += [f"{key}.{name}" for name in names]
+        return tuple(out)
+
+    # ------------------------------------------------------------ building
     @classmethod
     def from_any(
         cls, spec: EnvConfig | Mapping[str, Any] | None = None, **overrides: Any
     ) -> EnvConfig:
         """Build from ``None`` (defaults), a dict, or an ``EnvConfig``, then apply ``overrides``.
 
+        A dict may use the nested form, the flat keys of earlier versions (``FLAT_KEYS``),
+        or both for different settings. ``overrides`` take the same keys (flat ones
+        included) and win over ``spec``, setting by setting.
+
         Raises:
-            ValueError: an unknown key (the allowed ones are listed) or a bad value (the
-                field and the allowed range are named).
-            TypeError: ``spec`` is neither a dict nor an ``EnvConfig``.
+            ValueError: an unknown key (the allowed ones are listed), one setting given
+                twice in ``spec`` or in ``overrides`` (both keys are named), or a bad value
+                (its path and the allowed range are named).
+            TypeError: ``spec`` is neither a dict nor an ``EnvConfig``, or a group's value
+                is neither a dict nor the group's class.
         """
-        if spec is None:
-            values: dict[str, Any] = {}
-        elif isinstance(spec, EnvConfig):
-            values = {f.name: getattr(spec, f.name) for f in dataclasses.fields(cls)}
+        if isinstance(spec, EnvConfig):
+            if not overrides:
+                return spec
+            given: Mapping[str, Any] = {f.name: getattr(spec, f.name) for f in fields(cls)}
+        elif spec is None:
+            given = {}
         elif isinstance(spec, Mapping):
-            values = dict(spec)
+            given = spec
         else:
             raise TypeError(f"config must be a dict or an EnvConfig, got {type(spec).__name__}")
-        values.update(overrides)
-        allowed = cls.keys()
-        if "engine" in values:
-            raise ValueError(
-                "GPUShare-v0 config: the 'engine' key was removed: every episode runs on the "
-                "simulator's one compiled engine (drop the key)"
-            )
-        unknown = [k for k in values if k not in allowed]
-        if unknown:
-            raise _unknown_keys_error("GPUShare-v0 config", unknown, allowed)
-        return cls(**values)
+        settings = {**_settings(given), **_settings(overrides)}
+        top: dict[str, Any] = {}
+        groups: dict[str, dict[str, Any]] = {name: {} for name in _GROUPS}
+        for path, value in settings.items():
+            group, _, name = path.partition(".")
+            if name:
+                groups[group][name] = value
+            else:
+                top[path] = value
+        built: dict[str, Any] = {name: _GROUPS[name](**values) for name, values in groups.items()}
+        return cls(**top, **built)
+
+    @classmethod
+    def flatten(cls, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings ``spec`` gives, by their flat key (defaults are not filled in).
+
+        Checks the keys as ``from_any`` does (unknown keys, a setting given twice), not
+        the values. For code that merges flat dicts (``{**base, **overrides}``) and is
+        handed a nested one.
+        """
+        flat_of = {path: key for key, path in FLAT_KEYS.items()}
+        out: dict[str, Any] = {}
+        for path, value in _settings(spec).items():
+            group, _, name = path.partition(".")
+            if group == "reward" and name in REWARD_COMPONENTS:
+                out.setdefault("reward", {})[name] = value
+            else:
+                out[flat_of[path]] = value
+        return out
+
+    # ------------------------------------------------------------ views
+    def as_dict(self) -> dict[str, Any]:
+        """The nested form: top-level settings as given, each group as a dict of every
+        setting (``EnvConfig.from_any(config.as_dict()) == config``)."""
+        out: dict[str, Any] = {}
+        for key in self.keys():
+            value = getattr(self, key)
+            out[key] = value.as_dict() if isinstance(value, _Group) else value
+        return out
+
+    def flat(self) -> dict[str, Any]:
+        """The flat form of earlier versions, every key of ``FLAT_KEYS``
+        (``EnvConfig.from_any(config.flat()) == config``)."""
+        out: dict[str, Any] = {}
+        for key, path in FLAT_KEYS.items():
+            if key == "reward":
+                out[key] = self.reward.weights_by_name()
+                continue
+            group, _, name = path.partition(".")
+            value = getattr(self, group)
+            out[key] = getattr(value, name) if name else value
+        return out
 
     def decision_cap(self, num_jobs: int) -> int:
-        """Decisions after which an episode of ``num_jobs`` jobs is truncated."""
-        if self.max_decisions is not None:
-            return self.max_decisions
-        return 50 * num_jobs + 1000
+        """Decisions after which an episode of ``num_jobs`` jobs is truncated
+        (``limits.decision_cap``)."""
+        return self.limits.decision_cap(num_jobs)
+
+
+def _settings(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a config dict gives, by path (``{"windows.pending": 8, ...}``).
+
+    Accepts the nested form, the flat keys (``FLAT_KEYS``) or both; a group given as an
+    instance sets every one of its settings.
+
+    Raises:
+        ValueError: an unknown key (at any level), or one setting given twice.
+        TypeError: a group's value is neither a dict nor the group's class.
+    """
+    if "engine" in spec:
+        raise ValueError(
+            "GPUShare-v0 config: the 'engine' key was removed: every episode runs on the "
+            "simulator's one compiled engine (drop the key)"
+        )
+    top_level = EnvConfig.keys()
+    unknown = [key for key in spec if key not in top_level and key not in FLAT_KEYS]
+    if unknown:
+        legacy = [key for key in FLAT_KEYS if key not in top_level]
+        raise _unknown_keys_error("EnvConfig", unknown, top_level, legacy)
+    out: dict[str, Any] = {}
+    source: dict[str, str] = {}
+
+    def put(path: str, value: Any, key: str) -> None:
+        if path in out:
+            raise ValueError(
+                f"EnvConfig: {source[path]!r} and {key!r} both set {path}; give it once "
+                f"(the nested key or the flat one of earlier versions)"
+            )
+        out[path] = value
+        source[path] = key
+
+    for key, value in spec.items():
+        group = _GROUPS.get(key)
+        if group is None:
+            put(FLAT_KEYS.get(key, key), value, key)
+        elif isinstance(value, group):
+            for name, setting in value.as_dict().items():
+                put(f"{key}.{name}", setting, f"{key}={group.__name__}(...)")
+        elif isinstance(value, Mapping):
+            names = group.keys()
+            unknown = [name for name in value if name not in names]
+            if unknown:
+                raise _unknown_keys_error(group.path, unknown, names)
+            for name, setting in value.items():
+                put(f"{key}.{name}", setting, f"{key}.{name}")
+        elif value is not None:  # None: the group's defaults
+            raise TypeError(
+                f"{group.path} must be a dict or a {group.__name__}, got {type(value).__name__}"
+            )
+    return out
+
+
+def flat_keys(group: str) -> tuple[str, ...]:
+    """The flat keys of earlier versions that set a group's settings, in ``FLAT_KEYS``
+    order (``flat_keys("observation")``: ``observe_held_time``, ...; for ``reward``, the
+    flat ``reward`` key of the weights aside)."""
+    if group not in _GROUPS:
+        raise ValueError(f"unknown group {group!r}; allowed: {list(_GROUPS)}")
+    return tuple(key for key, path in FLAT_KEYS.items() if path.startswith(f"{group}."))

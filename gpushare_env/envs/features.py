@@ -1,7 +1,7 @@
 """Every observation feature of ``GPUShare-v0``, registered once.
 
 A ``Feature`` is one column of one block of the observation: its name, its bounds, what
-it means, and the ``EnvConfig`` option that adds it (``None``: always there). Everything
+it means, and the ``EnvConfig`` setting that adds it (``None``: always there). Everything
 else is built from this registry: the column names and the spaces
 (``gpushare_env.envs.observation``), the column indices the compiled core writes to (it
 receives the names of each block's columns and looks its indices up by name), and the
@@ -34,7 +34,8 @@ class Feature:
     Attributes:
         name: Column name, unique within its block.
         doc: What the value means (units, normalisation).
-        option: The ``EnvConfig`` key that adds the column (``None``: always present).
+        option: The ``EnvConfig`` setting that adds the column, by its path
+            (``observation.drain``; ``None``: always present).
         low: Lower bound of the value.
         high: Upper bound of the value.
     """
@@ -49,12 +50,13 @@ class Feature:
 #: Upper edges of the free-memory bins of ``obs["frag_hist"]``.  [GiB]
 FRAG_BIN_EDGES_GIB: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0)
 
-#: The options that add columns, in the order their columns come.
+#: The settings that add columns (the ``observation`` group), in the order their columns
+#: come.
 OBSERVE_OPTIONS: tuple[str, ...] = (
-    "observe_held_time",
-    "observe_placement",
-    "observe_rivals",
-    "observe_drain",
+    "observation.held_time",
+    "observation.placement",
+    "observation.rivals",
+    "observation.drain",
 )
 
 
@@ -107,7 +109,7 @@ _DRAIN = Feature(
     "r / (r + D), r the predicted remaining solo time (0 if unknown), D = sum of remaining "
     "x GPUs over the jobs in the system / GPUs: the yardstick of the thesis's critical-path "
     "rule (experimental)",
-    option="observe_drain",
+    option="observation.drain",
 )
 
 _PENDING = (
@@ -115,12 +117,12 @@ _PENDING = (
     Feature(
         "pack_load",
         "largest U_g + u on the GPUs pack would pick / max_jobs_per_gpu (0: no fit; experimental)",
-        option="observe_placement",
+        option="observation.placement",
     ),
     Feature(
         "spread_load",
         "the same for spread (experimental)",
-        option="observe_placement",
+        option="observation.placement",
     ),
     _DRAIN,
 )
@@ -131,24 +133,24 @@ _RUNNING = (
     Feature(
         "held_time",
         "log_time(time since the job got its current GPUs: its last start or resume)",
-        option="observe_held_time",
+        option="observation.held_time",
     ),
     Feature(
         "shares_gpu",
         "1 if another job holds memory on one of its GPUs (experimental)",
-        option="observe_placement",
+        option="observation.placement",
     ),
     Feature(
         "rival_wait",
         "log_time(longest wait among the waiting jobs, whole queue, requesting as many GPUs), "
         "0 if none (experimental)",
-        option="observe_rivals",
+        option="observation.rivals",
     ),
     Feature(
         "rival_remaining",
         "log_time(shortest predicted remaining solo time among them), 0 if none predicted "
         "(experimental)",
-        option="observe_rivals",
+        option="observation.rivals",
     ),
     _DRAIN,
 )
@@ -187,7 +189,7 @@ BLOCKS: dict[str, tuple[Feature, ...]] = {
 def block_features(
     block: str, options: frozenset[str] | set[str] = frozenset()
 ) -> tuple[Feature, ...]:
-    """The columns of ``block`` with the given ``observe_*`` options on, in order."""
+    """The columns of ``block`` with the given ``OBSERVE_OPTIONS`` on, in order."""
     unknown = set(options) - set(OBSERVE_OPTIONS)
     if unknown:
         raise ValueError(

@@ -56,7 +56,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     ## Action Space
 
-    ``Discrete(4 W + R + 1)`` with ``W = pending_window``, ``R = running_window``:
+    ``Discrete(4 W + R + 1)`` with ``W = windows.pending``, ``R = windows.running``:
 
     * ``4 * slot + s`` (``slot < W``): schedule the ``slot``-th waiting job (by arrival;
       suspended jobs included, scheduling one resumes it) with strategy ``s`` of
@@ -98,17 +98,17 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       unknown), ``suspended``, ``progress`` (fraction of iterations done).
     * ``running`` (R x 17), the first R running jobs: the same columns (``wait`` is the
       total time waited so far) plus ``speed`` (current speed x solo V100 / fastest GPU);
-      with ``observe_held_time`` (R x 18) also ``held_time`` (log_time of the time since
+      with ``observation.held_time`` (R x 18) also ``held_time`` (log_time of the time since
       the job got its current GPUs: its last start or resume).
-    * With ``observe_placement`` (experimental), the pending rows end with
+    * With ``observation.placement`` (experimental), the pending rows end with
       ``pack_load`` and ``spread_load`` (the largest ``U_g + u`` on the GPUs ``pack`` /
       ``spread`` would pick, / max_jobs_per_gpu, 0 when it finds none) and the running
       rows with ``shares_gpu`` (1 if another job holds memory on one of its GPUs).
-    * With ``observe_drain`` (experimental), the pending and running rows
+    * With ``observation.drain`` (experimental), the pending and running rows
       end with ``drain_share``: ``r / (r + D)``, ``r`` the job's predicted remaining solo
       time (0 if unknown), ``D`` the sum of ``remaining x GPUs`` over the jobs in the
       system / G (the yardstick of the thesis's critical-path rule).
-    * With ``observe_rivals`` (experimental), the running rows also hold,
+    * With ``observation.rivals`` (experimental), the running rows also hold,
       before ``drain_share``, ``rival_wait`` and ``rival_remaining``: over the waiting jobs
       of the whole queue that request as many GPUs as the job, log_time of the longest
       wait and of the shortest predicted remaining solo time (0 if none).
@@ -124,7 +124,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ## Rewards
 
     The reward is the weighted sum (``config["reward"]``) of named terms, all in
-    ``info["reward_terms"]``; ``T = time_scale_s`` (default 3600 s) and the terms
+    ``info["reward_terms"]``; ``T = reward.time_scale_s`` (default 3600 s) and the terms
     integrate over the simulated time a step lets pass:
 
     * ``jct``: ``-(jobs in system) x elapsed / T``. Over an episode it sums to
@@ -137,7 +137,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       waiting stints of (wait / T)^2 / 2``: long waits cost more than several short ones.
     * ``overhead``: ``-(GPUs held by suspending or resuming jobs) x elapsed / T``; sums to
       ``-GPU-seconds lost to suspend / resume overheads / T``.
-    * ``invalid``: ``-invalid_penalty`` for an invalid (no-op) action; default weight 1.
+    * ``invalid``: ``-reward.invalid_penalty`` for an invalid (no-op) action; default
+      weight 1.
 
     ## Starting State
 
@@ -151,24 +152,36 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     ## Episode End
 
-    Terminated when every job has finished. Truncated after ``max_decisions`` decisions
-    (default ``50 x jobs + 1000``), when simulated time reaches ``max_time_s`` (if set),
-    or if no action is valid (cannot happen on homogeneous clusters;
-    ``info["deadlock"]``). The final ``info["metrics"]`` holds every metric of
+    Terminated when every job has finished. Truncated after ``limits.max_decisions``
+    decisions (default ``50 x jobs + 1000``), when simulated time reaches
+    ``limits.max_time_s`` (if set), or if no action is valid (cannot happen on homogeneous
+    clusters; ``info["deadlock"]``). The final ``info["metrics"]`` holds every metric of
     ``gpushare_env.metrics.summarize`` over the finished jobs.
 
     ## Arguments
 
     ``gym.make("GPUShare-v0", config={...}, render_mode=None)``; ``config`` is a dict or
-    an ``EnvConfig`` (keys: ``cluster``, ``workload``, ``num_jobs``, ``jobs``,
-    ``pending_window``, ``running_window``, ``reward``, ``time_scale_s``,
-    ``invalid_action``, ``invalid_penalty``, ``duration_info``, ``sample_iterations``,
-    ``sample_noise``, ``max_decisions``, ``max_time_s``, ``auto_advance``, ``on_unfit``,
-    ``max_suspends_per_job``, ``observe_held_time``, ``observe_placement``,
-    ``observe_drain``, ``observe_rivals``; see ``EnvConfig``); keyword arguments
-    override single keys. Every episode runs on the simulator's compiled core, which
-    also encodes observations, masks and rewards; ``view`` (what heuristics read),
-    ``simulator``, rendering and pickling read or copy that same core.
+    an ``EnvConfig``, whose settings are grouped (see ``EnvConfig``): ``cluster``,
+    ``workload``, ``num_jobs``, ``jobs``; ``windows`` (``windows.pending``,
+    ``windows.running``); ``observation`` (``observation.held_time``,
+    ``observation.placement``, ``observation.drain``, ``observation.rivals``); ``reward``
+    (the weights ``reward.jct``, ``reward.makespan``, ``reward.utilisation``,
+    ``reward.slowdown``, ``reward.starvation``, ``reward.overhead``, ``reward.invalid``,
+    and ``reward.time_scale_s``, ``reward.invalid_penalty``); ``limits``
+    (``limits.max_decisions``, ``limits.max_time_s``, ``limits.max_suspends_per_job``);
+    ``simulator`` (``simulator.duration_info``, ``simulator.sample_iterations``,
+    ``simulator.sample_noise``); ``invalid_action``, ``auto_advance``, ``on_unfit``. For
+    example ``config={"windows": {"pending": 8}, "observation": {"rivals": True}}``. The
+    flat keys of earlier versions are accepted too (``config.FLAT_KEYS``:
+    ``pending_window``, ``running_window``, ``time_scale_s``, ``invalid_penalty``,
+    ``duration_info``, ``sample_iterations``, ``sample_noise``, ``max_decisions``,
+    ``max_time_s``, ``max_suspends_per_job``, ``observe_held_time``,
+    ``observe_placement``, ``observe_drain``, ``observe_rivals``), as recorded configs
+    and model files use them; one setting given both ways is an error. Keyword arguments
+    override single settings (flat keys or groups). Every episode runs on the
+    simulator's compiled core, which also encodes observations, masks and rewards;
+    ``view`` (what heuristics read), ``simulator``, rendering and pickling read or copy
+    that same core.
     Unknown keys are rejected with the allowed ones listed. ``render_mode`` is ``"ansi"``
     (text) or ``"rgb_array"`` (a nodes x GPUs picture of memory and load).
 
@@ -199,25 +212,16 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self.render_mode = render_mode
         cfg = self.config
         self.cluster: Cluster = make_cluster(cfg.cluster)
-        self.pending_window = cfg.pending_window
-        self.running_window = cfg.running_window
-        self._num_schedule_actions = cfg.pending_window * _NUM_STRATEGIES
-        self._advance_action = self._num_schedule_actions + cfg.running_window
+        self.pending_window = cfg.windows.pending
+        self.running_window = cfg.windows.running
+        self._num_schedule_actions = self.pending_window * _NUM_STRATEGIES
+        self._advance_action = self._num_schedule_actions + self.running_window
         self.action_space = spaces.Discrete(self._advance_action + 1)
+        observe = cfg.observation.as_dict()  # held_time, placement, drain, rivals
         self.observation_space = observation_space(
-            self.cluster.num_gpus,
-            cfg.pending_window,
-            cfg.running_window,
-            cfg.observe_held_time,
-            cfg.observe_placement,
-            cfg.observe_drain,
-            cfg.observe_rivals,
+            self.cluster.num_gpus, self.pending_window, self.running_window, **observe
         )
-        self._sim_config = SimConfig(
-            sample_iterations=cfg.sample_iterations,
-            sample_noise=cfg.sample_noise,
-            duration_info=cfg.duration_info,
-        )
+        self._sim_config: SimConfig = cfg.simulator.sim_config()
         self._workload = WorkloadConfig.from_any(cfg.workload)
         self._trace_jobs: list[JobSpec] | None = None
         self._weights = cfg.reward.weights()
@@ -225,17 +229,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._sim: Simulator | None = None
         self._view: SimView | None = None
         self._core: Any = None  # the episode's gpushare_env.compiled._core.Core
-        self._columns = observed_columns(
-            cfg.observe_held_time, cfg.observe_placement, cfg.observe_drain, cfg.observe_rivals
-        )
+        self._columns = observed_columns(**observe)
         self._bounds = observation_bounds(
-            self.cluster.num_gpus,
-            cfg.pending_window,
-            cfg.running_window,
-            cfg.observe_held_time,
-            cfg.observe_placement,
-            cfg.observe_drain,
-            cfg.observe_rivals,
+            self.cluster.num_gpus, self.pending_window, self.running_window, **observe
         )
         self._over = True
 
@@ -351,13 +347,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             running_window=self.running_window,
             columns=self._columns,
             frag_edges=FRAG_BIN_EDGES_GIB,
-            max_suspends_per_job=cfg.max_suspends_per_job,
+            max_suspends_per_job=cfg.limits.max_suspends_per_job,
             weights=tuple(self._weights),
-            time_scale_s=cfg.time_scale_s,
+            time_scale_s=cfg.reward.time_scale_s,
             auto_advance=cfg.auto_advance,
-            max_time_s=cfg.max_time_s,
-            decision_cap=cfg.decision_cap(len(jobs)),
-            invalid_penalty=cfg.invalid_penalty,
+            max_time_s=cfg.limits.max_time_s,
+            decision_cap=cfg.limits.decision_cap(len(jobs)),
+            invalid_penalty=cfg.reward.invalid_penalty,
         )
         self._sim = sim = Simulator(
             jobs, self.cluster, self._sim_config, rng=noise_rng, episode=episode
@@ -500,6 +496,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if isinstance(decision, Suspend):
             return (
                 f"action {action} = suspend job {decision.job_id}: it has been suspended "
-                f"{self.config.max_suspends_per_job} time(s) (max_suspends_per_job)"
+                f"{self.config.limits.max_suspends_per_job} time(s) "
+                "(limits.max_suspends_per_job)"
             )
         return f"action {action} = {decision!r} is invalid now"  # pragma: no cover

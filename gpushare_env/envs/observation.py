@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium import spaces
 
-from gpushare_env.envs.features import BLOCKS, FRAG_BIN_EDGES_GIB, block_features
+from gpushare_env.envs.features import (
+    BLOCKS,
+    FRAG_BIN_EDGES_GIB,
+    OBSERVE_OPTIONS,
+    block_features,
+)
 from gpushare_env.sim.placement import STRATEGIES
 
 if TYPE_CHECKING:
@@ -59,19 +64,19 @@ PENDING_FEATURES: tuple[str, ...] = _names("pending")
 #: Columns of ``obs["running"]``: the pending columns plus the current speed.
 RUNNING_FEATURES: tuple[str, ...] = _names("running")
 
-#: ``observe_held_time``'s running column.
+#: ``observation.held_time``'s running column.
 HELD_TIME_FEATURE = "held_time"
 
-#: ``observe_placement``'s pending columns (``shares_gpu`` is its running one).
+#: ``observation.placement``'s pending columns (``shares_gpu`` is its running one).
 PLACEMENT_FEATURES: tuple[str, ...] = ("pack_load", "spread_load")
 
-#: ``observe_placement``'s running column.
+#: ``observation.placement``'s running column.
 SHARES_FEATURE = "shares_gpu"
 
-#: ``observe_drain``'s column, last in the pending and the running rows.
+#: ``observation.drain``'s column, last in the pending and the running rows.
 DRAIN_FEATURE = "drain_share"
 
-#: ``observe_rivals``'s running columns, before ``drain_share``.
+#: ``observation.rivals``'s running columns, before ``drain_share``.
 RIVAL_FEATURES: tuple[str, ...] = ("rival_wait", "rival_remaining")
 
 #: Entries of ``obs["global"]``.
@@ -81,9 +86,8 @@ GLOBAL_FEATURES: tuple[str, ...] = _names("global")
 def _options(
     held_time: bool = False, placement: bool = False, drain: bool = False, rivals: bool = False
 ) -> tuple[str, ...]:
-    flags = (held_time, placement, rivals, drain)
-    names = ("observe_held_time", "observe_placement", "observe_rivals", "observe_drain")
-    return tuple(name for name, on in zip(names, flags, strict=True) if on)
+    on = {"held_time": held_time, "placement": placement, "drain": drain, "rivals": rivals}
+    return tuple(option for option in OBSERVE_OPTIONS if on[option.removeprefix("observation.")])
 
 
 def pending_features(placement: bool = False, drain: bool = False) -> tuple[str, ...]:

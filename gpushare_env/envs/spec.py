@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-from gpushare_env.envs.config import REWARD_COMPONENTS, EnvConfig
+from gpushare_env.envs.config import FLAT_KEYS, REWARD_COMPONENTS, EnvConfig
 from gpushare_env.envs.features import BLOCKS
 from gpushare_env.envs.observation import (
     FRAG_FEATURES,
@@ -15,7 +13,7 @@ from gpushare_env.envs.observation import (
 )
 from gpushare_env.sim.placement import STRATEGIES
 
-__all__ = ["CONFIG_DOCS", "FEATURE_DOCS", "REWARD_DOCS", "env_spec_markdown"]
+__all__ = ["CONFIG_DOCS", "FEATURE_DOCS", "REWARD_DOCS", "config_rows", "env_spec_markdown"]
 
 
 def _feature_docs() -> dict[str, dict[str, str]]:
@@ -41,7 +39,7 @@ def _feature_docs() -> dict[str, dict[str, str]]:
 #: from the feature registry (``gpushare_env.envs.features``).
 FEATURE_DOCS: dict[str, dict[str, str]] = _feature_docs()
 
-#: Meaning of every reward term (``T = time_scale_s``).
+#: Meaning of every reward term (``T = reward.time_scale_s``).
 REWARD_DOCS: dict[str, str] = {
     "jct": "-(jobs in system) x elapsed / T; sums to -(total JCT) / T (default weight 1)",
     "makespan": "-elapsed / T from the first arrival to the last completion",
@@ -52,38 +50,76 @@ REWARD_DOCS: dict[str, str] = {
     "stints of (wait / T)^2 / 2)",
     "overhead": "-(GPUs held by suspending / resuming jobs) x elapsed / T; sums to "
     "-(GPU-seconds lost to overheads) / T",
-    "invalid": "-invalid_penalty per invalid (no-op) action (default weight 1)",
+    "invalid": "-reward.invalid_penalty per invalid (no-op) action (default weight 1)",
 }
 
-#: One line per configuration key (defaults come from ``EnvConfig``).
-CONFIG_DOCS: dict[str, str] = {
-    "cluster": "cluster preset (tiny, tiny2, thesis, medium, philly, mixed) or dict",
-    "workload": "workload preset (thesis, thesis_poisson, philly, philly_parametric, "
-    "philly_bursty), dict of WorkloadConfig fields, or .csv/.json trace path",
-    "num_jobs": "jobs per episode (None: the workload's own count)",
-    "jobs": "fixed list of JobSpec replayed every episode (overrides workload)",
-    "pending_window": "W: waiting jobs addressable by schedule actions, 1..1024",
-    "running_window": "R: running jobs addressable by suspend actions, 1..1024",
-    "reward": "weights by reward component name",
-    "time_scale_s": "T: time unit of the rewards [s]",
-    "invalid_action": "'noop' (no-op with invalid_penalty) or 'raise'",
-    "invalid_penalty": "size of the invalid term, >= 0",
-    "duration_info": "what the agent sees of lengths: 'none', 'sampled', 'oracle'",
-    "sample_iterations": "iterations before a job's step time is measured",
-    "sample_noise": "relative std-dev of that measurement, in [0, 1)",
-    "max_decisions": "truncate after this many decisions (None: 50 per job + 1000)",
-    "max_time_s": "truncate at this simulated time (None: no limit) [s]",
-    "auto_advance": "skip states where advance is the only valid action",
-    "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",
-    "max_suspends_per_job": "mask suspend for a job suspended this many times (None: no cap)",
-    "observe_held_time": "append held_time (time since the job got its GPUs) to the running rows",
-    "observe_placement": "append pack_load, spread_load to the pending rows and shares_gpu to "
-    "the running rows (experimental)",
-    "observe_drain": "append drain_share (remaining / (remaining + drain time)) to the "
-    "pending and running rows (experimental)",
-    "observe_rivals": "append rival_wait, rival_remaining (the waiting jobs requesting as many "
-    "GPUs: longest wait, shortest predicted remaining) to the running rows (experimental)",
-}
+
+def _config_docs() -> dict[str, str]:
+    docs = {
+        "cluster": "cluster preset (tiny, tiny2, thesis, medium, philly, mixed) or dict",
+        "workload": "workload preset (thesis, thesis_poisson, philly, philly_parametric, "
+        "philly_bursty), dict of WorkloadConfig fields, or .csv/.json trace path",
+        "num_jobs": "jobs per episode (None: the workload's own count)",
+        "jobs": "fixed list of JobSpec replayed every episode (overrides workload)",
+        "windows.pending": "W: waiting jobs addressable by schedule actions, 1..1024",
+        "windows.running": "R: running jobs addressable by suspend actions, 1..1024",
+        "observation.held_time": "append held_time (time since the job got its GPUs) to the "
+        "running rows",
+        "observation.placement": "append pack_load, spread_load to the pending rows and "
+        "shares_gpu to the running rows (experimental)",
+        "observation.drain": "append drain_share (remaining / (remaining + drain time)) to the "
+        "pending and running rows (experimental)",
+        "observation.rivals": "append rival_wait, rival_remaining (the waiting jobs requesting "
+        "as many GPUs: longest wait, shortest predicted remaining) to the running rows "
+        "(experimental)",
+        **{f"reward.{name}": f"weight of the {name} reward term" for name in REWARD_COMPONENTS},
+        "reward.time_scale_s": "T: time unit of the rewards [s]",
+        "reward.invalid_penalty": "size of the invalid term, >= 0",
+        "limits.max_decisions": "truncate after this many decisions (None: 50 per job + 1000)",
+        "limits.max_time_s": "truncate at this simulated time (None: no limit) [s]",
+        "limits.max_suspends_per_job": "mask suspend for a job suspended this many times "
+        "(None: no cap)",
+        "simulator.duration_info": "what the agent sees of lengths: 'none', 'sampled', 'oracle'",
+        "simulator.sample_iterations": "iterations before a job's step time is measured",
+        "simulator.sample_noise": "relative std-dev of that measurement, in [0, 1)",
+        "invalid_action": "'noop' (no-op with reward.invalid_penalty) or 'raise'",
+        "auto_advance": "skip states where advance is the only valid action",
+        "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",
+    }
+    return {path: docs[path] for path in EnvConfig.paths()}  # KeyError: a setting undocumented
+
+
+#: One line per configuration setting, by its path in the nested form (``windows.pending``),
+#: in ``EnvConfig.paths()`` order (defaults and flat keys come from ``EnvConfig`` and
+#: ``FLAT_KEYS``).
+CONFIG_DOCS: dict[str, str] = _config_docs()
+
+
+def _flat_key(path: str) -> str:
+    """How the flat configs of earlier versions set ``path`` (Markdown): its ``FLAT_KEYS``
+    key, or ``reward`` with the weight's name (the flat ``reward`` key held the weights by
+    name)."""
+    for key, target in FLAT_KEYS.items():
+        if target == path:
+            return f"`{key}`"
+    group, _, name = path.partition(".")
+    if group == "reward" and name in REWARD_COMPONENTS:
+        return f"`reward` (`{name}`)"
+    raise KeyError(path)  # pragma: no cover - every path has one (tested)
+
+
+def config_rows() -> list[tuple[str, str, object, str]]:
+    """``(path, flat key, default, meaning)`` of every setting, from the dataclasses (the
+    flat key in Markdown, as the table shows it)."""
+    defaults = EnvConfig()
+    rows = []
+    for path in EnvConfig.paths():
+        group, _, name = path.partition(".")
+        value = getattr(defaults, group)
+        rows.append((path, _flat_key(path), getattr(value, name) if name else value,
+                     CONFIG_DOCS[path]))  # fmt: skip
+    return rows
+
 
 _COLUMNS = {
     "gpus": GPU_FEATURES,
@@ -98,9 +134,9 @@ _RUNNING_ONLY = ("speed", "held_time", "shares_gpu", "rival_wait", "rival_remain
 _SHAPES = {
     "gpus": "G x 6 (flattened)",
     "frag_hist": "10",
-    "pending": "W x 16, +2 with observe_placement, +1 with observe_drain (flattened)",
-    "running": "R x 17, +1 with observe_held_time, +1 with observe_placement, +2 with "
-    "observe_rivals, +1 with observe_drain (flattened)",
+    "pending": "W x 16, +2 with observation.placement, +1 with observation.drain (flattened)",
+    "running": "R x 17, +1 with observation.held_time, +1 with observation.placement, +2 "
+    "with observation.rivals, +1 with observation.drain (flattened)",
     "global": "15",
 }
 
@@ -137,11 +173,13 @@ def env_spec_markdown() -> str:
             out.append(f"| {label} | {shape} | `{name}` | {meaning} |")
     out += ["", "### Rewards", "", "| term | definition |", "|---|---|"]
     out += [f"| `{name}` | {REWARD_DOCS[name]} |" for name in REWARD_COMPONENTS]
-    out += ["", "### Configuration", "", "| key | default | meaning |", "|---|---|---|"]
-    defaults = EnvConfig()
-    for field in dataclasses.fields(EnvConfig):
-        value = getattr(defaults, field.name)
-        if field.name == "reward":
-            value = {k: v for k, v in value.as_dict().items() if v}
-        out.append(f"| `{field.name}` | `{value!r}` | {CONFIG_DOCS[field.name]} |")
+    out += [
+        "",
+        "### Configuration",
+        "",
+        "| key | flat key (earlier versions) | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for path, flat, default, meaning in config_rows():
+        out.append(f"| `{path}` | {flat} | `{default!r}` | {meaning} |")
     return "\n".join(out) + "\n"

@@ -156,7 +156,7 @@ def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Genera
     with the fixed trace generator; jobs that cannot fit are dropped and counted.
     """
     from gpushare_env.envs.config import EnvConfig
-    from gpushare_env.sim import SimConfig, make_cluster
+    from gpushare_env.sim import make_cluster
     from gpushare_env.workloads import WorkloadConfig, fit_to_cluster
 
     config = EnvConfig.from_any(dict(spec.env_config))
@@ -172,11 +172,7 @@ def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Genera
         float(cluster.gpu_memory_gib.max()),
         on_unfit=config.on_unfit,  # type: ignore[arg-type]
     )
-    sim_config = SimConfig(
-        sample_iterations=config.sample_iterations,
-        sample_noise=config.sample_noise,
-        duration_info=config.duration_info,
-    )
+    sim_config = config.simulator.sim_config()
     return list(fit.jobs), cluster, sim_config, noise_rng, int(fit.num_rejected)
 
 
@@ -199,7 +195,7 @@ def _run_headless(spec: RunSpec) -> _Episode:
     policy = baselines.make(str(spec.policy.name), **dict(spec.policy.params))
     sim = Simulator(jobs, cluster, sim_config, rng=rng)
     view = SimView(sim)
-    policy.reset(view, config.pending_window, config.running_window)
+    policy.reset(view, config.windows.pending, config.windows.running)
     recorder = PlacementRecorder() if spec.record_gantt else None
     cap = config.decision_cap(len(jobs))
     decisions = in_a_row = 0

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gpushare_env.envs.config import EnvConfig
+from gpushare_env.envs.config import flat_keys
 from gpushare_env.evaluation.gantt import GpuInterval
 from gpushare_env.evaluation.report import RUN_COLUMNS
 from gpushare_env.metrics import METRIC_DOCS
@@ -61,13 +61,14 @@ JOB_COLUMNS: tuple[str, ...] = (
 
 #: Env config keys a saved agent's own config may set for its runs: they shape what the
 #: agent observes and can address (the suspend cap masks actions), not the workload or
-#: the simulated dynamics. Every ``observe_*`` option is one.
+#: the simulated dynamics. Every setting of the ``observation`` group is one. (Flat keys:
+#: the recorded configs are flat, and runs merge them as flat dicts.)
 AGENT_ENV_KEYS: tuple[str, ...] = (
     "pending_window",
     "running_window",
     "time_scale_s",
     "max_suspends_per_job",
-    *(f.name for f in fields(EnvConfig) if f.name.startswith("observe_")),
+    *flat_keys("observation"),
 )
 
 #: Gantt views are drawn only for runs of at most this many jobs (unreadable beyond).

@@ -143,6 +143,22 @@ def test_perm_extractor_reads_the_optional_columns(tmp_path: Path) -> None:
     assert (extractor.pending_columns, extractor.running_columns) == (19, 22)
 
 
+def test_nested_env_overrides_are_recorded_flat_and_reach_the_extractor(tmp_path: Path) -> None:
+    from agents.envs import heuristic_env_config
+
+    nested = {
+        "observation": {"held_time": True, "rivals": True},
+        "limits": {"max_suspends_per_job": 2},
+    }
+    flat = {"observe_held_time": True, "observe_rivals": True, "max_suspends_per_job": 2}
+    config = _config(tmp_path, "nested", extractor="perm", env_overrides=nested)
+    assert env_configs(config) == env_configs(_config(tmp_path, "flat", env_overrides=flat))
+    # the suspend cap stays agent-only whichever form sets it
+    assert "max_suspends_per_job" not in heuristic_env_config({"cluster": "tiny", **nested})
+    model = build_model(config, make_env(env_configs(config)[0]))
+    assert model.policy.features_extractor.running_columns == 17 + 1 + 2
+
+
 @pytest.mark.slow
 def test_behaviour_cloning_imitates_the_heuristic(tmp_path: Path) -> None:
     config = _config(tmp_path, "bc")

@@ -20,6 +20,7 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import gpushare_env
 from gpushare_env.envs import (
+    FLAT_KEYS,
     FRAG_FEATURES,
     GLOBAL_FEATURES,
     GPU_FEATURES,
@@ -363,7 +364,7 @@ def test_every_feature_is_documented() -> None:
         assert f"## {section}" in doc
     table = env_spec_markdown()
     names = GPU_FEATURES + FRAG_FEATURES + PENDING_FEATURES + RUNNING_FEATURES
-    for name in (*names, *GLOBAL_FEATURES, *REWARD_COMPONENTS, *EnvConfig.keys()):
+    for name in (*names, *GLOBAL_FEATURES, *REWARD_COMPONENTS, *EnvConfig.paths(), *FLAT_KEYS):
         assert f"``{name}``" in doc, name
         assert f"`{name}`" in table, name
 

@@ -166,7 +166,7 @@ def reference_observation(env: GPUShareEnv) -> dict[str, np.ndarray]:
     specs = [j.spec for j in sim.jobs.values()]
     jobs_total = len(specs)
 
-    held_time = env.config.observe_held_time
+    held_time = env.config.observation.held_time
 
     def rows(ids: list[int], width: int, running: bool) -> np.ndarray:
         out = np.zeros((width, 16 + running + (running and held_time)))

@@ -447,11 +447,10 @@ def test_agent_runs_with_the_keys_it_was_trained_with(tmp_path: Path) -> None:
 
 
 def test_agents_get_every_observation_option_they_were_trained_with(tmp_path: Path) -> None:
-    from dataclasses import fields
+    from gpushare_env.envs.config import ObservationConfig, flat_keys
 
-    from gpushare_env.envs.config import EnvConfig
-
-    options = [f.name for f in fields(EnvConfig) if f.name.startswith("observe_")]
+    options = list(flat_keys("observation"))
+    assert len(options) == len(ObservationConfig.keys())
     assert len(options) >= 4
     model = tmp_path / "agent.zip"
     model.write_bytes(b"")
