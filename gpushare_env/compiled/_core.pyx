@@ -1,18 +1,21 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
-"""The compiled episode core of ``GPUShare-v0``: simulator, encoder and reward in C.
+"""The simulator's engine: one episode in C, with the env's encoder and reward terms.
 
-One ``Core`` holds one episode. It carries out exactly what the Python reference does
-(``gpushare_env.sim.engine.Simulator``, ``gpushare_env.envs.observation.StateEncoder``
-and the bookkeeping of ``GPUShareEnv``), with the same float operations in the same
-order, so both give bit-identical observations, masks, rewards and metrics (tested).
-What differs is the data layout: jobs are C structs indexed by their rank in arrival
-order, the event heap and the queues are C arrays, and a step is one call.
+This is the only implementation of the simulation rules (events, rates, memory, the
+placement strategies, suspend / resume, sampling and prediction) and of the observation,
+mask and reward encoding; ``gpushare_env.sim.engine.Simulator`` is its Python face and
+``SimView`` reads it (``docs/design/engine.md``). Jobs are C structs indexed by their
+rank in arrival order; the event heap, the queue, the running and in-transition lists are
+C arrays; an env step is one call (``step``), a headless decision one call too (``place``,
+``schedule``, ``suspend``, ``advance``).
 
-The per-GPU arrays the placement fallback reads (``free``, ``load``, ``computing``,
-``holders``, ``factor``) are numpy arrays the core writes through raw pointers, so the
-rare placements done in Python (shared gangs of several GPUs, see
-``Core._find_placement``) read the live state through ``GPUState``.
+The per-GPU arrays (``free``, ``load``, ``computing``, ``holders``, ``factor``) are numpy
+arrays the core writes through raw pointers: the view hands them to policies read-only,
+and the rare placements done in Python (shared gangs on nodes wider than 128 GPUs, see
+``Core._find_placement``) read the live state through them. The observation's column
+indices are looked up by name in the layout the env passes in (the feature registry,
+``gpushare_env.envs.features``).
 """
 
 from libc.math cimport INFINITY, log2, log10, pow
@@ -181,8 +184,7 @@ cdef void* checked_malloc(size_t size) except NULL:
 cdef class Core:
     """One episode: jobs, cluster, events, observation buffer, mask and reward terms.
 
-    Built by ``gpushare_env.compiled.new_core`` from the same inputs as the Python
-    reference; read the docstring of ``gpushare_env.compiled`` for the contract.
+    Built by ``gpushare_env.sim.engine.new_core`` from ``core_inputs``.
     """
 
     # ------------------------------------------------------------ jobs and GPUs
@@ -1637,8 +1639,8 @@ cdef class Core:
             self._observe_drain()
 
     cdef void _observe_placement(self) except *:
-        """The ``pack_load`` / ``spread_load`` and ``shares_gpu`` columns, as
-        ``StateEncoder._observe_placement``. A strategy's choice depends only on the GPUs
+        """The ``pack_load`` / ``spread_load`` and ``shares_gpu`` columns (see the feature
+        registry for their meaning). A strategy's choice depends only on the GPUs
         and on the job's shape, so jobs of one shape share a search, and the answers hold
         until a GPU changes (``gpu_epoch``)."""
         cdef int slot, rank, shape, s, i
@@ -1688,8 +1690,8 @@ cdef class Core:
         return peak
 
     cdef void _observe_rivals(self) noexcept:
-        """The ``rival_wait`` / ``rival_remaining`` columns, as
-        ``StateEncoder._observe_rivals``: one pass over the whole queue, by GPUs requested."""
+        """The ``rival_wait`` / ``rival_remaining`` columns: one pass over the whole queue,
+        by GPUs requested."""
         cdef int i, slot, n
         cdef long seen = self.rival_pass + 1
         cdef double now = self.now, wait, predicted
@@ -1722,7 +1724,7 @@ cdef class Core:
             row[1] = <float>(0.0 if predicted == INFINITY else log_time(predicted))
 
     cdef void _observe_drain(self) noexcept:
-        """The ``drain_share`` columns, as ``StateEncoder._observe_drain``."""
+        """The ``drain_share`` columns (the sum runs waiting, running, in transition)."""
         cdef int slot
         cdef double drain = self._predicted_work() * self.inv_gpus, left
         cdef bint known
