@@ -1,7 +1,8 @@
 """Train MaskablePPO (default), PPO or DQN on ``GPUShare-v0``; save the model and how to remake it.
 
-``train(TrainConfig(...))`` builds the vectorised training envs (episodes from the
-training seeds only), optionally clones a heuristic first (``bc_episodes``), learns with
+``train(TrainConfig.from_any(...))`` (the settings in groups, see ``TrainConfig``) builds the
+vectorised training envs (episodes from the training seeds only), optionally clones a
+heuristic first (``imitation.bc_episodes``), learns with
 TensorBoard logging of scheduling metrics and a periodic evaluation against ``thesis`` on
 held-out validation seeds, and writes into ``out``:
 
