@@ -8,7 +8,6 @@ is a warm-up and is not timed.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any
 
@@ -68,14 +67,14 @@ def train_benchmark(
         seed=seed,
         progress_bar=False,
     )
-    config = dataclasses.replace(config, batch_size=min(config.batch_size, rollout))
+    config = TrainConfig.from_any(config, batch_size=min(config.algorithm.batch_size, rollout))
     torch.set_num_threads(1)
     vec = make_vec_env(
         env_configs(config),
-        config.train_seeds,
+        config.envs.train_seeds,
         n_envs,
         seed,
-        reward_scale=config.reward_scale,
+        reward_scale=config.envs.reward_scale,
         subprocess=VEC_ENVS[vec_env],
     )
     try:
@@ -95,8 +94,8 @@ def train_benchmark(
         "extractor": extractor,
         "n_envs": n_envs,
         "vec_env": vec_env,
-        "n_epochs": config.n_epochs,
-        "batch_size": config.batch_size,
+        "n_epochs": config.algorithm.n_epochs,
+        "batch_size": config.algorithm.batch_size,
         "seed": seed,
         "steps": steps,
         "wall_s": round(wall_s, 3),

@@ -1,7 +1,8 @@
 """Train MaskablePPO (default), PPO or DQN on ``GPUShare-v0``; save the model and how to remake it.
 
-``train(TrainConfig(...))`` builds the vectorised training envs (episodes from the
-training seeds only), optionally clones a heuristic first (``bc_episodes``), learns with
+``train(TrainConfig.from_any(...))`` (the settings in groups, see ``TrainConfig``) builds the
+vectorised training envs (episodes from the training seeds only), optionally clones a
+heuristic first (``imitation.bc_episodes``), learns with
 TensorBoard logging of scheduling metrics and a periodic evaluation against ``thesis`` on
 held-out validation seeds, and writes into ``out``:
 
@@ -16,6 +17,7 @@ held-out validation seeds, and writes into ``out``:
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import json
 import math
@@ -25,7 +27,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
@@ -44,7 +46,15 @@ from gpushare_env.sim import STRATEGIES
 
 __all__ = [
     "ALGORITHMS",
+    "FLAT_KEYS",
+    "GROUPS",
     "VALIDATION_SEEDS",
+    "AlgorithmConfig",
+    "EnvsConfig",
+    "EvaluationConfig",
+    "ImitationConfig",
+    "NetworkConfig",
+    "RunConfig",
     "TrainConfig",
     "algorithm_class",
     "build_model",
@@ -67,61 +77,64 @@ POINTER_SLOT_DIM = 32
 VALIDATION_SEEDS: tuple[int, ...] = (500, 501)
 
 
+class _Group:
+    """A validated, frozen group of ``TrainConfig`` settings (``PATH``: its attribute)."""
+
+    __slots__ = ()
+    PATH: ClassVar[str] = ""
+
+    def _fail(self, name: str, message: str) -> ValueError:
+        return ValueError(f"TrainConfig.{self.PATH}.{name} {message}")
+
+    def _at_least(self, names: Sequence[str], low: int) -> None:
+        for name in names:
+            if getattr(self, name) < low:
+                raise self._fail(name, f"must be >= {low}, got {getattr(self, name)}")
+
+    def _one_of(self, name: str, allowed: Sequence[str] | Mapping[str, Any]) -> None:
+        if getattr(self, name) not in allowed:
+            raise self._fail(name, f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
+
+    def _heuristic(self, name: str) -> None:
+        heuristic = getattr(self, name)
+        if heuristic is None:
+            return
+        import baselines
+
+        try:  # a bad heuristic fails here, not after the env set-up
+            baselines.make(heuristic)
+        except ValueError as exc:
+            raise ValueError(f"TrainConfig.{self.PATH}.{name}: {exc}") from None
+
+    @classmethod
+    def from_any(cls: type[_G], spec: _G | Mapping[str, Any] | None) -> _G:
+        """The group itself, or one from a dict of its settings (unknown keys refused, the
+        allowed ones listed)."""
+        if isinstance(spec, cls):
+            return spec
+        settings = dict(spec or {})  # type: ignore[arg-type]
+        allowed = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        if unknown := sorted(set(settings) - set(allowed)):
+            raise ValueError(f"TrainConfig.{cls.PATH}: unknown keys {unknown}; allowed: {allowed}")
+        return cls(**settings)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting by name."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+
+_G = TypeVar("_G", bound=_Group)
+
+
 @dataclass(frozen=True, slots=True)
-class TrainConfig:
-    """Everything that defines a training run.
+class AlgorithmConfig(_Group):
+    """The RL algorithm and its optimisation settings.
 
     Attributes:
         algo: One of ``ALGORITHMS``.
-        cluster: Cluster preset (or dict) of the env.
-        workloads: Workload presets; training envs alternate over them.
-        num_jobs: Jobs per episode.
-        pending_window: Env ``pending_window``.
-        running_window: Env ``running_window``.
-        env_overrides: Further ``GPUShare-v0`` config keys (e.g. ``reward`` weights).
-        timesteps: Environment steps of RL training (summed over envs).
-        n_envs: Parallel envs.
-        vec_env: How they run: ``"subproc"`` (``SubprocVecEnv``, one process each),
-            ``"dummy"`` (``DummyVecEnv``, in turn in this process: on few cores the
-            policy then acts on a batch of ``n_envs`` observations at once), or
-            ``"auto"`` (subprocesses when ``n_envs > 1``). The same seeds give the same
-            episodes either way.
-        seed: Seed of the model, the envs' seed streams and the warm start.
-        out: Output folder.
-        resume: A saved model to continue training from (``None``: a new model).
-        extractor: ``flat`` (SB3 ``CombinedExtractor``), ``perm`` (``PermutationExtractor``)
-            or ``pointer`` (``PermutationExtractor`` with 32-number slot codes and
-            ``agents.policies``' per-slot action logits; PPO and MaskablePPO only).
-        net_arch: Hidden layers of the policy and value MLPs (``pointer``: of the value
-            MLP only; its policy is the per-slot head).
-        train_seeds: Training episode seeds.
-        eval_seeds: Held-out seeds of the periodic evaluation (empty: no evaluation).
-        eval_every: Steps between evaluations.
-        reward_scale: Factor on the rewards seen by the learner.
-        reward_reference: Make the ``jct`` reward relative to this heuristic played on the
-            same episode (``agents.reference``: a control variate against the variance the
-            arrivals cause; the optimal policies stay the same); ``None``: plain reward.
-        critic_warmup: RL steps at the start during which only the value head learns (the
-            policy and the shared extractor are frozen): a resumed model whose critic was
-            fitted to another reward or discount first relearns its values.
-        critic_warmup_lr: Adam step size during ``critic_warmup``.
-        bc_episodes: Heuristic episodes recorded for the behaviour-cloning warm start (0: none).
-            With ``resume`` they are recorded only for DAgger (``dagger_iterations > 0``):
-            the resumed model is cloned on them for ``bc_epochs`` (0: not at all), and
-            DAgger goes on from it.
-        bc_epochs: Passes of behaviour cloning.
-        bc_heuristic: Heuristic cloned.
-        bc_learning_rate: Adam step size of behaviour cloning.
-        dagger_iterations: DAgger iterations after cloning (0: none); the clone after
-            iteration ``i`` is saved as ``dagger_<i>.zip``.
-        dagger_episodes: Episodes the clone plays per DAgger iteration.
-        dagger_epochs: Passes over the aggregated data after each DAgger iteration.
-        bc_suspend_weight: Weight of the teacher's ``suspend`` labels in the cloning and
-            DAgger losses, > 0 (1: plain cross-entropy). The teacher suspends in a few
-            percent of the states its clone visits, and the clone misses most of them.
         learning_rate: Step size of the RL optimiser.
         n_steps: PPO rollout length per env.
-        batch_size: Minibatch size.
+        batch_size: Minibatch size (of RL, and of the cloning and DAgger fits).
         n_epochs: PPO epochs per rollout.
         gamma: Discount per decision (ignored when ``time_constant_h`` is set).
         time_constant_h: SMDP discount (``agents.smdp``): a step that lets simulated time
@@ -136,6 +149,188 @@ class TrainConfig:
         learning_starts: DQN steps before learning.
         exploration_fraction: DQN share of training with decaying epsilon.
         exploration_final_eps: DQN final epsilon.
+        critic_warmup: RL steps at the start during which only the value head learns (the
+            policy and the shared extractor are frozen): a resumed model whose critic was
+            fitted to another reward or discount first relearns its values.
+        critic_warmup_lr: Adam step size during ``critic_warmup``.
+    """
+
+    PATH: ClassVar[str] = "algorithm"
+
+    algo: str = "maskable_ppo"
+    learning_rate: float = 1e-4
+    n_steps: int = 512
+    batch_size: int = 256
+    n_epochs: int = 5
+    gamma: float = 0.99
+    time_constant_h: float | None = None  # [h]
+    gae_lambda: float = 0.95
+    clip_range: float = 0.1
+    ent_coef: float = 0.0
+    target_kl: float | None = 0.02
+    buffer_size: int = 50_000
+    learning_starts: int = 1_000
+    exploration_fraction: float = 0.2
+    exploration_final_eps: float = 0.02
+    critic_warmup: int = 0
+    critic_warmup_lr: float = 3e-4
+
+    def __post_init__(self) -> None:
+        self._one_of("algo", ALGORITHMS)
+        self._at_least(("critic_warmup",), 0)
+        tau = self.time_constant_h
+        if tau is not None:
+            if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
+                raise self._fail("time_constant_h", f"must be None or a number > 0, got {tau!r}")
+            if self.algo == "dqn":
+                raise self._fail("time_constant_h", "needs PPO or MaskablePPO, not dqn")
+        if self.critic_warmup and self.algo == "dqn":
+            raise self._fail("critic_warmup", "needs PPO or MaskablePPO, not dqn")
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkConfig(_Group):
+    """The policy's network.
+
+    Attributes:
+        extractor: ``flat`` (SB3 ``CombinedExtractor``), ``perm`` (``PermutationExtractor``:
+            shared per-row encoders, pooled) or ``pointer`` (``PermutationExtractor`` with
+            32-number slot codes and ``agents.policies``' per-slot action logits; PPO and
+            MaskablePPO only).
+        net_arch: Hidden layers of the policy and value MLPs (``pointer``: of the value
+            MLP only; its policy is the per-slot head).
+    """
+
+    PATH: ClassVar[str] = "network"
+
+    extractor: str = "flat"
+    net_arch: tuple[int, ...] = (256, 256)
+
+    def __post_init__(self) -> None:
+        self._one_of("extractor", EXTRACTORS)
+        object.__setattr__(self, "net_arch", tuple(int(n) for n in self.net_arch))
+
+
+@dataclass(frozen=True, slots=True)
+class EnvsConfig(_Group):
+    """The training envs: what they simulate, how many run, on which seeds, what reward.
+
+    Attributes:
+        cluster: Cluster preset (or dict) of the env.
+        workloads: Workload presets; training envs alternate over them.
+        num_jobs: Jobs per episode.
+        pending_window: Env ``pending_window``.
+        running_window: Env ``running_window``.
+        env_overrides: Further ``GPUShare-v0`` config keys, nested or flat (e.g.
+            ``reward`` weights).
+        n_envs: Parallel envs.
+        vec_env: How they run: ``"subproc"`` (``SubprocVecEnv``, one process each),
+            ``"dummy"`` (``DummyVecEnv``, in turn in this process: on few cores the
+            policy then acts on a batch of ``n_envs`` observations at once), or
+            ``"auto"`` (subprocesses when ``n_envs > 1``). The same seeds give the same
+            episodes either way.
+        train_seeds: Training episode seeds.
+        reward_scale: Factor on the rewards seen by the learner.
+        reward_reference: Make the ``jct`` reward relative to this heuristic played on the
+            same episode (``agents.reference``: a control variate against the variance the
+            arrivals cause; the optimal policies stay the same); ``None``: plain reward.
+    """
+
+    PATH: ClassVar[str] = "envs"
+
+    cluster: str | Mapping[str, Any] = "medium"
+    workloads: tuple[str, ...] = ("philly", "philly_bursty")
+    num_jobs: int = 300
+    pending_window: int = 16
+    running_window: int = 16
+    env_overrides: Mapping[str, Any] = field(default_factory=dict)
+    n_envs: int = 2
+    vec_env: str = "auto"
+    train_seeds: tuple[int, ...] = PHILLY_TRAIN_SEEDS
+    reward_scale: float = 0.01
+    reward_reference: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.workloads:
+            raise self._fail("workloads", "must name at least one workload")
+        self._at_least(("n_envs",), 1)
+        self._one_of("vec_env", VEC_ENVS)
+        object.__setattr__(self, "workloads", tuple(self.workloads))
+        object.__setattr__(self, "train_seeds", tuple(int(s) for s in self.train_seeds))
+        _no_test_seeds(self, "train_seeds")
+        self._heuristic("reward_reference")
+
+
+@dataclass(frozen=True, slots=True)
+class ImitationConfig(_Group):
+    """The warm start: behaviour cloning of a heuristic, then DAgger.
+
+    Attributes:
+        bc_episodes: Heuristic episodes recorded for the behaviour-cloning warm start (0: none).
+            With ``resume`` they are recorded only for DAgger (``dagger_iterations > 0``):
+            the resumed model is cloned on them for ``bc_epochs`` (0: not at all), and
+            DAgger goes on from it.
+        bc_epochs: Passes of behaviour cloning.
+        bc_heuristic: Heuristic cloned (and labelling DAgger): a ``baselines.available()``
+            or ``baselines.variants()`` name, optionally with parameters
+            (``gandiva_srpt:max_load=1.25``).
+        bc_learning_rate: Adam step size of behaviour cloning.
+        dagger_iterations: DAgger iterations after cloning (0: none); the clone after
+            iteration ``i`` is saved as ``dagger_<i>.zip``.
+        dagger_episodes: Episodes the clone plays per DAgger iteration.
+        dagger_epochs: Passes over the aggregated data after each DAgger iteration.
+        bc_suspend_weight: Weight of the teacher's ``suspend`` labels in the cloning and
+            DAgger losses, > 0 (1: plain cross-entropy). The teacher suspends in a few
+            percent of the states its clone visits, and the clone misses most of them.
+    """
+
+    PATH: ClassVar[str] = "imitation"
+
+    bc_episodes: int = 0
+    bc_epochs: int = 10
+    bc_heuristic: str = "thesis"
+    bc_learning_rate: float = 1e-3
+    dagger_iterations: int = 0
+    dagger_episodes: int = 8
+    dagger_epochs: int = 3
+    bc_suspend_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        self._at_least(("bc_episodes", "bc_epochs", "dagger_epochs"), 0)
+        if not self.bc_suspend_weight > 0:
+            raise self._fail("bc_suspend_weight", f"must be > 0, got {self.bc_suspend_weight}")
+        self._heuristic("bc_heuristic")
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationConfig(_Group):
+    """The periodic evaluation against ``thesis`` on held-out seeds (model selection).
+
+    Attributes:
+        eval_seeds: Held-out seeds of the periodic evaluation (empty: no evaluation).
+        eval_every: Steps between evaluations.
+    """
+
+    PATH: ClassVar[str] = "evaluation"
+
+    eval_seeds: tuple[int, ...] = VALIDATION_SEEDS
+    eval_every: int = 20_000
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eval_seeds", tuple(int(s) for s in self.eval_seeds))
+        _no_test_seeds(self, "eval_seeds")
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig(_Group):
+    """The run: its length, seed, output and process settings.
+
+    Attributes:
+        timesteps: Environment steps of RL training (summed over envs).
+        seed: Seed of the model, the envs' seed streams and the warm start.
+        out: Output folder.
+        resume: A saved model to continue training from, with this run's optimisation
+            settings (``None``: a new model).
         deterministic_torch: ``torch.use_deterministic_algorithms(True)``.
         torch_threads: Threads of this process's torch (the policy's updates and the
             behaviour-cloning / DAgger fits). Default 1, for env subprocesses beside it;
@@ -145,125 +340,214 @@ class TrainConfig:
         verbose: SB3 verbosity.
     """
 
-    algo: str = "maskable_ppo"
-    cluster: str | Mapping[str, Any] = "medium"
-    workloads: tuple[str, ...] = ("philly", "philly_bursty")
-    num_jobs: int = 300
-    pending_window: int = 16
-    running_window: int = 16
-    env_overrides: Mapping[str, Any] = field(default_factory=dict)
+    PATH: ClassVar[str] = "run"
+
     timesteps: int = 200_000
-    n_envs: int = 2
-    vec_env: str = "auto"
     seed: int = 0
     out: str = "runs/agent"
     resume: str | None = None
-    extractor: str = "flat"
-    net_arch: tuple[int, ...] = (256, 256)
-    train_seeds: tuple[int, ...] = PHILLY_TRAIN_SEEDS
-    eval_seeds: tuple[int, ...] = VALIDATION_SEEDS
-    eval_every: int = 20_000
-    reward_scale: float = 0.01
-    reward_reference: str | None = None
-    critic_warmup: int = 0
-    critic_warmup_lr: float = 3e-4
-    bc_episodes: int = 0
-    bc_epochs: int = 10
-    bc_heuristic: str = "thesis"
-    bc_learning_rate: float = 1e-3
-    dagger_iterations: int = 0
-    dagger_episodes: int = 8
-    dagger_epochs: int = 3
-    bc_suspend_weight: float = 1.0
-    learning_rate: float = 1e-4
-    n_steps: int = 512
-    batch_size: int = 256
-    n_epochs: int = 5
-    gamma: float = 0.99
-    time_constant_h: float | None = None
-    gae_lambda: float = 0.95
-    clip_range: float = 0.1
-    ent_coef: float = 0.0
-    target_kl: float | None = 0.02
-    buffer_size: int = 50_000
-    learning_starts: int = 1_000
-    exploration_fraction: float = 0.2
-    exploration_final_eps: float = 0.02
     deterministic_torch: bool = True
     torch_threads: int = 1
     progress_bar: bool = True
     verbose: int = 0
 
     def __post_init__(self) -> None:
-        if self.algo not in ALGORITHMS:
-            raise ValueError(f"algo must be one of {list(ALGORITHMS)}, got {self.algo!r}")
-        if self.extractor not in EXTRACTORS:
-            raise ValueError(f"extractor must be one of {list(EXTRACTORS)}, got {self.extractor!r}")
-        if self.extractor == "pointer" and self.algo == "dqn":
-            raise ValueError("extractor 'pointer' needs PPO or MaskablePPO, not dqn")
-        if not self.workloads:
-            raise ValueError("workloads: give at least one workload")
-        for name in ("timesteps", "bc_episodes", "bc_epochs", "critic_warmup", "dagger_epochs"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not self.bc_suspend_weight > 0:
-            raise ValueError(f"bc_suspend_weight must be > 0, got {self.bc_suspend_weight}")
-        if self.n_envs < 1:
-            raise ValueError(f"n_envs must be >= 1, got {self.n_envs}")
-        if self.torch_threads < 1:
-            raise ValueError(f"torch_threads must be >= 1, got {self.torch_threads}")
-        if self.vec_env not in VEC_ENVS:
-            raise ValueError(f"vec_env must be one of {list(VEC_ENVS)}, got {self.vec_env!r}")
-        tau = self.time_constant_h
-        if tau is not None:
-            if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
-                raise ValueError(f"time_constant_h must be None or a number > 0, got {tau!r}")
-            if self.algo == "dqn":
-                raise ValueError("time_constant_h needs PPO or MaskablePPO, not dqn")
-        if set(self.eval_seeds) & set(self.train_seeds):
-            raise ValueError("eval_seeds must be disjoint from train_seeds")
-        for name in ("train_seeds", "eval_seeds"):
-            if test := sorted(set(getattr(self, name)) & set(PHILLY_TEST_SEEDS)):
-                raise ValueError(
-                    f"{name} include the test seeds {test}: they are never used for "
-                    "training or model selection"
-                )
-        import baselines
+        self._at_least(("timesteps",), 0)
+        self._at_least(("torch_threads",), 1)
 
-        for name in ("bc_heuristic", "reward_reference"):
-            heuristic = getattr(self, name)
-            if heuristic is None:
-                continue
-            try:  # a bad heuristic fails here, not after the env set-up
-                baselines.make(heuristic)
-            except ValueError as exc:
-                raise ValueError(f"{name}: {exc}") from None
-        if self.critic_warmup and self.algo == "dqn":
-            raise ValueError("critic_warmup needs PPO or MaskablePPO, not dqn")
-        object.__setattr__(self, "workloads", tuple(self.workloads))
-        object.__setattr__(self, "net_arch", tuple(int(n) for n in self.net_arch))
-        object.__setattr__(self, "train_seeds", tuple(int(s) for s in self.train_seeds))
-        object.__setattr__(self, "eval_seeds", tuple(int(s) for s in self.eval_seeds))
+
+def _no_test_seeds(group: _Group, name: str) -> None:
+    if test := sorted(set(getattr(group, name)) & set(PHILLY_TEST_SEEDS)):
+        raise group._fail(
+            name, f"include the test seeds {test}: they are never used for training or model "
+            "selection"
+        )  # fmt: skip
+
+
+#: The groups of ``TrainConfig`` by attribute name, in order.
+GROUPS: dict[str, type[_Group]] = {
+    "algorithm": AlgorithmConfig,
+    "network": NetworkConfig,
+    "envs": EnvsConfig,
+    "imitation": ImitationConfig,
+    "evaluation": EvaluationConfig,
+    "run": RunConfig,
+}
+
+#: The flat ``TrainConfig`` keys of earlier versions (recorded as ``config.json["train"]``
+#: and in ``agents/zoo/*.json``) -> the setting's path in the nested form, in their order.
+FLAT_KEYS: dict[str, str] = {
+    "algo": "algorithm.algo",
+    "cluster": "envs.cluster",
+    "workloads": "envs.workloads",
+    "num_jobs": "envs.num_jobs",
+    "pending_window": "envs.pending_window",
+    "running_window": "envs.running_window",
+    "env_overrides": "envs.env_overrides",
+    "timesteps": "run.timesteps",
+    "n_envs": "envs.n_envs",
+    "vec_env": "envs.vec_env",
+    "seed": "run.seed",
+    "out": "run.out",
+    "resume": "run.resume",
+    "extractor": "network.extractor",
+    "net_arch": "network.net_arch",
+    "train_seeds": "envs.train_seeds",
+    "eval_seeds": "evaluation.eval_seeds",
+    "eval_every": "evaluation.eval_every",
+    "reward_scale": "envs.reward_scale",
+    "reward_reference": "envs.reward_reference",
+    "critic_warmup": "algorithm.critic_warmup",
+    "critic_warmup_lr": "algorithm.critic_warmup_lr",
+    "bc_episodes": "imitation.bc_episodes",
+    "bc_epochs": "imitation.bc_epochs",
+    "bc_heuristic": "imitation.bc_heuristic",
+    "bc_learning_rate": "imitation.bc_learning_rate",
+    "dagger_iterations": "imitation.dagger_iterations",
+    "dagger_episodes": "imitation.dagger_episodes",
+    "dagger_epochs": "imitation.dagger_epochs",
+    "bc_suspend_weight": "imitation.bc_suspend_weight",
+    "learning_rate": "algorithm.learning_rate",
+    "n_steps": "algorithm.n_steps",
+    "batch_size": "algorithm.batch_size",
+    "n_epochs": "algorithm.n_epochs",
+    "gamma": "algorithm.gamma",
+    "time_constant_h": "algorithm.time_constant_h",
+    "gae_lambda": "algorithm.gae_lambda",
+    "clip_range": "algorithm.clip_range",
+    "ent_coef": "algorithm.ent_coef",
+    "target_kl": "algorithm.target_kl",
+    "buffer_size": "algorithm.buffer_size",
+    "learning_starts": "algorithm.learning_starts",
+    "exploration_fraction": "algorithm.exploration_fraction",
+    "exploration_final_eps": "algorithm.exploration_final_eps",
+    "deterministic_torch": "run.deterministic_torch",
+    "torch_threads": "run.torch_threads",
+    "progress_bar": "run.progress_bar",
+    "verbose": "run.verbose",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TrainConfig:
+    """Everything that defines a training run, in groups by concern.
+
+    ``TrainConfig.from_any`` (and ``from_preset``) take the nested form
+    (``{"imitation": {"bc_epochs": 8}}``), the flat keys of earlier versions
+    (``{"bc_epochs": 8}``, mapped by ``FLAT_KEYS``: recorded runs and the zoo's cards use
+    them) or both; ``as_dict()`` gives the nested form back and ``flat()`` the flat one.
+
+    Attributes:
+        algorithm: The RL algorithm and its optimisation settings (``AlgorithmConfig``).
+        network: The policy's network (``NetworkConfig``).
+        envs: The training envs, their seeds and reward (``EnvsConfig``).
+        imitation: Behaviour cloning and DAgger warm start (``ImitationConfig``).
+        evaluation: The periodic validation (``EvaluationConfig``).
+        run: Length, seed, output and process settings (``RunConfig``).
+    """
+
+    algorithm: AlgorithmConfig = field(default_factory=AlgorithmConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    envs: EnvsConfig = field(default_factory=EnvsConfig)
+    imitation: ImitationConfig = field(default_factory=ImitationConfig)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+    def __post_init__(self) -> None:
+        for name, group in GROUPS.items():  # a dict of a group's settings is accepted too
+            object.__setattr__(self, name, group.from_any(getattr(self, name)))
+        algo = self.algorithm.algo
+        if self.network.extractor == "pointer" and algo == "dqn":
+            raise ValueError(
+                "TrainConfig.network.extractor 'pointer' needs PPO or MaskablePPO "
+                "(TrainConfig.algorithm.algo), not dqn"
+            )
+        if set(self.evaluation.eval_seeds) & set(self.envs.train_seeds):
+            raise ValueError(
+                "TrainConfig.evaluation.eval_seeds must be disjoint from "
+                "TrainConfig.envs.train_seeds"
+            )
+
+    @classmethod
+    def from_any(
+        cls, spec: TrainConfig | Mapping[str, Any] | None = None, /, **overrides: Any
+    ) -> TrainConfig:
+        """A config from ``spec`` and then ``overrides``, each nested, flat or mixed.
+
+        A key is a group name (its value a dict of that group's settings or the group
+        itself) or a flat key of ``FLAT_KEYS``; unknown keys are refused with the allowed
+        ones listed. A setting given twice in one of them is refused; ``overrides`` win
+        over ``spec``.
+        """
+        base = spec.as_dict() if isinstance(spec, TrainConfig) else (spec or {})
+        values = {**_paths(base), **_paths(overrides)}
+        groups: dict[str, dict[str, Any]] = {name: {} for name in GROUPS}
+        for path, value in values.items():
+            group, name = path.split(".", 1)
+            groups[group][name] = value
+        return cls(**{name: GROUPS[name].from_any(v) for name, v in groups.items()})  # type: ignore[arg-type]
 
     @classmethod
     def from_preset(cls, preset: str, **overrides: Any) -> TrainConfig:
-        """Cluster, workloads and episode size of an evaluation preset, then ``overrides``."""
+        """Cluster, workloads and episode size of an evaluation preset, then ``overrides``
+        (nested or flat, as ``from_any``)."""
         if preset not in EVALUATION_PRESETS:
             raise ValueError(f"unknown preset {preset!r}; available: {sorted(EVALUATION_PRESETS)}")
         spec = EVALUATION_PRESETS[preset]
-        values: dict[str, Any] = {
-            "cluster": spec.cluster,
-            "workloads": spec.workloads,
-            "num_jobs": spec.num_jobs,
-        }
-        values.update(overrides)
-        return cls(**values)
+        values = {"cluster": spec.cluster, "workloads": spec.workloads, "num_jobs": spec.num_jobs}
+        return cls.from_any(values, **overrides)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The nested form: every group's settings by name."""
+        return {name: getattr(self, name).as_dict() for name in GROUPS}
+
+    def flat(self) -> dict[str, Any]:
+        """The flat form of earlier versions, every key of ``FLAT_KEYS``
+        (``TrainConfig.from_any(config.flat()) == config``)."""
+        out: dict[str, Any] = {}
+        for key, path in FLAT_KEYS.items():
+            group, name = path.split(".", 1)
+            out[key] = getattr(getattr(self, group), name)
+        return out
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        data = dataclasses.asdict(self)
-        data["env_overrides"] = dict(self.env_overrides)
-        return data
+        """A JSON-ready dict of every setting, in the flat form (the one recorded runs and
+        the zoo's cards keep; ``from_any`` reads it back)."""
+        return copy.deepcopy({
+            key: dict(value) if isinstance(value, Mapping) else value
+            for key, value in self.flat().items()
+        })  # fmt: skip
+
+
+def _paths(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec``'s settings by path (``"imitation.bc_epochs"``), nested and flat keys alike."""
+    out: dict[str, Any] = {}
+
+    def put(path: str, value: Any, key: str) -> None:
+        if path in out:
+            raise ValueError(
+                f"TrainConfig.{path} given twice (as {key!r} and by another key: the nested "
+                "key or the flat one of earlier versions)"
+            )
+        out[path] = value
+
+    for key, value in spec.items():
+        if key in GROUPS:
+            group = GROUPS[key]
+            settings = value.as_dict() if isinstance(value, group) else dict(value or {})
+            allowed = [f.name for f in dataclasses.fields(group)]  # type: ignore[arg-type]
+            if unknown := sorted(set(settings) - set(allowed)):
+                raise ValueError(f"TrainConfig.{key}: unknown keys {unknown}; allowed: {allowed}")
+            for name, setting in settings.items():
+                put(f"{key}.{name}", setting, f"{key}.{name}")
+        elif key in FLAT_KEYS:
+            put(FLAT_KEYS[key], value, key)
+        else:
+            raise ValueError(
+                f"TrainConfig: unknown key {key!r}; allowed: the groups {list(GROUPS)} or the "
+                f"flat keys of earlier versions {list(FLAT_KEYS)}"
+            )
+    return out
 
 
 def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
@@ -271,13 +555,13 @@ def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
     overrides, nested or flat, override setting by setting, and recorded configs keep one
     form)."""
     base: dict[str, Any] = {
-        "cluster": config.cluster,
-        "num_jobs": config.num_jobs,
-        "pending_window": config.pending_window,
-        "running_window": config.running_window,
-        **EnvConfig.flatten(config.env_overrides),
+        "cluster": config.envs.cluster,
+        "num_jobs": config.envs.num_jobs,
+        "pending_window": config.envs.pending_window,
+        "running_window": config.envs.running_window,
+        **EnvConfig.flatten(config.envs.env_overrides),
     }
-    return [{**base, "workload": workload} for workload in config.workloads]
+    return [{**base, "workload": workload} for workload in config.envs.workloads]
 
 
 def algorithm_class(algo: str) -> Any:
@@ -307,7 +591,8 @@ def _algo_of_file(path: str | Path) -> str:
                 data = json.loads(candidate.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):
                 continue
-            algo = data.get("algo") or data.get("train", {}).get("algo")
+            train = data.get("train", {})
+            algo = data.get("algo") or train.get("algo") or train.get("algorithm", {}).get("algo")
             if algo in ALGORITHMS:
                 return str(algo)
     import zipfile
@@ -330,56 +615,57 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     """A new SB3 model for ``config`` on ``env``."""
     policy_kwargs: dict[str, Any] = {}
     policy: Any = "MultiInputPolicy"
-    if config.extractor in ("perm", "pointer"):
+    if config.network.extractor in ("perm", "pointer"):
         observe = EnvConfig.from_any(env_configs(config)[0]).observation
         held_time, placement = observe.held_time, observe.placement
         drain, rivals = observe.drain, observe.rivals
         policy_kwargs["features_extractor_class"] = PermutationExtractor
         policy_kwargs["features_extractor_kwargs"] = {
             "row_dim": 64,
-            "slot_dim": POINTER_SLOT_DIM if config.extractor == "pointer" else 4,
+            "slot_dim": POINTER_SLOT_DIM if config.network.extractor == "pointer" else 4,
             "running_columns": len(running_features(held_time, placement, drain, rivals)),
         }
         if placement or drain:  # only then: the shipped models' saved kwargs stay as they are
             policy_kwargs["features_extractor_kwargs"]["pending_columns"] = len(
                 pending_features(placement, drain)
             )
-    if config.extractor == "pointer":
+    if config.network.extractor == "pointer":
         from agents.policies import MaskableSlotPolicy, SlotPolicy
 
-        policy = MaskableSlotPolicy if config.algo == "maskable_ppo" else SlotPolicy
+        policy = MaskableSlotPolicy if config.algorithm.algo == "maskable_ppo" else SlotPolicy
     common: dict[str, Any] = {
-        "learning_rate": config.learning_rate,
+        "learning_rate": config.algorithm.learning_rate,
         **_discount_kwargs(config),
-        "seed": config.seed,
+        "seed": config.run.seed,
         "device": "cpu",
-        "verbose": config.verbose,
+        "verbose": config.run.verbose,
         "tensorboard_log": tensorboard_log,
     }
-    if config.algo == "dqn":
-        policy_kwargs["net_arch"] = list(config.net_arch)
+    if config.algorithm.algo == "dqn":
+        policy_kwargs["net_arch"] = list(config.network.net_arch)
         return algorithm_class("dqn")(
             "MultiInputPolicy",
             env,
-            buffer_size=config.buffer_size,
-            learning_starts=config.learning_starts,
-            batch_size=config.batch_size,
-            exploration_fraction=config.exploration_fraction,
-            exploration_final_eps=config.exploration_final_eps,
+            buffer_size=config.algorithm.buffer_size,
+            learning_starts=config.algorithm.learning_starts,
+            batch_size=config.algorithm.batch_size,
+            exploration_fraction=config.algorithm.exploration_fraction,
+            exploration_final_eps=config.algorithm.exploration_final_eps,
             policy_kwargs=policy_kwargs,
             **common,
         )
-    policy_kwargs["net_arch"] = {"pi": list(config.net_arch), "vf": list(config.net_arch)}
-    return algorithm_class(config.algo)(
+    net_arch = list(config.network.net_arch)
+    policy_kwargs["net_arch"] = {"pi": net_arch, "vf": net_arch}
+    return algorithm_class(config.algorithm.algo)(
         policy,
         env,
-        n_steps=config.n_steps,
-        batch_size=config.batch_size,
-        n_epochs=config.n_epochs,
-        gae_lambda=config.gae_lambda,
-        clip_range=config.clip_range,
-        ent_coef=config.ent_coef,
-        target_kl=config.target_kl,
+        n_steps=config.algorithm.n_steps,
+        batch_size=config.algorithm.batch_size,
+        n_epochs=config.algorithm.n_epochs,
+        gae_lambda=config.algorithm.gae_lambda,
+        clip_range=config.algorithm.clip_range,
+        ent_coef=config.algorithm.ent_coef,
+        target_kl=config.algorithm.target_kl,
         policy_kwargs=policy_kwargs,
         **common,
     )
@@ -391,25 +677,25 @@ def _discount_kwargs(config: TrainConfig) -> dict[str, Any]:
     The buffer class is always given for PPO, so that resuming a model saved with the
     other kind of discount switches it (``None``: SB3's default buffer).
     """
-    if config.algo == "dqn":
-        return {"gamma": config.gamma}
-    if config.time_constant_h is None:
-        return {"gamma": config.gamma, "rollout_buffer_class": None}
+    if config.algorithm.algo == "dqn":
+        return {"gamma": config.algorithm.gamma}
+    if config.algorithm.time_constant_h is None:
+        return {"gamma": config.algorithm.gamma, "rollout_buffer_class": None}
     from agents.smdp import smdp_buffer_class
 
     # gamma is then only SB3's bootstrap of truncated episodes (see agents.smdp)
-    return {"gamma": 1.0, "rollout_buffer_class": smdp_buffer_class(config.algo)}
+    return {"gamma": 1.0, "rollout_buffer_class": smdp_buffer_class(config.algorithm.algo)}
 
 
 def _action_weights(config: TrainConfig) -> np.ndarray | None:
     """Label weights of the cloning losses by action (``None`` when all are 1).  # (A,)"""
-    if config.bc_suspend_weight == 1.0:
+    if config.imitation.bc_suspend_weight == 1.0:
         return None
     env_config = env_configs(config)[0]  # the windows, --env overrides included
     schedule = env_config["pending_window"] * len(STRATEGIES)
     running = env_config["running_window"]
     weights = np.ones(schedule + running + 1, dtype=np.float32)
-    weights[schedule : schedule + running] = config.bc_suspend_weight
+    weights[schedule : schedule + running] = config.imitation.bc_suspend_weight
     return weights
 
 
@@ -419,18 +705,21 @@ def _resume_overrides(config: TrainConfig) -> dict[str, Any]:
     A resumed run continues the saved weights (and step count) with this run's
     optimisation settings, so a warm-started model can be fine-tuned more gently.
     """
-    values: dict[str, Any] = {"learning_rate": config.learning_rate, **_discount_kwargs(config)}
-    if config.algo == "dqn":
-        values.update(batch_size=config.batch_size)
+    values: dict[str, Any] = {
+        "learning_rate": config.algorithm.learning_rate,
+        **_discount_kwargs(config),
+    }
+    if config.algorithm.algo == "dqn":
+        values.update(batch_size=config.algorithm.batch_size)
         return values
     values.update(
-        n_steps=config.n_steps,
-        batch_size=config.batch_size,
-        n_epochs=config.n_epochs,
-        gae_lambda=config.gae_lambda,
-        clip_range=config.clip_range,
-        ent_coef=config.ent_coef,
-        target_kl=config.target_kl,
+        n_steps=config.algorithm.n_steps,
+        batch_size=config.algorithm.batch_size,
+        n_epochs=config.algorithm.n_epochs,
+        gae_lambda=config.algorithm.gae_lambda,
+        clip_range=config.algorithm.clip_range,
+        ent_coef=config.algorithm.ent_coef,
+        target_kl=config.algorithm.target_kl,
     )
     return values
 
@@ -478,25 +767,27 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     from stable_baselines3.common.utils import set_random_seed
 
     started = time.perf_counter()
-    out = Path(config.out)
+    algorithm, envs, imitation, run = config.algorithm, config.envs, config.imitation, config.run
+    evaluation = config.evaluation
+    out = Path(run.out)
     out.mkdir(parents=True, exist_ok=True)
-    set_random_seed(config.seed)
-    if config.deterministic_torch:
+    set_random_seed(run.seed)
+    if run.deterministic_torch:
         torch.use_deterministic_algorithms(True)
     configs = env_configs(config)
     vec = make_vec_env(
         configs,
-        config.train_seeds,
-        config.n_envs,
-        config.seed,
-        reward_scale=config.reward_scale,
-        subprocess=VEC_ENVS[config.vec_env],
-        reward_reference=config.reward_reference,
+        envs.train_seeds,
+        envs.n_envs,
+        run.seed,
+        reward_scale=envs.reward_scale,
+        subprocess=VEC_ENVS[envs.vec_env],
+        reward_reference=envs.reward_reference,
     )
     # after the envs: an in-process env's constructor sets one thread (for subprocesses)
-    torch.set_num_threads(config.torch_threads)
+    torch.set_num_threads(run.torch_threads)
     record: dict[str, Any] = {
-        "algo": config.algo,
+        "algo": algorithm.algo,
         "env_config": configs[0],
         "env_configs": configs,
         "train": config.to_json(),
@@ -504,32 +795,32 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         "versions": _versions(),
     }
     tb_dir = str(out / "tb")
-    if config.resume:
-        model = algorithm_class(config.algo).load(
-            config.resume,
+    if run.resume:
+        model = algorithm_class(algorithm.algo).load(
+            run.resume,
             env=vec,
             device="cpu",
             tensorboard_log=tb_dir,
-            seed=config.seed,
+            seed=run.seed,
             **_resume_overrides(config),
         )
-        record["resumed_from"] = str(config.resume)
+        record["resumed_from"] = str(run.resume)
     else:
         model = build_model(config, vec, tensorboard_log=tb_dir)
-    if config.bc_episodes > 0 and (not config.resume or config.dagger_iterations > 0):
+    if imitation.bc_episodes > 0 and (not run.resume or imitation.dagger_iterations > 0):
         from agents.bc import clone, collect_demonstrations
 
         bc_started = time.perf_counter()
-        rng = np.random.default_rng(config.seed)
-        bc_seeds = [int(s) for s in rng.permutation(config.train_seeds)[: config.bc_episodes]]
-        tau_s = None if config.time_constant_h is None else config.time_constant_h * 3600.0
+        rng = np.random.default_rng(run.seed)
+        bc_seeds = [int(s) for s in rng.permutation(envs.train_seeds)[: imitation.bc_episodes]]
+        tau_s = None if algorithm.time_constant_h is None else algorithm.time_constant_h * 3600.0
         demos = collect_demonstrations(
-            configs, bc_seeds, config.bc_heuristic, config.gamma, config.reward_scale,
+            configs, bc_seeds, imitation.bc_heuristic, algorithm.gamma, envs.reward_scale,
             time_constant_s=tau_s,
         )  # fmt: skip
 
         def _log(summary: dict[str, float]) -> None:
-            if config.verbose or config.progress_bar:
+            if run.verbose or run.progress_bar:
                 print(
                     f"[bc epoch {int(summary['epoch'])}] loss={summary['policy_loss']:.4f} "
                     f"acc={summary['accuracy']:.4f} value_loss={summary['value_loss']:.4f}",
@@ -539,7 +830,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         def _after_dagger_iteration(summary: dict[str, float]) -> None:
             # every iteration's clone, for its validation curve (gpushare-evaluate)
             model.save(out / f"dagger_{int(summary['iteration'])}.zip")
-            if config.verbose or config.progress_bar:
+            if run.verbose or run.progress_bar:
                 print(
                     f"[dagger {int(summary['iteration'])}] decisions={int(summary['decisions'])} "
                     f"clone_jct_h={summary['clone_mean_jct_s'] / 3600:.2f} "
@@ -549,61 +840,65 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
 
         weights = _action_weights(config)
         history = clone(
-            model, demos, epochs=config.bc_epochs, batch_size=config.batch_size,
-            learning_rate=config.bc_learning_rate, seed=config.seed, log=_log,
+            model, demos, epochs=imitation.bc_epochs, batch_size=algorithm.batch_size,
+            learning_rate=imitation.bc_learning_rate, seed=run.seed, log=_log,
             action_weights=weights,
         )  # fmt: skip
         record["bc"] = {
-            "heuristic": config.bc_heuristic,
+            "heuristic": imitation.bc_heuristic,
             "seeds": bc_seeds,
             "decisions": len(demos),
             "history": history,
             "seconds": time.perf_counter() - bc_started,
         }
-        if config.bc_epochs > 0:  # the plain clone, before DAgger (which saves dagger_K.zip)
+        if imitation.bc_epochs > 0:  # the plain clone, before DAgger (which saves dagger_K.zip)
             model.save(out / "bc_model.zip")
-        if config.dagger_iterations > 0:
+        if imitation.dagger_iterations > 0:
             from agents.bc import dagger
 
-            unused = [int(s) for s in rng.permutation(config.train_seeds) if s not in bc_seeds]
+            unused = [int(s) for s in rng.permutation(envs.train_seeds) if s not in bc_seeds]
             demos, dagger_history = dagger(
-                model, demos, configs, unused, config.dagger_iterations,
-                config.dagger_episodes, config.bc_heuristic, config.gamma,
-                config.reward_scale, epochs=config.dagger_epochs,
-                batch_size=config.batch_size, log=_after_dagger_iteration,
+                model, demos, configs, unused, imitation.dagger_iterations,
+                imitation.dagger_episodes, imitation.bc_heuristic, algorithm.gamma,
+                envs.reward_scale, epochs=imitation.dagger_epochs,
+                batch_size=algorithm.batch_size, log=_after_dagger_iteration,
                 time_constant_s=tau_s, action_weights=weights,
             )  # fmt: skip
             record["dagger"] = dagger_history
     callbacks: list[Any] = [SchedulingMetricsCallback()]
-    if config.time_constant_h is not None:
+    if algorithm.time_constant_h is not None:
         from agents.smdp import SMDPDiscountCallback
 
-        callbacks.append(SMDPDiscountCallback(config.time_constant_h * 3600.0))
+        callbacks.append(SMDPDiscountCallback(algorithm.time_constant_h * 3600.0))
     evaluator = None
-    if config.eval_seeds and config.timesteps > 0:
+    if evaluation.eval_seeds and run.timesteps > 0:
         evaluator = HeuristicEvalCallback(
-            configs, config.eval_seeds, config.eval_every, out, verbose=int(config.progress_bar)
+            configs,
+            evaluation.eval_seeds,
+            evaluation.eval_every,
+            out,
+            verbose=int(run.progress_bar),
         )
         callbacks.append(evaluator)
-    if config.progress_bar:
-        callbacks.append(ProgressBarCallback(config.timesteps))
+    if run.progress_bar:
+        callbacks.append(ProgressBarCallback(run.timesteps))
     (out / "config.json").write_text(json.dumps(record, indent=2, default=str))
     rl_started = time.perf_counter()
-    warmup = min(config.critic_warmup, config.timesteps)
+    warmup = min(algorithm.critic_warmup, run.timesteps)
     if warmup > 0:
-        with _only_value_head_learns(model, config.critic_warmup_lr):
+        with _only_value_head_learns(model, algorithm.critic_warmup_lr):
             model.learn(
                 total_timesteps=warmup,
                 callback=CallbackList(callbacks),
-                tb_log_name=config.algo,
-                reset_num_timesteps=not config.resume,
+                tb_log_name=algorithm.algo,
+                reset_num_timesteps=not run.resume,
             )
-    if config.timesteps > warmup:
+    if run.timesteps > warmup:
         model.learn(
-            total_timesteps=config.timesteps - warmup,
+            total_timesteps=run.timesteps - warmup,
             callback=CallbackList(callbacks),
-            tb_log_name=config.algo,
-            reset_num_timesteps=not config.resume and warmup == 0,
+            tb_log_name=algorithm.algo,
+            reset_num_timesteps=not run.resume and warmup == 0,
         )
     vec.close()
     path = out / "model.zip"

@@ -18,13 +18,56 @@ reproduce the run) and ``tb/`` (TensorBoard: ``tensorboard --logdir runs``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import json
+import re
 import sys
-from collections.abc import Sequence
+import types
+import typing
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 PROG = "gpushare-train"
+
+#: Choices listed in ``--help`` (the config checks them too).
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "algo": ("maskable_ppo", "ppo", "dqn"),
+    "extractor": ("flat", "perm", "pointer"),
+    "vec_env": ("auto", "subproc", "dummy"),
+}
+
+
+#: Flags whose name is not the setting's (``--bc-warmstart`` sets ``imitation.bc_episodes``);
+#: every other setting ``name`` is ``--name`` with dashes.
+_FLAGS: dict[str, tuple[str, ...]] = {
+    "bc_episodes": ("--bc-warmstart",),
+    "bc_heuristic": ("--bc-teacher",),
+    "bc_learning_rate": ("--bc-lr",),
+    "dagger_iterations": ("--dagger",),
+    "workloads": ("--workload",),
+    "env_overrides": ("--env",),
+    "progress_bar": ("--no-progress",),
+}
+
+#: Metavars of flags that read better with one (``--dagger K``).
+_METAVARS: dict[str, str] = {
+    "bc_episodes": "N",
+    "dagger_iterations": "K",
+    "bc_suspend_weight": "W",
+    "critic_warmup": "STEPS",
+    "reward_reference": "HEURISTIC",
+    "bc_heuristic": "HEURISTIC",
+    "time_constant_h": "TAU",
+    "env_overrides": "JSON",
+    "train_seeds": "SEEDS",
+    "eval_seeds": "SEEDS",
+    "net_arch": "SIZES",
+}
+
+#: Settings the ``--preset`` gives unless their flag does.
+_FROM_PRESET = ("cluster", "workloads", "num_jobs")
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -42,194 +85,152 @@ def _seeds(text: str) -> tuple[int, ...]:
     return tuple(seeds)
 
 
+def _sizes(text: str) -> tuple[int, ...]:
+    """Parse layer sizes ``256,256``."""
+    return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+def _optional(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``convert``, or ``None`` for ``none``."""
+
+    def parse(text: str) -> Any:
+        return None if text.strip().lower() == "none" else convert(text)
+
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
+
+
+def attribute_docs(cls: type) -> dict[str, str]:
+    """The ``Attributes:`` entries of a class docstring, by name, each on one line."""
+    docs: dict[str, str] = {}
+    lines = inspect.getdoc(cls) or ""
+    inside, name = False, ""
+    for line in lines.splitlines():
+        if line.strip() == "Attributes:":
+            inside = True
+            continue
+        if not inside or not line.strip():
+            continue
+        if match := re.match(r"^    (\w+): (.*)$", line):
+            name = match.group(1)
+            docs[name] = match.group(2).strip()
+        elif line.startswith("        ") and name:
+            docs[name] += " " + line.strip()
+        else:
+            break
+    return {key: text.replace("``", "") for key, text in docs.items()}
+
+
+def _shown(default: Any) -> str:
+    """A default as typed on the command line (``0-99``, ``256,256``, ``none``)."""
+    if default is None:
+        return "none"
+    if isinstance(default, tuple):
+        items = list(default)
+        if len(items) > 2 and items == list(range(items[0], items[0] + len(items))):
+            return f"{items[0]}-{items[-1]}"
+        return ",".join(str(item) for item in items) or "none"
+    return json.dumps(default) if isinstance(default, dict) else str(default)
+
+
+def _add_option(
+    group: argparse._ArgumentGroup, path: str, hint: Any, default: Any, doc: str
+) -> None:
+    """One generated option of setting ``path`` (``"imitation.bc_epochs"``)."""
+    name = path.split(".", 1)[1]
+    flags = _FLAGS.get(name, ("--" + name.replace("_", "-"),))
+    shown = "from --preset" if name in _FROM_PRESET else _shown(default)
+    help_text = f"{doc} (default: {shown})".replace("%", "%%")
+    common: dict[str, Any] = {"dest": path, "default": argparse.SUPPRESS, "help": help_text}
+    if name == "progress_bar":
+        group.add_argument(*flags, action="store_const", const=False, **common)
+        return
+    if hint is bool:
+        group.add_argument(*flags, action=argparse.BooleanOptionalAction, **common)
+        return
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    options = [arg for arg in typing.get_args(hint) if arg is not type(None)] if union else [hint]
+    base = typing.get_origin(options[0]) or options[0]
+    convert: Callable[[str], Any]
+    if name == "env_overrides":
+        convert = json.loads
+    elif base is tuple and typing.get_args(options[0])[0] is int:
+        convert = _seeds if name.endswith("seeds") else _sizes
+    elif base is tuple:  # of names: the flag is repeated
+        group.add_argument(*flags, action="append", metavar=name.upper().rstrip("S"), **common)
+        return
+    elif base in (int, float):
+        convert = base
+    else:
+        convert = str
+    if union and type(None) in typing.get_args(hint) and convert is not str:
+        convert = _optional(convert)
+    choices = _CHOICES.get(name)
+    metavar = _METAVARS.get(name, None if choices else name.upper())
+    group.add_argument(*flags, type=convert, choices=choices, metavar=metavar, **common)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The command's argument parser."""
+    """The command's argument parser: one option group per ``TrainConfig`` group, its options
+    generated from the group's fields (name, type, default, and help from its ``Attributes:``
+    docstring), under the flag names of ``_FLAGS``."""
+    from agents.training import GROUPS
+
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Train MaskablePPO (default), PPO or DQN on GPUShare-v0.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Train MaskablePPO (default), PPO or DQN on GPUShare-v0. Each option group "
+        "is a group of agents.training.TrainConfig (recorded in config.json).",
     )
-    parser.add_argument("--algo", default="maskable_ppo", choices=["maskable_ppo", "ppo", "dqn"])
     parser.add_argument(
         "--preset",
         default="philly",
-        help="evaluation preset giving cluster, workloads and jobs per episode",
+        help="evaluation preset giving cluster, workloads and jobs per episode "
+        "(default: %(default)s)",
     )
-    parser.add_argument("--cluster", help="cluster preset (overrides the preset's)")
-    parser.add_argument(
-        "--workload", action="append", help="workload preset; repeat to alternate over envs"
-    )
-    parser.add_argument("--num-jobs", type=int, help="jobs per episode")
-    parser.add_argument("--pending-window", type=int, default=16)
-    parser.add_argument("--running-window", type=int, default=16)
-    parser.add_argument("--timesteps", type=int, default=200_000, help="RL environment steps")
-    parser.add_argument("--n-envs", type=int, default=2, help="parallel envs")
-    parser.add_argument(
-        "--vec-env",
-        choices=("auto", "subproc", "dummy"),
-        default="auto",
-        help="subproc: one process per env; dummy: all in this process, the policy acting on "
-        "a batch (faster on few cores); auto: subproc when --n-envs > 1",
-    )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="runs/agent", help="output folder")
-    parser.add_argument(
-        "--resume",
-        help="continue training a saved model.zip (with this run's optimisation settings)",
-    )
-    parser.add_argument(
-        "--extractor",
-        default="flat",
-        choices=["flat", "perm", "pointer"],
-        help="flat: SB3's CombinedExtractor; perm: shared per-row encoders, pooled; pointer: "
-        "perm with per-slot action logits (agents.policies; PPO / MaskablePPO)",
-    )
-    parser.add_argument(
-        "--bc-warmstart",
-        type=int,
-        default=0,
-        metavar="N",
-        help="clone the --bc-teacher heuristic on N training episodes first (with --resume "
-        "and --dagger: record them for DAgger, which goes on from the resumed model; "
-        "--bc-epochs 0 does not clone it again)",
-    )
-    parser.add_argument("--bc-epochs", type=int, default=10)
-    parser.add_argument("--bc-lr", type=float, default=1e-3, help="behaviour-cloning step size")
-    parser.add_argument(
-        "--bc-teacher",
-        default="thesis",
-        help="heuristic cloned by --bc-warmstart / labelling DAgger: a baselines.available() "
-        "or baselines.variants() name, optionally with parameters "
-        "(thesis:critical_path_factor=inf, gandiva_srpt:max_load=1.25)",
-    )
-    parser.add_argument(
-        "--dagger", type=int, default=0, metavar="K", help="DAgger iterations after cloning"
-    )
-    parser.add_argument(
-        "--dagger-episodes", type=int, default=8, help="episodes per DAgger iteration"
-    )
-    parser.add_argument(
-        "--dagger-epochs", type=int, default=3,
-        help="passes over the aggregated demonstrations after each DAgger iteration",
-    )  # fmt: skip
-    parser.add_argument(
-        "--bc-suspend-weight", type=float, default=1.0, metavar="W",
-        help="weight of the teacher's suspend labels in the cloning and DAgger losses",
-    )  # fmt: skip
-    parser.add_argument("--train-seeds", type=_seeds, help="training seeds, e.g. 0-99")
-    parser.add_argument("--eval-seeds", type=_seeds, help="held-out validation seeds")
-    parser.add_argument("--eval-every", type=int, default=20_000)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--n-steps", type=int, default=512)
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--n-epochs", type=int, default=5)
-    parser.add_argument("--clip-range", type=float, default=0.1)
-    parser.add_argument("--target-kl", type=float, default=0.02)
-    parser.add_argument("--gamma", type=float, default=0.99, help="discount per decision")
-    parser.add_argument(
-        "--time-constant-h",
-        type=float,
-        help="discount by simulated time instead (SMDP): a step that lets time run by dt "
-        "counts exp(-dt / tau), tau in hours",
-    )
-    parser.add_argument("--ent-coef", type=float, default=0.0)
-    parser.add_argument("--reward-scale", type=float, default=0.01)
-    parser.add_argument(
-        "--reward-reference",
-        metavar="HEURISTIC",
-        help="make the jct reward relative to this heuristic on the same episode "
-        "(a control variate against the arrivals' variance; agents.reference)",
-    )
-    parser.add_argument(
-        "--critic-warmup",
-        type=int,
-        default=0,
-        metavar="STEPS",
-        help="first RL steps train only the value head (after --resume with a new reward)",
-    )
-    parser.add_argument("--critic-warmup-lr", type=float, default=3e-4)
-    parser.add_argument(
-        "--reward",
-        type=json.loads,
-        help='reward weights as JSON, e.g. \'{"jct": 1, "makespan": 0.1}\'',
-    )
-    parser.add_argument(
-        "--max-suspends-per-job",
-        type=int,
-        help="env key max_suspends_per_job of the agent's envs (heuristics run without it)",
-    )
-    parser.add_argument(
-        "--env",
-        type=json.loads,
-        help='further GPUShare-v0 config keys as JSON, e.g. \'{"duration_info": "sampled"}\'',
-    )
-    parser.add_argument(
-        "--torch-threads", type=int, default=1,
-        help="torch threads of the training process (its updates and cloning fits); more "
-        "than 1 only when it has cores to itself (--n-envs 1 or --vec-env dummy)",
-    )  # fmt: skip
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    for group_name, cls in GROUPS.items():
+        summary = (inspect.getdoc(cls) or "").splitlines()[0].replace("``", "")
+        group = parser.add_argument_group(f"{group_name} (TrainConfig.{group_name})", summary)
+        docs = attribute_docs(cls)
+        hints = typing.get_type_hints(cls)
+        defaults = cls()
+        for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+            path = f"{group_name}.{field.name}"
+            default = getattr(defaults, field.name)
+            _add_option(group, path, hints[field.name], default, docs.get(field.name, ""))
+        if group_name == "envs":  # shorthands for two env_overrides keys
+            group.add_argument(
+                "--reward",
+                type=json.loads,
+                metavar="JSON",
+                help='reward weights as JSON, e.g. \'{"jct": 1, "makespan": 0.1}\' '
+                "(env_overrides key reward)",
+            )
+            group.add_argument(
+                "--max-suspends-per-job",
+                type=int,
+                metavar="K",
+                help="env key max_suspends_per_job of the agent's envs (heuristics run without it)",
+            )
     return parser
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    """The ``TrainConfig`` of parsed arguments."""
-    from agents.training import TrainConfig
+    """The ``TrainConfig`` of parsed arguments: the preset, then the options given."""
+    from agents.training import GROUPS, TrainConfig
 
-    overrides: dict[str, Any] = {
-        "algo": args.algo,
-        "pending_window": args.pending_window,
-        "running_window": args.running_window,
-        "timesteps": args.timesteps,
-        "n_envs": args.n_envs,
-        "vec_env": args.vec_env,
-        "seed": args.seed,
-        "out": args.out,
-        "resume": args.resume,
-        "extractor": args.extractor,
-        "bc_episodes": args.bc_warmstart,
-        "bc_epochs": args.bc_epochs,
-        "bc_heuristic": args.bc_teacher,
-        "bc_learning_rate": args.bc_lr,
-        "dagger_iterations": args.dagger,
-        "dagger_episodes": args.dagger_episodes,
-        "dagger_epochs": args.dagger_epochs,
-        "bc_suspend_weight": args.bc_suspend_weight,
-        "eval_every": args.eval_every,
-        "learning_rate": args.learning_rate,
-        "n_steps": args.n_steps,
-        "batch_size": args.batch_size,
-        "n_epochs": args.n_epochs,
-        "clip_range": args.clip_range,
-        "target_kl": args.target_kl,
-        "gamma": args.gamma,
-        "time_constant_h": args.time_constant_h,
-        "ent_coef": args.ent_coef,
-        "reward_scale": args.reward_scale,
-        "reward_reference": args.reward_reference,
-        "critic_warmup": args.critic_warmup,
-        "critic_warmup_lr": args.critic_warmup_lr,
-        "progress_bar": not args.no_progress,
-        "torch_threads": args.torch_threads,
-    }
-    if args.cluster:
-        overrides["cluster"] = args.cluster
-    if args.workload:
-        overrides["workloads"] = tuple(args.workload)
-    if args.num_jobs is not None:
-        overrides["num_jobs"] = args.num_jobs
-    if args.train_seeds is not None:
-        overrides["train_seeds"] = args.train_seeds
-    if args.eval_seeds is not None:
-        overrides["eval_seeds"] = args.eval_seeds
-    env_overrides: dict[str, Any] = dict(args.env or {})
+    nested: dict[str, dict[str, Any]] = {name: {} for name in GROUPS}
+    for dest, value in vars(args).items():
+        if "." in dest:
+            group, name = dest.split(".", 1)
+            nested[group][name] = tuple(value) if name == "workloads" else value
+    env_overrides: dict[str, Any] = dict(nested["envs"].pop("env_overrides", None) or {})
     if args.reward is not None:
         env_overrides["reward"] = args.reward
     if args.max_suspends_per_job is not None:
         env_overrides["max_suspends_per_job"] = args.max_suspends_per_job
     if env_overrides:
-        overrides["env_overrides"] = env_overrides
-    return TrainConfig.from_preset(args.preset, **overrides)
+        nested["envs"]["env_overrides"] = env_overrides
+    return TrainConfig.from_preset(args.preset, **nested)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

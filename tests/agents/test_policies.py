@@ -24,7 +24,7 @@ from tests.agents.helpers import TINY_TRAINING
 
 
 def _config(tmp_path: Path, name: str, **overrides: object) -> TrainConfig:
-    return TrainConfig(
+    return TrainConfig.from_any(
         **{**TINY_TRAINING, "extractor": "pointer", "out": str(tmp_path / name), **overrides}
     )
 

@@ -85,18 +85,18 @@ _TINY = {**TINY_TRAINING, "vec_env": "dummy"}
 
 def test_config_checks_reference_and_warmup(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="reward_reference"):
-        TrainConfig(**_TINY, out=str(tmp_path), reward_reference="no_such_policy")
+        TrainConfig.from_any(**_TINY, out=str(tmp_path), reward_reference="no_such_policy")
     with pytest.raises(ValueError, match="critic_warmup"):
-        TrainConfig(**_TINY, out=str(tmp_path), algo="dqn", critic_warmup=10)
+        TrainConfig.from_any(**_TINY, out=str(tmp_path), algo="dqn", critic_warmup=10)
     with pytest.raises(ValueError, match="critic_warmup"):
-        TrainConfig(**_TINY, out=str(tmp_path), critic_warmup=-1)
+        TrainConfig.from_any(**_TINY, out=str(tmp_path), critic_warmup=-1)
 
 
 @pytest.mark.slow
 def test_critic_warmup_trains_only_the_value_head(tmp_path: Path) -> None:
-    start = train(TrainConfig(**_TINY, out=str(tmp_path / "a"), timesteps=0))
+    start = train(TrainConfig.from_any(**_TINY, out=str(tmp_path / "a"), timesteps=0))
     warmed = train(
-        TrainConfig(
+        TrainConfig.from_any(
             **_TINY,
             out=str(tmp_path / "b"),
             timesteps=128,
@@ -112,6 +112,8 @@ def test_critic_warmup_trains_only_the_value_head(tmp_path: Path) -> None:
     assert all(k.startswith(("value_net.", "mlp_extractor.value_net.")) for k in changed), changed
     assert any(k.startswith("value_net.") for k in changed)
     # after the warm-up everything trains again
-    more = train(TrainConfig(**_TINY, out=str(tmp_path / "c"), timesteps=128, resume=str(warmed)))
+    more = train(
+        TrainConfig.from_any(**_TINY, out=str(tmp_path / "c"), timesteps=128, resume=str(warmed))
+    )
     final = load_model(more).policy.state_dict()
     assert not torch.equal(after["action_net.weight"], final["action_net.weight"])

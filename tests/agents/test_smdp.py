@@ -79,9 +79,9 @@ _TINY = {**TINY_TRAINING, "n_envs": 2, "vec_env": "dummy", "n_epochs": 1}
 
 def test_config_checks_the_time_constant(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="time_constant_h"):
-        TrainConfig(**_TINY, out=str(tmp_path), time_constant_h=0.0)
+        TrainConfig.from_any(**_TINY, out=str(tmp_path), time_constant_h=0.0)
     with pytest.raises(ValueError, match="dqn"):
-        TrainConfig(**_TINY, out=str(tmp_path), algo="dqn", time_constant_h=1.0)
+        TrainConfig.from_any(**_TINY, out=str(tmp_path), algo="dqn", time_constant_h=1.0)
 
 
 class _Elapsed(BaseCallback):
@@ -101,8 +101,10 @@ class _Elapsed(BaseCallback):
 
 def test_training_discounts_each_step_by_its_elapsed_time(tmp_path: Path) -> None:
     tau_h = 0.05
-    config = TrainConfig(**_TINY, out=str(tmp_path), time_constant_h=tau_h)
-    vec = make_vec_env(env_configs(config), config.train_seeds, config.n_envs, config.seed)
+    config = TrainConfig.from_any(**_TINY, out=str(tmp_path), time_constant_h=tau_h)
+    vec = make_vec_env(
+        env_configs(config), config.envs.train_seeds, config.envs.n_envs, config.run.seed
+    )
     model = build_model(config, vec)
     assert type(model.rollout_buffer).__name__ == "SMDPMaskableDictRolloutBuffer"
     recorder = _Elapsed()
@@ -117,8 +119,10 @@ def test_training_discounts_each_step_by_its_elapsed_time(tmp_path: Path) -> Non
 
 
 def test_without_the_callback_training_refuses(tmp_path: Path) -> None:
-    config = TrainConfig(**_TINY, out=str(tmp_path))
-    vec = make_vec_env(env_configs(config), config.train_seeds, config.n_envs, config.seed)
+    config = TrainConfig.from_any(**_TINY, out=str(tmp_path))
+    vec = make_vec_env(
+        env_configs(config), config.envs.train_seeds, config.envs.n_envs, config.run.seed
+    )
     model = build_model(config, vec)  # an ordinary buffer
     with pytest.raises(TypeError, match="rollout_buffer_class"):
         model.learn(64, callback=SMDPDiscountCallback(3600.0))
@@ -127,9 +131,9 @@ def test_without_the_callback_training_refuses(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_resuming_with_a_time_constant_switches_the_buffer(tmp_path: Path) -> None:
-    first = train(TrainConfig(**_TINY, out=str(tmp_path / "a"), timesteps=128))
+    first = train(TrainConfig.from_any(**_TINY, out=str(tmp_path / "a"), timesteps=128))
     resumed = train(
-        TrainConfig(
+        TrainConfig.from_any(
             **_TINY, out=str(tmp_path / "b"), timesteps=128, resume=str(first), time_constant_h=1.0
         )
     )
@@ -139,7 +143,9 @@ def test_resuming_with_a_time_constant_switches_the_buffer(tmp_path: Path) -> No
     assert model.gamma == 1.0  # only SB3's truncation bootstrap reads it
     assert model.rollout_buffer_class.__name__ == "SMDPMaskableDictRolloutBuffer"
     # and back: resuming without a time constant restores the per-decision discount
-    again = train(TrainConfig(**_TINY, out=str(tmp_path / "c"), timesteps=128, resume=str(resumed)))
+    again = train(
+        TrainConfig.from_any(**_TINY, out=str(tmp_path / "c"), timesteps=128, resume=str(resumed))
+    )
     model = load_model(again)
     assert model.gamma == 0.99
     assert model.rollout_buffer_class.__name__ == "MaskableDictRolloutBuffer"

@@ -22,7 +22,7 @@ _TINY = TINY_TRAINING
 
 
 def _config(tmp_path: Path, name: str, **overrides: Any) -> TrainConfig:
-    return TrainConfig(**{**_TINY, "out": str(tmp_path / name), **overrides})
+    return TrainConfig.from_any(**{**_TINY, "out": str(tmp_path / name), **overrides})
 
 
 def _params(path: Path) -> dict[str, torch.Tensor]:
@@ -166,7 +166,7 @@ def test_behaviour_cloning_imitates_the_heuristic(tmp_path: Path) -> None:
     demos = collect_demonstrations(configs, [0, 1], "thesis", gamma=0.99, reward_scale=0.01)
     assert len(demos) == demos.masks.shape[0] == demos.returns.shape[0]
     assert demos.masks[np.arange(len(demos)), demos.actions].all()  # heuristic acts validly
-    vec = make_vec_env(configs, config.train_seeds, 1, 0, subprocess=False)
+    vec = make_vec_env(configs, config.envs.train_seeds, 1, 0, subprocess=False)
     model = build_model(config, vec)
     history = clone(model, demos, epochs=15, batch_size=32, learning_rate=3e-3)
     assert history[-1]["policy_loss"] < 0.5 * history[0]["policy_loss"]
@@ -189,7 +189,7 @@ def test_suspend_weight_is_a_weighted_mean_that_pulls_the_clone_towards_suspends
     config = _config(tmp_path, "w", bc_suspend_weight=4.0)
     weights = _action_weights(config)
     assert _action_weights(_config(tmp_path, "plain")) is None
-    w, r = config.pending_window, config.running_window
+    w, r = config.envs.pending_window, config.envs.running_window
     assert weights is not None and weights.shape == (4 * w + r + 1,)
     assert (weights[4 * w : 4 * w + r] == 4.0).all()
     assert weights[: 4 * w].sum() + weights[-1] == 4 * w + 1
@@ -200,7 +200,7 @@ def test_suspend_weight_is_a_weighted_mean_that_pulls_the_clone_towards_suspends
     demos = collect_demonstrations(configs, [0, 1], "thesis", reward_scale=0.01)
     suspends = (demos.actions >= 4 * w) & (demos.actions < 4 * w + r)
     assert 0 < suspends.sum() < 0.5 * len(demos)  # rare, as in the runs that use it
-    vec = make_vec_env(configs, config.train_seeds, 1, 0, subprocess=False)
+    vec = make_vec_env(configs, config.envs.train_seeds, 1, 0, subprocess=False)
 
     def fitted(action_weights: np.ndarray | None) -> tuple[dict[str, torch.Tensor], float]:
         model = build_model(config, vec)
@@ -330,8 +330,8 @@ def test_cli_teacher_and_agent_only_env_keys(tmp_path: Path) -> None:
         ]
     )  # fmt: skip
     config = config_from_args(args)
-    assert config.bc_heuristic == "gandiva" and config.bc_learning_rate == 3e-4
-    assert dict(config.env_overrides) == {"max_decisions": 500, "max_suspends_per_job": 2}
+    assert config.imitation.bc_heuristic == "gandiva" and config.imitation.bc_learning_rate == 3e-4
+    assert dict(config.envs.env_overrides) == {"max_decisions": 500, "max_suspends_per_job": 2}
     agent_config = env_configs(config)[0]
     assert agent_config["max_suspends_per_job"] == 2
     # heuristics (teachers, references, baselines) run without the agent-only suspend cap
@@ -358,7 +358,7 @@ def test_cli_teacher_takes_the_shipped_teachers_names_and_refuses_their_old_ones
     base = ["--cluster", "tiny", "--workload", "thesis", "--out", str(tmp_path / "x")]
     for old, new in teachers.items():
         config = config_from_args(build_parser().parse_args([*base, "--bc-teacher", new]))
-        assert config.bc_heuristic == new
+        assert config.imitation.bc_heuristic == new
         with pytest.raises(ValueError, match=f"bc_heuristic: .*{re.escape(repr(new))}"):
             config_from_args(build_parser().parse_args([*base, "--bc-teacher", old]))
 
@@ -440,8 +440,8 @@ def test_cli_discount_reference_and_warmup_options(tmp_path: Path) -> None:
 
     argv = ["--cluster", "tiny", "--workload", "thesis", "--out", str(tmp_path / "x")]
     config = config_from_args(build_parser().parse_args(argv))
-    assert config.time_constant_h is None and config.reward_reference is None
-    assert config.critic_warmup == 0
+    assert config.algorithm.time_constant_h is None and config.envs.reward_reference is None
+    assert config.algorithm.critic_warmup == 0
     args = build_parser().parse_args(
         [
             *argv, "--time-constant-h", "50", "--reward-reference", "thesis",
@@ -449,7 +449,7 @@ def test_cli_discount_reference_and_warmup_options(tmp_path: Path) -> None:
         ]
     )  # fmt: skip
     config = config_from_args(args)
-    assert config.time_constant_h == 50.0 and config.reward_reference == "thesis"
-    assert (config.critic_warmup, config.critic_warmup_lr) == (4096, 1e-3)
+    assert config.algorithm.time_constant_h == 50.0 and config.envs.reward_reference == "thesis"
+    assert (config.algorithm.critic_warmup, config.algorithm.critic_warmup_lr) == (4096, 1e-3)
     with pytest.raises(ValueError, match="reward_reference"):
         config_from_args(build_parser().parse_args([*argv, "--reward-reference", "nope"]))
