@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -53,6 +53,10 @@ class RunResult:
         events: Events processed.
         decisions: Place / suspend decisions carried out.
         wall_s: Wall-clock time of the run.  # [s]
+        steps: Decisions the policy made, ``ADVANCE`` included (what ``max_decisions``
+            counts).
+        truncated: The run stopped at ``max_decisions`` with jobs unfinished (``records``
+            and ``metrics`` then cover the jobs finished so far).
     """
 
     records: list[JobRecord]
@@ -61,6 +65,8 @@ class RunResult:
     events: int
     decisions: int
     wall_s: float  # [s]
+    steps: int = 0
+    truncated: bool = False
 
 
 def run_headless(
@@ -71,6 +77,12 @@ def run_headless(
     interference: InterferenceModel | None = None,
     rng: np.random.Generator | None = None,
     max_events: int | None = None,
+    *,
+    pending_window: int | None = None,
+    running_window: int | None = None,
+    max_decisions: int | None = None,
+    max_decisions_per_instant: int | None = None,
+    on_decision: Callable[[Simulator], None] | None = None,
 ) -> RunResult:
     """Simulate ``jobs`` on ``cluster`` until all finish, asking ``policy`` at every instant.
 
@@ -79,28 +91,50 @@ def run_headless(
     reaches the next event; ``max_events`` guards against a policy that never lets jobs
     finish (for example a suspend / resume ping-pong).
 
+    Args:
+        pending_window: Waiting jobs the policy may address (the first ones), as in the
+            env; ``None`` (default) is unbounded.
+        running_window: Running jobs the policy may address, likewise.
+        max_decisions: Stop after this many decisions (``ADVANCE`` included) even if jobs
+            are left; the result is then ``truncated``. ``None`` (default): no cap.
+        max_decisions_per_instant: Raise after more than this many decisions in a row
+            without letting time run. ``None`` (default): no check.
+        on_decision: Called with the simulator after every decision (``ADVANCE``
+            included), once the decision is carried out.
+
     Raises:
-        RuntimeError: more than ``max_events`` events (livelock), or the policy lets time
-            run while nothing is left to happen and jobs wait (deadlock).
+        RuntimeError: more than ``max_events`` events or ``max_decisions_per_instant``
+            decisions at one instant (livelock), or the policy lets time run while
+            nothing is left to happen and jobs wait (deadlock).
     """
     from gpushare_env.metrics import summarize
 
     start = time.perf_counter()
     sim = Simulator(jobs, cluster, config, interference, rng)
     view = SimView(sim)
-    policy.reset(view)
-    while not sim.done:
+    policy.reset(view, pending_window, running_window)
+    steps = in_a_row = 0
+    while not sim.done and (max_decisions is None or steps < max_decisions):
         decision = policy.decide(view)
-        if not isinstance(decision, Advance):
-            apply_decision(sim, decision)
-            continue
-        sim.advance()
-        if max_events is not None and sim.events_processed > max_events:
-            raise RuntimeError(
-                f"policy {policy.name!r}: {sim.events_processed} events and "
-                f"{sim.num_finished}/{len(sim.jobs)} jobs finished at t={sim.now_s:.1f}s "
-                f"(max_events={max_events}): livelock?"
-            )
+        apply_decision(sim, decision)
+        steps += 1
+        if isinstance(decision, Advance):
+            in_a_row = 0
+            if max_events is not None and sim.events_processed > max_events:
+                raise RuntimeError(
+                    f"policy {policy.name!r}: {sim.events_processed} events and "
+                    f"{sim.num_finished}/{len(sim.jobs)} jobs finished at t={sim.now_s:.1f}s "
+                    f"(max_events={max_events}): livelock?"
+                )
+        else:
+            in_a_row += 1
+            if max_decisions_per_instant is not None and in_a_row > max_decisions_per_instant:
+                raise RuntimeError(
+                    f"policy {policy.name!r} made {in_a_row} decisions at "
+                    f"t={sim.now_s:.3f}s without letting time run (livelock)"
+                )
+        if on_decision is not None:
+            on_decision(sim)
     records = sim.records()
     timeline = sim.timeline()
     return RunResult(
@@ -110,4 +144,6 @@ def run_headless(
         events=sim.events_processed,
         decisions=sim.decisions,
         wall_s=time.perf_counter() - start,
+        steps=steps,
+        truncated=not sim.done,
     )

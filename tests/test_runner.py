@@ -52,3 +52,61 @@ def test_runner_stops_a_suspend_resume_ping_pong():
     jobs = make_workload("thesis", np.random.default_rng(0), num_jobs=3, cluster_gpus=4)
     with pytest.raises(RuntimeError, match="livelock"):
         run_headless(jobs, c, Stubborn(), max_events=200)
+
+
+def test_max_decisions_truncates_and_on_decision_sees_every_decision():
+    c = make_cluster("thesis")
+    jobs = make_workload("thesis", np.random.default_rng(0), num_jobs=40)
+    seen: list[float] = []
+
+    def count(sim):
+        seen.append(sim.now_s)
+
+    full = run_headless(jobs, c, FifoPack(), SimConfig(), rng=np.random.default_rng(0))
+    assert not full.truncated
+    assert full.steps >= full.decisions  # ADVANCE counts as a step, not as a decision
+    capped = run_headless(
+        jobs,
+        c,
+        FifoPack(),
+        SimConfig(),
+        rng=np.random.default_rng(0),
+        max_decisions=full.steps - 1,  # the last decision is the one that finishes the run
+        on_decision=count,
+    )
+    assert capped.truncated
+    assert capped.steps == full.steps - 1
+    assert len(seen) == full.steps - 1  # once per decision, ADVANCE included
+    assert seen == sorted(seen)
+    assert len(capped.records) < len(jobs)
+    # A cap the run never reaches changes nothing.
+    seen.clear()
+    roomy = run_headless(
+        jobs,
+        c,
+        FifoPack(),
+        SimConfig(),
+        rng=np.random.default_rng(0),
+        max_decisions=full.steps,
+        on_decision=count,
+    )
+    assert not roomy.truncated
+    assert roomy.records == full.records
+    assert roomy.steps == full.steps == len(seen)
+
+
+def test_windows_reach_the_policy_and_decisions_per_instant_are_capped():
+    class Recording(FifoPack):
+        def reset(self, view, pending_window=None, running_window=None):
+            self.windows = (pending_window, running_window)
+            super().reset(view, pending_window, running_window)
+
+    c = make_cluster("tiny")
+    jobs = make_workload("thesis", np.random.default_rng(0), num_jobs=6, cluster_gpus=4)
+    policy = Recording()
+    run_headless(jobs, c, policy, pending_window=3, running_window=2)
+    assert policy.windows == (3, 2)
+
+    # The first placement is already one decision too many at t=0 for a cap of 0.
+    with pytest.raises(RuntimeError, match="without letting time run"):
+        run_headless(jobs, c, FifoPack(), max_decisions_per_instant=0)

@@ -183,41 +183,33 @@ def _run_headless(spec: RunSpec) -> _Episode:
     ``running_window`` running jobs), so a headless run makes the same decisions as the
     same heuristic in the env and gives the same metrics (tested); it only skips the
     observation, mask and reward work. (Unbounded windows would also make each decision
-    scan the whole queue, quadratic once a backlog forms.)
+    scan the whole queue, quadratic once a backlog forms.) The loop is
+    :func:`gpushare_env.runner.run_headless`, with the env's decision cap (a capped run is
+    ``truncated``), a livelock check and the Gantt recorder observing after each decision.
     """
     import baselines
     from gpushare_env.envs.config import EnvConfig
-    from gpushare_env.metrics import summarize
-    from gpushare_env.sim import Advance, Simulator, SimView, apply_decision
+    from gpushare_env.runner import run_headless
 
     config = EnvConfig.from_any(dict(spec.env_config))
     jobs, cluster, sim_config, rng, rejected = headless_setup(spec)
     policy = baselines.make(str(spec.policy.name), **dict(spec.policy.params))
-    sim = Simulator(jobs, cluster, sim_config, rng=rng)
-    view = SimView(sim)
-    policy.reset(view, config.windows.pending, config.windows.running)
     recorder = PlacementRecorder() if spec.record_gantt else None
-    cap = config.decision_cap(len(jobs))
-    decisions = in_a_row = 0
-    while not sim.done and decisions < cap:
-        decision = policy.decide(view)
-        apply_decision(sim, decision)
-        decisions += 1
-        if isinstance(decision, Advance):
-            in_a_row = 0
-        else:
-            in_a_row += 1
-            if in_a_row > _LIVELOCK_DECISIONS:
-                raise RuntimeError(
-                    f"policy {policy.name!r} made {in_a_row} decisions at "
-                    f"t={sim.now_s:.3f}s without letting time run (livelock)"
-                )
-        if recorder is not None:
-            recorder.observe(sim)
-    records, timeline = sim.records(), sim.timeline()
+    result = run_headless(
+        jobs,
+        cluster,
+        policy,
+        sim_config,
+        rng=rng,
+        pending_window=config.windows.pending,
+        running_window=config.windows.running,
+        max_decisions=config.decision_cap(len(jobs)),
+        max_decisions_per_instant=_LIVELOCK_DECISIONS,
+        on_decision=recorder.observe if recorder is not None else None,
+    )
     return _Episode(
-        records, timeline, summarize(records, timeline), decisions, not sim.done, rejected,
-        cluster, recorder,
+        result.records, result.timeline, result.metrics, result.steps, result.truncated,
+        rejected, cluster, recorder,
     )  # fmt: skip
 
 

@@ -457,3 +457,29 @@ def test_agents_get_every_observation_option_they_were_trained_with(tmp_path: Pa
     recorded = {"env_config": {**dict.fromkeys(options, True), "workload": "philly_heavy"}}
     (tmp_path / "agent.json").write_text(json.dumps(recorded), encoding="utf-8")
     assert agent_env_overrides(model) == dict.fromkeys(options, True)
+
+
+def test_a_headless_run_stopped_by_the_decision_cap_is_reported_truncated() -> None:
+    from gpushare_env.evaluation.runs import execute_run
+
+    def spec(**limits: int) -> RunSpec:
+        config = {"cluster": "tiny", "workload": "thesis_poisson", "num_jobs": 15, **limits}
+        return RunSpec(
+            index=0,
+            policy=PolicySpec(label="fifo", name="fifo"),
+            workload=WorkloadSpec("thesis_poisson", "thesis_poisson", 15),
+            seed=3,
+            env_config=config,
+            headless=True,
+            record_gantt=True,
+        )
+
+    whole = execute_run(spec())
+    assert whole.row["truncated"] == 0
+    assert whole.row["num_jobs"] == 15
+    cap = int(whole.row["decisions"]) - 1  # the last decision is the one that finishes
+    capped = execute_run(spec(max_decisions=cap))
+    assert capped.row["truncated"] == 1
+    assert capped.row["decisions"] == cap
+    assert 0 < capped.row["num_jobs"] < 15
+    assert capped.gantt is not None
