@@ -148,29 +148,34 @@ cdef inline int upper_bound(double* values, int n, double x) noexcept nogil:
     return lo
 
 
-cdef inline double numpy_sum(double* a, int n) noexcept:
-    """``np.sum`` of ``a[:n]`` for ``n <= 128``, in numpy's order (its pairwise sum keeps
-    eight accumulators from eight elements on), so that totals round the same way."""
+cdef double pairwise_sum(double* a, int n) noexcept:
+    """The sum of ``a[:n]`` in numpy's order (``np.sum``'s pairwise summation: eight
+    accumulators up to 128 elements, halves at multiples of eight beyond), so a gang's
+    total does not depend on how the cluster is laid out in memory."""
     cdef double res
     cdef double[8] r
-    cdef int i, j
+    cdef int i, j, half
     if n < 8:
         res = 0.0
         for i in range(n):
             res += a[i]
         return res
-    for j in range(8):
-        r[j] = a[j]
-    i = 8
-    while i < n - (n % 8):
+    if n <= 128:
         for j in range(8):
-            r[j] += a[i + j]
-        i += 8
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-    while i < n:
-        res += a[i]
-        i += 1
-    return res
+            r[j] = a[j]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] += a[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return pairwise_sum(a, half) + pairwise_sum(a + half, n - half)
 
 
 cdef void* checked_malloc(size_t size) except NULL:
@@ -209,8 +214,9 @@ cdef class Core:
     cdef long* holders
     cdef double* factor
     cdef public object free_array, load_array, computing_array, holders_array, factor_array
-    cdef public object gpu_state  # GPUState over the live arrays (Python placement fallback)
-    cdef object find_placement_py
+    cdef public object gpu_state  # GPUState over the live arrays (what SimView reads)
+    cdef double* scratch_row  # (node_width) a node's GPU scores, sorted
+    cdef int* scratch_cols  # (node_width) their columns
     cdef public object strategy_names
     cdef bint equal_capacity
     cdef double min_capacity
@@ -391,6 +397,8 @@ cdef class Core:
         free(self.scratch_gpus)
         free(self.scratch_score)
         free(self.scratch_nodes)
+        free(self.scratch_row)
+        free(self.scratch_cols)
         free(self.idle_on_node)
         free(self.open_list)
         free(self.open_pos)
@@ -463,7 +471,8 @@ cdef class Core:
         self.computing = <long*>cnp.PyArray_DATA(self.computing_array)
         self.holders = <long*>cnp.PyArray_DATA(self.holders_array)
         self.factor = <double*>cnp.PyArray_DATA(self.factor_array)
-        self.find_placement_py = cluster_in["find_placement"]
+        self.scratch_row = <double*>checked_malloc(self.node_width * sizeof(double))
+        self.scratch_cols = <int*>checked_malloc(self.node_width * sizeof(int))
         self.strategy_names = tuple(cluster_in["strategies"])
         self.scratch_gpus = <int*>checked_malloc(g * sizeof(int))
         self.scratch_score = <double*>checked_malloc(g * sizeof(double))
@@ -528,7 +537,6 @@ cdef class Core:
         for i in range(self.num_reference):
             self.reference[i] = reference[i]
         self.median_worker = sim_in["median_worker_gib"]
-        fgd = sim_in["fgd_part"]
         self.util_part = <double*>checked_malloc(g * sizeof(double))
         self.alloc_part = <int*>checked_malloc(g * sizeof(int))
         self.free_part = <double*>checked_malloc(g * sizeof(double))
@@ -536,12 +544,17 @@ cdef class Core:
         self.fgd_part = <double*>checked_malloc(g * sizeof(double))
         for i in range(g):
             self.free_part[i] = capacity[i]
-            self.fgd_part[i] = fgd[i]
+            # an idle GPU's expected fragment: its memory, times the share of the
+            # workload's workers that do not fit it (the rule of _touch_memory)
+            k = upper_bound(self.reference, self.num_reference, self.capacity[i] + EPS)
+            self.fgd_part[i] = self.capacity[i] * (
+                1.0 - <double>k / <double>self.num_reference
+            )
         self.util_sum = 0.0
         self.allocated = 0
         self.free_sum = float(capacity.sum())
         self.frag_sum = 0.0
-        self.fgd_sum = sim_in["fgd_sum"]
+        self.fgd_sum = pairwise_sum(self.fgd_part, g)
         self.heap_cap = 64
         self.heap = <Entry*>checked_malloc(self.heap_cap * sizeof(Entry))
         self.queue = <int*>checked_malloc(n * sizeof(int))
@@ -1167,15 +1180,6 @@ cdef class Core:
         if strategy == S_EXCLUSIVE:
             return self._exclusive(n, memory, out)
         if n > 1:
-            if self.node_width > 128:  # beyond numpy's unrolled sum (below): the reference
-                chosen = self.find_placement_py(
-                    self.strategy_names[strategy], self.gpu_state, n, memory
-                )
-                if chosen is None:
-                    return -1
-                for g in range(n):
-                    out[g] = chosen[g]
-                return n
             return self._shared_gang(strategy, n, memory, out)
         if self.indexed:
             best_g = self._indexed_single(strategy, memory)
@@ -1282,8 +1286,8 @@ cdef class Core:
         cdef int width = self.node_width, node, col, g, total = 0, taken, count, best_node = -1
         cdef double best_total = INFINITY, node_total
         cdef double* score = self.scratch_score
-        cdef double[128] row
-        cdef int[128] cols
+        cdef double* row = self.scratch_row
+        cdef int* cols = self.scratch_cols
         cdef int* per_node = self.scratch_nodes
         for g in range(self.num_gpus):
             score[g] = self._score(strategy, g, memory)
@@ -1297,7 +1301,7 @@ cdef class Core:
         if n <= width:
             for node in range(self.num_nodes):
                 self._node_order(node, score, row, cols)
-                node_total = numpy_sum(row, n)
+                node_total = pairwise_sum(row, n)
                 if node_total < best_total:  # np.argmin: the first smallest, finite only
                     best_total = node_total
                     best_node = node

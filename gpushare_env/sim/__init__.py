@@ -12,7 +12,7 @@ from gpushare_env.sim.engine import (
     Simulator,
 )
 from gpushare_env.sim.interference import InterferenceModel, LinearContention, NoInterference
-from gpushare_env.sim.placement import STRATEGIES, find_placement
+from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import JobRecord, JobSpec, JobStatus, Timeline
 from gpushare_env.sim.view import JobView, SimView
 
@@ -48,6 +48,5 @@ __all__ = [
     "Suspend",
     "Timeline",
     "apply_decision",
-    "find_placement",
     "make_cluster",
 ]

@@ -40,7 +40,7 @@ import numpy as np
 from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.cluster import Cluster
 from gpushare_env.sim.interference import InterferenceModel, LinearContention, NoInterference
-from gpushare_env.sim.placement import STRATEGIES, expected_fragment, find_placement
+from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import (
     Event,
     EventKind,
@@ -511,14 +511,10 @@ def core_inputs(
         "node_gpus": cluster.node_gpus,
         "gpu_speed": cluster.gpu_speed,
         "max_jobs_per_gpu": cluster.max_jobs_per_gpu,
-        "find_placement": find_placement,
         "strategies": STRATEGIES,
     }
     reference = np.sort(np.asarray([j.memory_gib for j in ordered], dtype=np.float64))
     num_gpus = cluster.num_gpus
-    fgd_part = expected_fragment(
-        cluster.gpu_memory_gib.copy(), np.zeros(num_gpus, dtype=bool), reference
-    )
     builtin = isinstance(interference, (LinearContention, NoInterference))
     sim_in = {
         "alpha": interference.alpha if isinstance(interference, LinearContention) else 0.0,
@@ -530,8 +526,6 @@ def core_inputs(
         "record_timeline": config.record_timeline,
         "reference_memory_gib": reference.tolist(),
         "median_worker_gib": float(np.median(reference)),
-        "fgd_part": fgd_part.tolist(),
-        "fgd_sum": float(fgd_part.sum()),
     }
     # headless: no layout, the core encodes nothing
     options = episode or EpisodeOptions(

@@ -15,7 +15,6 @@ from gpushare_env.envs import FRAG_FEATURES, GPUShareEnv
 from gpushare_env.envs.observation import FRAG_BIN_EDGES_GIB, log_time
 from gpushare_env.rollout import Step, rollout
 from gpushare_env.sim import ADVANCE, MODELS, Advance, InvalidDecision, Schedule, Suspend
-from gpushare_env.sim.placement import expected_fragment
 from tests.envs.helpers import RandomValid, random_valid_action
 from tests.jobs import job
 
@@ -191,7 +190,10 @@ def reference_observation(env: GPUShareEnv) -> dict[str, np.ndarray]:
     shared = holders > 0
     fragmented = free[shared & ((free + 1e-9 < median) | (holders >= slots))].sum()
     reference = np.sort([s.memory_gib for s in specs])
-    fgd = expected_fragment(free, holders >= slots, reference).sum()
+    # FGD's expected fragment (Weng et al., ATC'23): a GPU's free memory times the share
+    # of the workload's workers that cannot use it (all of it on a GPU without a slot)
+    usable = np.searchsorted(reference, free + 1e-9, side="right") / len(reference)
+    fgd = np.where(holders >= slots, free, free * (1.0 - usable)).sum()
     total_free = free.sum()
     can_advance = view.next_event_time() is not None
     global_ = [
