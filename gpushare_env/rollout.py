@@ -211,7 +211,8 @@ def rollout(
             raw, state = predict(observation, state, start, deterministic=deterministic)
         action = raw if type(raw) is int else _action_index(raw)
         next_observation, reward, terminated, truncated, info = env.step(action)
-        reward = float(reward)
+        if type(reward) is not float:
+            reward = float(reward)
         total_reward += reward
         if info.get("invalid"):
             invalid += 1

@@ -1883,9 +1883,14 @@ cdef class Core:
     def num_running(self):
         return self.running_n
 
-    def reward_terms(self):
-        """The reward components of the last step, in ``REWARD_COMPONENTS`` order."""
-        return [self.terms[i] for i in range(NUM_TERMS)]
+    def reward_terms(self, names):
+        """The reward components of the last step: a dict from ``names`` (the
+        ``REWARD_COMPONENTS`` order) to their values."""
+        cdef dict out = {}
+        cdef int i
+        for i in range(NUM_TERMS):
+            out[names[i]] = self.terms[i]
+        return out
 
     def pending_ids(self):
         """Job ids of the pending window."""

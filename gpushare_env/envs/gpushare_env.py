@@ -455,7 +455,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         core = self._core
         return {
             "action_mask": core.mask_array.copy(),
-            "reward_terms": dict(zip(REWARD_COMPONENTS, core.reward_terms(), strict=False)),
+            "reward_terms": core.reward_terms(REWARD_COMPONENTS),
             "time_s": core.now,
             "jobs_done": core.num_finished,
             "decisions": core.decisions,
