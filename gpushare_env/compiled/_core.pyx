@@ -178,6 +178,18 @@ cdef double pairwise_sum(double* a, int n) noexcept:
     return pairwise_sum(a, half) + pairwise_sum(a + half, n - half)
 
 
+cdef inline double contention_factor(double load, int count, double alpha) noexcept nogil:
+    """``LinearContention``: ``min(1, 1/U) * (1 - alpha) ** (k - 1)`` for ``k`` workers
+    computing with total intensity ``U`` on one GPU."""
+    cdef double contention = 1.0 if load <= 1.0 else 1.0 / load
+    return contention * pow(1.0 - alpha, <double>(count - 1))
+
+
+def linear_contention(double load, int count, double alpha):
+    """``contention_factor`` for Python (``LinearContention.factor`` is this)."""
+    return contention_factor(load, count, alpha)
+
+
 cdef void* checked_malloc(size_t size) except NULL:
     cdef void* p = malloc(size if size > 0 else 1)
     if p == NULL:
@@ -874,8 +886,7 @@ cdef class Core:
                 if self.interference_py is not None:
                     self.factor[g] = self._python_factor(g, k, load)
                 elif self.interference:
-                    contention = 1.0 if load <= 1.0 else 1.0 / load
-                    self.factor[g] = contention * pow(1.0 - self.alpha, <double>(k - 1))
+                    self.factor[g] = contention_factor(load, k, self.alpha)
                 else:
                     self.factor[g] = 1.0
             else:
@@ -2142,6 +2153,16 @@ cdef class Core:
             Event(now, kinds[self.events_kind[i]], self.jobs[self.events_job[i]].job_id)
             for i in range(self.events_n)
         ]
+
+    def colocation_factor(self, double load, int count, models=()):
+        """The speed factor of each of ``count`` computing workers with compute load
+        ``load`` on one GPU: the rule ``_touch_compute`` applies (``models``: their model
+        names, for a Python interference model that reads them)."""
+        if self.interference_py is not None:
+            return self.interference_py.factor(load, count, list(models))
+        if not self.interference:
+            return 1.0
+        return contention_factor(load, count, self.alpha)
 
     def cluster_totals(self):
         """``(compute_in_use, allocated_gpus, free_memory_gib, fragmented_memory_gib,

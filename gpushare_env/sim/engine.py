@@ -331,6 +331,11 @@ class Simulator:
         expected_fragment_gib)``: the current values of the ``Timeline`` series."""
         return self.core.cluster_totals()
 
+    def colocation_factor(self, load: float, count: int, models: Sequence[str] = ()) -> float:
+        """Speed factor of each of ``count`` workers computing on one GPU with load
+        ``load``, as the engine applies it (the interference model's rule)."""
+        return float(self.core.colocation_factor(load, count, models))
+
     def find_placement(self, job_id: int, strategy: str) -> tuple[int, ...] | None:
         """GPUs the named strategy would give ``job_id`` now, or ``None``."""
         if strategy not in STRATEGIES:

@@ -58,9 +58,11 @@ class LinearContention:
             raise ValueError(f"interference: alpha must be in [0, 1), got {self.alpha}")
 
     def factor(self, load: float, count: int, models: Sequence[str] = ()) -> float:
-        """Fraction of solo speed of each worker on a GPU with ``load`` and ``count``."""
-        contention = 1.0 if load <= 1.0 else 1.0 / load
-        return contention * (1.0 - self.alpha) ** (count - 1)
+        """Fraction of solo speed of each worker on a GPU with ``load`` and ``count``
+        (the engine's own rule, ``contention_factor`` in the compiled core)."""
+        from gpushare_env.compiled._core import linear_contention
+
+        return float(linear_contention(load, count, self.alpha))
 
 
 @dataclass(frozen=True, slots=True)

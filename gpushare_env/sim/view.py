@@ -353,7 +353,7 @@ class SimView:
                     if sim.jobs[other].status in counted
                 ]
                 models.append(spec.model)
-            factor = interference.factor(load, k, models)
+            factor = sim.colocation_factor(load, k, models)
             own = min(own, factor * float(sim.cluster.gpu_speed[g]))
             if k > 1:
                 others = min(others, factor)
