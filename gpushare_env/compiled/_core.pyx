@@ -1894,6 +1894,10 @@ cdef class Core:
     def num_running(self):
         return self.running_n
 
+    def is_valid(self, long action):
+        """True if ``action`` is in the action space and the mask allows it now."""
+        return 0 <= action < self.num_actions and self.mask[action]
+
     def reward_terms(self, names):
         """The reward components of the last step: a dict from ``names`` (the
         ``REWARD_COMPONENTS`` order) to their values."""

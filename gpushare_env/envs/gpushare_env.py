@@ -377,7 +377,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         core = self._core
         started_s = core.now
         a = int(action)
-        invalid = not (0 <= a <= self._advance_action and core.mask_array[a])
+        invalid = not (0 <= a <= self._advance_action and core.is_valid(a))
         if invalid and self.config.invalid_action == "raise":
             raise InvalidActionError(self._why_invalid(a))
         reward, terminated, truncated = core.step(a, invalid)
