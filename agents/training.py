@@ -657,18 +657,22 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     net_arch = list(config.network.net_arch)
     policy_kwargs["net_arch"] = {"pi": net_arch, "vf": net_arch}
     return algorithm_class(config.algorithm.algo)(
-        policy,
-        env,
-        n_steps=config.algorithm.n_steps,
-        batch_size=config.algorithm.batch_size,
-        n_epochs=config.algorithm.n_epochs,
-        gae_lambda=config.algorithm.gae_lambda,
-        clip_range=config.algorithm.clip_range,
-        ent_coef=config.algorithm.ent_coef,
-        target_kl=config.algorithm.target_kl,
-        policy_kwargs=policy_kwargs,
-        **common,
+        policy, env, policy_kwargs=policy_kwargs, **_ppo_settings(config), **common
     )
+
+
+def _ppo_settings(config: TrainConfig) -> dict[str, Any]:
+    """PPO's optimisation settings (what a resumed run also takes from ``config``)."""
+    algorithm = config.algorithm
+    return {
+        "n_steps": algorithm.n_steps,
+        "batch_size": algorithm.batch_size,
+        "n_epochs": algorithm.n_epochs,
+        "gae_lambda": algorithm.gae_lambda,
+        "clip_range": algorithm.clip_range,
+        "ent_coef": algorithm.ent_coef,
+        "target_kl": algorithm.target_kl,
+    }
 
 
 def _discount_kwargs(config: TrainConfig) -> dict[str, Any]:
@@ -712,15 +716,7 @@ def _resume_overrides(config: TrainConfig) -> dict[str, Any]:
     if config.algorithm.algo == "dqn":
         values.update(batch_size=config.algorithm.batch_size)
         return values
-    values.update(
-        n_steps=config.algorithm.n_steps,
-        batch_size=config.algorithm.batch_size,
-        n_epochs=config.algorithm.n_epochs,
-        gae_lambda=config.algorithm.gae_lambda,
-        clip_range=config.algorithm.clip_range,
-        ent_coef=config.algorithm.ent_coef,
-        target_kl=config.algorithm.target_kl,
-    )
+    values.update(_ppo_settings(config))
     return values
 
 
