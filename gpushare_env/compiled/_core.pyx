@@ -229,7 +229,7 @@ cdef class Core:
     cdef public object gpu_state  # GPUState over the live arrays (what SimView reads)
     cdef double* scratch_row  # (node_width) a node's GPU scores, sorted
     cdef int* scratch_cols  # (node_width) their columns
-    cdef public object strategy_names
+    cdef object strategy_names
     cdef bint equal_capacity
     cdef double min_capacity
 
@@ -344,7 +344,6 @@ cdef class Core:
     cdef int* window_running
     cdef public int running_n_window
     cdef public int waiting_gpus
-    cdef public int in_transition
     # the rivals pass, by GPUs requested: the pass that last saw such a waiting job, the
     # longest wait and the shortest predicted remaining time (+inf: none predicted)
     cdef long* rival_seen  # (largest request + 1)
@@ -1516,7 +1515,7 @@ cdef class Core:
                 can_suspend = True
         self.can_advance = (
             self.running_n_window > 0
-            or self.in_transition > 0
+            or self.transit_n > 0
             or self.in_system + self.finished_n < self.num_jobs
         )
         self.mask[self.num_actions - 1] = self.can_advance
@@ -1627,7 +1626,7 @@ cdef class Core:
         backlog = self.queue_n - self.W
         row[self.cl_backlog] = <float>(backlog * self.inv_jobs if backlog > 0 else 0.0)
         row[self.cl_running] = <float>(self.running_n * self.inv_jobs)
-        row[self.cl_transition] = <float>(self.in_transition * self.inv_jobs)
+        row[self.cl_transition] = <float>(self.transit_n * self.inv_jobs)
         row[self.cl_in_system] = <float>(self.in_system * self.inv_jobs)
         row[self.cl_finished] = <float>(self.finished_n * self.inv_jobs)
         util = self.util_sum * self.inv_gpus
@@ -1791,12 +1790,10 @@ cdef class Core:
                     self.inv_solo_sum = 0.0  # no drift across busy periods
             elif kind == EV_SUSPEND_DONE:
                 self.transition_gpus -= job.num_gpus
-                self.in_transition -= 1
                 self.queued_since_sum += job.queued_since
                 self.waiting_gpus += job.num_gpus
             elif kind == EV_RESUME_DONE:
                 self.transition_gpus -= job.num_gpus
-                self.in_transition -= 1
 
     cdef void _apply(self, int action) except *:
         cdef int slot, strategy, rank, count
@@ -1823,12 +1820,10 @@ cdef class Core:
             self.waiting_gpus -= job.num_gpus
             if resuming:
                 self.transition_gpus += job.num_gpus
-                self.in_transition += 1
             return
         rank = self.window_running[action - self.W * 4]
         self._suspend(rank)
         self.transition_gpus += self.jobs[rank].num_gpus
-        self.in_transition += 1
 
     cdef void _settle(self) except *:
         self._update_mask()
@@ -1953,12 +1948,6 @@ cdef class Core:
     def job(self, job_id):
         """The ``JobState`` proxy of ``job_id`` (``KeyError`` if there is none)."""
         return _job_state(self, self.rank_of[job_id])
-
-    def job_at(self, int rank):
-        """The ``JobState`` proxy of the job of arrival rank ``rank``."""
-        if not 0 <= rank < self.num_jobs:
-            raise IndexError(rank)
-        return _job_state(self, rank)
 
     def pending(self, limit=None):
         """Ids of waiting jobs (pending and suspended) by arrival, at most ``limit``."""

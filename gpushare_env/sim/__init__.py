@@ -1,4 +1,4 @@
-"""The simulation core. Pure Python + numpy; it never imports gymnasium."""
+"""The simulation core (its engine compiled from Cython); it never imports gymnasium."""
 
 from gpushare_env.sim.catalog import DEFAULT_MODELS, GPU_TYPES, MODELS, GPUType, ModelSpec
 from gpushare_env.sim.cluster import PRESETS, Cluster, ClusterConfig, NodeGroup, make_cluster

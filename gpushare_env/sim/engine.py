@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -130,8 +130,6 @@ class GPUState:
         node_gpus: GPUs of each node, -1 padded.  # (N, M)
         num_nodes: Number of nodes.
         max_jobs_per_gpu: Most workers a GPU may host.
-        reference_memory_gib: Sorted worker memories of the workload (for fragments).  # (R,)
-        rectangular: ``node_gpus`` is ``arange(G).reshape(N, M)`` (equal nodes, no padding).
     """
 
     free_memory_gib: np.ndarray
@@ -143,8 +141,6 @@ class GPUState:
     node_gpus: np.ndarray
     num_nodes: int
     max_jobs_per_gpu: int
-    reference_memory_gib: np.ndarray = field(repr=False)
-    rectangular: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -561,9 +557,7 @@ def new_core(inputs: tuple[dict[str, Any], ...]) -> Any:
     """A fresh ``Core`` from ``core_inputs``, with its ``GPUState`` over the live arrays."""
     core = Core(*inputs)
     cluster_in = inputs[1]
-    capacity = np.ascontiguousarray(cluster_in["gpu_memory_gib"], dtype=np.float64)
     node_gpus = cluster_in["node_gpus"]
-    num_gpus = len(capacity)
     core.gpu_state = GPUState(
         free_memory_gib=core.free_array,
         load=core.load_array,
@@ -574,10 +568,6 @@ def new_core(inputs: tuple[dict[str, Any], ...]) -> Any:
         node_gpus=node_gpus,
         num_nodes=node_gpus.shape[0],
         max_jobs_per_gpu=cluster_in["max_jobs_per_gpu"],
-        reference_memory_gib=np.asarray(inputs[2]["reference_memory_gib"]),
-        rectangular=bool(
-            node_gpus.size == num_gpus and np.array_equal(node_gpus.ravel(), np.arange(num_gpus))
-        ),
     )
     return core
 
