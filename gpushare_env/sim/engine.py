@@ -333,9 +333,11 @@ class Simulator:
         return float(self.core.colocation_factor(load, count, models))
 
     def find_placement(self, job_id: int, strategy: str) -> tuple[int, ...] | None:
-        """GPUs the named strategy would give ``job_id`` now, or ``None``."""
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r}; allowed: {list(STRATEGIES)}")
+        """GPUs the named strategy would give ``job_id`` now, or ``None``.
+
+        Raises:
+            InvalidDecision: an unknown strategy (a ``ValueError``).
+        """
         return self.core.find_placement(job_id, strategy)
 
     # ---------------------------------------------------------------- decisions
