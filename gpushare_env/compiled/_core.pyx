@@ -101,6 +101,7 @@ cdef struct Job:
     double gpu_seconds
     double overhead_gpu_seconds
     double transition_since
+    double service_since  # when it last began computing (start or end of a resume)
     double queued_since
     double queued_s
     int suspends
@@ -320,6 +321,7 @@ cdef class Core:
     cdef long* shape_epoch  # (shapes) the gpu_epoch of the answers, -1: none yet
     cdef double* shape_peak  # (shapes, 2) pack, spread
     cdef int max_suspends  # -1: no cap
+    cdef double min_service  # [s] service after a resume before the next suspension
     cdef double* mem_values
     cdef int num_mem_values
     cdef int* fit_counts
@@ -542,6 +544,9 @@ cdef class Core:
         self.sample_iterations = sim_in["sample_iterations"]
         self.duration_info = ("none", "sampled", "oracle").index(sim_in["duration_info"])
         self.record_timeline = sim_in["record_timeline"]
+        cap = sim_in["max_suspends_per_job"]
+        self.max_suspends = -1 if cap is None else cap
+        self.min_service = sim_in["min_service_s"]
         reference = sim_in["reference_memory_gib"]  # sorted
         self.num_reference = len(reference)
         self.reference = <double*>checked_malloc(self.num_reference * sizeof(double))
@@ -583,8 +588,6 @@ cdef class Core:
         # ---- encoder
         self.W = encoder_in["pending_window"]
         self.R = encoder_in["running_window"]
-        cap = encoder_in["max_suspends_per_job"]
-        self.max_suspends = -1 if cap is None else cap
         self.num_models = encoder_in["num_models"]
         if self.num_models > MAX_MODELS:
             raise ValueError(f"the compiled core handles at most {MAX_MODELS} models")
@@ -965,6 +968,7 @@ cdef class Core:
         cdef int* gpus = &self.gpus_of[job.offset]
         cdef int i, g
         job.status = RUNNING
+        job.service_since = self.now
         self.running[self.running_n] = rank
         self.running_n += 1
         for i in range(job.held):
@@ -1510,7 +1514,7 @@ cdef class Core:
         for slot in range(self.running_n_window):
             rank = self.running[slot]
             self.window_running[slot] = rank
-            if self.max_suspends < 0 or self.jobs[rank].suspends < self.max_suspends:
+            if self._suspendable(&self.jobs[rank]):
                 self.mask[width + slot] = True
                 can_suspend = True
         self.can_advance = (
@@ -1520,6 +1524,15 @@ cdef class Core:
         )
         self.mask[self.num_actions - 1] = self.can_advance
         self.has_choice = schedule_choice or can_suspend
+
+    cdef bint _suspendable(self, Job* job) noexcept:
+        """The suspension rules: a running job, under its budget, and (after a resume) past
+        its minimum service."""
+        if job.status != RUNNING:
+            return False
+        if self.max_suspends >= 0 and job.suspends >= self.max_suspends:
+            return False
+        return job.resumes == 0 or self.now - job.service_since + EPS >= self.min_service
 
     cdef bint _exclusive_memory_ok(self, Job* job) noexcept:
         cdef int i, count
@@ -1867,6 +1880,10 @@ cdef class Core:
         truncated = not terminated and (
             self.decisions >= self.decision_cap or self._time_capped() or self.deadlock
         )
+        if truncated:  # running out the clock is no way out: charge what is left
+            jct_left, makespan_left = self.truncation_cost()
+            self.terms[T_JCT] -= jct_left * self.inv_scale
+            self.terms[T_MAKESPAN] -= makespan_left * self.inv_scale
         for i in range(NUM_TERMS):
             if self.weights[i] != 0.0:
                 reward += self.weights[i] * self.terms[i]
@@ -1888,6 +1905,61 @@ cdef class Core:
     @property
     def num_running(self):
         return self.running_n
+
+    def can_suspend(self, job_id):
+        """True if the suspension rules allow suspending job ``job_id`` now (running, under
+        ``max_suspends_per_job``, past ``min_service_s`` since a resume): what the mask
+        encodes for the running window."""
+        return self._suspendable(&self.jobs[self._rank(job_id)])
+
+    def suspend_refusal(self, job_id):
+        """Why job ``job_id`` may not be suspended now (``None``: it may)."""
+        cdef Job* job = &self.jobs[self._rank(job_id)]
+        if job.status != RUNNING:
+            return (
+                f"job {job_id}: only a running job can be suspended; "
+                f"it is {JobStatus(job.status).name}"
+            )
+        if self.max_suspends >= 0 and job.suspends >= self.max_suspends:
+            return (
+                f"job {job_id}: already suspended {job.suspends} time(s), the most allowed "
+                f"(max_suspends_per_job={self.max_suspends})"
+            )
+        if not self._suspendable(job):
+            return (
+                f"job {job_id}: resumed {self.now - job.service_since:.1f} s ago, less than "
+                f"its minimum service (min_service_s={self.min_service:g})"
+            )
+        return None
+
+    def truncation_cost(self):
+        """What the unfinished jobs would still cost if they ran from now one at a time,
+        each alone at solo speed, in arrival order (the sequential schedule without
+        sharing, plus a restart for each job that holds no GPUs after having run).
+
+        Returns:
+            ``(jct_s, makespan_s)``: the sum over unfinished jobs of their time from now
+            (or their arrival, if later) to their finish, and the time from now until
+            the last finishes.
+        """
+        cdef int rank
+        cdef double t = self.now, start, done, jct = 0.0
+        cdef Job* job
+        for rank in range(self.num_jobs):  # ranks are in arrival order
+            job = &self.jobs[rank]
+            if job.status == FINISHED:
+                continue
+            start = job.arrival if job.arrival > self.now else self.now
+            if start > t:
+                t = start
+            done = job.progress + job.rate * (self.now - job.last_update)
+            if done > job.iterations:
+                done = job.iterations
+            t += (job.iterations - done) * job.step_time
+            if job.status == SUSPENDED or job.status == SUSPENDING:
+                t += job.resume_overhead
+            jct += t - start
+        return jct, t - self.now
 
     def is_valid(self, long action):
         """True if ``action`` is in the action space and the mask allows it now."""
@@ -2114,12 +2186,9 @@ cdef class Core:
             InvalidDecision: the job is not running.
         """
         cdef int rank = self._rank(job_id)
-        cdef Job* job = &self.jobs[rank]
-        if job.status != RUNNING:
-            raise InvalidDecision(
-                f"job {job_id}: only a running job can be suspended; "
-                f"it is {JobStatus(job.status).name}"
-            )
+        reason = self.suspend_refusal(job_id)
+        if reason is not None:
+            raise InvalidDecision(reason)
         self.ops.append(("suspend", job_id))
         self._suspend(rank)
 

@@ -8,7 +8,7 @@
     ├── observation   ObservationConfig   held_time, placement, drain, rivals
     ├── reward        RewardConfig        jct ... invalid (weights), time_scale_s,
     │                                     invalid_penalty
-    ├── limits        LimitsConfig        max_decisions, max_time_s, max_suspends_per_job
+    ├── limits        LimitsConfig        max_decisions, max_time_s, max_suspends_per_job, min_service_s
     ├── simulator     SimulatorConfig     duration_info, sample_iterations, sample_noise
     └── invalid_action, auto_advance, on_unfit
 
@@ -92,6 +92,7 @@ FLAT_KEYS: dict[str, str] = {
     "auto_advance": "auto_advance",
     "on_unfit": "on_unfit",
     "max_suspends_per_job": "limits.max_suspends_per_job",
+    "min_service_s": "limits.min_service_s",
     "observe_held_time": "observation.held_time",
     "observe_placement": "observation.placement",
     "observe_drain": "observation.drain",
@@ -294,22 +295,29 @@ class RewardConfig(_Group):
 
 @dataclass(frozen=True, slots=True)
 class LimitsConfig(_Group):
-    """When an episode is cut short, and the cap on suspensions.
+    """When an episode is cut short, and the suspension rules.
+
+    The suspension rules bind every policy alike (the mask for agents,
+    ``SimView.can_suspend`` and ``Simulator.suspend`` for heuristics): they are the
+    simulator's (``SimConfig``), set here for the env. Together they bound the decisions
+    of an episode (docs/model.md, *Suspension rules*).
 
     Attributes:
         max_decisions: Truncate after this many agent decisions, >= 1 (``None``: 50 per
             job plus 1,000; see ``decision_cap``).
         max_time_s: Truncate when simulated time reaches this, > 0 (``None``: no limit).  # [s]
-        max_suspends_per_job: Mask ``suspend`` for a job once it has been suspended this
-            many times, >= 0 (``None``: no cap). A guard for learning agents, which can
-            otherwise learn to postpone costs by suspending and resuming jobs forever.
+        max_suspends_per_job: A job suspended this many times may not be suspended again,
+            >= 0 (``None``: no cap). Default 3, the thesis heuristic's own cap.
+        min_service_s: A resumed job may not be suspended again before it has computed
+            this long, >= 0 (default 0: no quantum).  # [s]
     """
 
     path: ClassVar[str] = "EnvConfig.limits"
 
     max_decisions: int | None = None
     max_time_s: float | None = None  # [s]
-    max_suspends_per_job: int | None = None
+    max_suspends_per_job: int | None = 3
+    min_service_s: float = 0.0  # [s]
 
     def __post_init__(self) -> None:
         if self.max_decisions is not None and not (
@@ -323,6 +331,8 @@ class LimitsConfig(_Group):
         cap = self.max_suspends_per_job
         if cap is not None and not (_is_int(cap) and cap >= 0):
             raise self._bad("max_suspends_per_job", "None or an integer >= 0")
+        if not (_is_finite(self.min_service_s) and self.min_service_s >= 0):
+            raise self._bad("min_service_s", "a finite number >= 0")
 
     def decision_cap(self, num_jobs: int) -> int:
         """Decisions after which an episode of ``num_jobs`` jobs is truncated."""
@@ -580,6 +590,15 @@ class EnvConfig:
         """Decisions after which an episode of ``num_jobs`` jobs is truncated
         (``limits.decision_cap``)."""
         return self.limits.decision_cap(num_jobs)
+
+    def sim_config(self) -> SimConfig:
+        """The simulator settings of this config: the ``simulator`` group and the
+        suspension rules of ``limits`` (the others at the simulator's defaults)."""
+        return dataclasses.replace(
+            self.simulator.sim_config(),
+            max_suspends_per_job=self.limits.max_suspends_per_job,
+            min_service_s=float(self.limits.min_service_s),
+        )
 
 
 def _settings(spec: Mapping[str, Any]) -> dict[str, Any]:

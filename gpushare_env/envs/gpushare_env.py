@@ -67,7 +67,12 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     ``action_masks()`` and ``info["action_mask"]`` give the exact valid set: a schedule
     is valid iff the slot holds a job and the strategy finds GPUs for it now, a suspend
-    iff the slot holds a running job, advance iff an event is still to come.
+    iff the slot holds a running job the suspension rules allow (fewer than
+    ``limits.max_suspends_per_job`` suspensions, default 3; after a resume, at least
+    ``limits.min_service_s`` of computing, default 0), advance iff an event is still to
+    come. The rules are the simulator's, so heuristics obey the same ones
+    (``SimView.can_suspend``); with them an episode takes at most ``4 + 5 x 3 = 19``
+    valid decisions per job (docs/model.md).
     ``encode_decision`` / ``decode_action`` convert to and from the simulator's
     ``Schedule`` / ``Suspend`` / ``ADVANCE`` decisions.
 
@@ -155,8 +160,12 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     Terminated when every job has finished. Truncated after ``limits.max_decisions``
     decisions (default ``50 x jobs + 1000``), when simulated time reaches
     ``limits.max_time_s`` (if set), or if no action is valid (cannot happen on homogeneous
-    clusters; ``info["deadlock"]``). The final ``info["metrics"]`` holds every metric of
-    ``gpushare_env.metrics.summarize`` over the finished jobs.
+    clusters; ``info["deadlock"]``). Running out the clock is no way out: the last step of
+    a truncated episode charges the ``jct`` and ``makespan`` terms with what the
+    unfinished jobs would still cost run one at a time from then, alone, in arrival order
+    (``Simulator.truncation_cost``, the sequential schedule without sharing). The final
+    ``info["metrics"]`` holds every metric of ``gpushare_env.metrics.summarize`` over the
+    finished jobs.
 
     ## Arguments
 
@@ -168,14 +177,15 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     (the weights ``reward.jct``, ``reward.makespan``, ``reward.utilisation``,
     ``reward.slowdown``, ``reward.starvation``, ``reward.overhead``, ``reward.invalid``,
     and ``reward.time_scale_s``, ``reward.invalid_penalty``); ``limits``
-    (``limits.max_decisions``, ``limits.max_time_s``, ``limits.max_suspends_per_job``);
+    (``limits.max_decisions``, ``limits.max_time_s``, ``limits.max_suspends_per_job``,
+    ``limits.min_service_s``);
     ``simulator`` (``simulator.duration_info``, ``simulator.sample_iterations``,
     ``simulator.sample_noise``); ``invalid_action``, ``auto_advance``, ``on_unfit``. For
     example ``config={"windows": {"pending": 8}, "observation": {"rivals": True}}``. The
     flat keys of earlier versions are accepted too (``config.FLAT_KEYS``:
     ``pending_window``, ``running_window``, ``time_scale_s``, ``invalid_penalty``,
     ``duration_info``, ``sample_iterations``, ``sample_noise``, ``max_decisions``,
-    ``max_time_s``, ``max_suspends_per_job``, ``observe_held_time``,
+    ``max_time_s``, ``max_suspends_per_job``, ``min_service_s``, ``observe_held_time``,
     ``observe_placement``, ``observe_drain``, ``observe_rivals``), as recorded configs
     and model files use them; one setting given both ways is an error. Keyword arguments
     override single settings (flat keys or groups). Every episode runs on the
@@ -221,7 +231,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self.observation_space = observation_space(
             self.cluster.num_gpus, self.pending_window, self.running_window, **observe
         )
-        self._sim_config: SimConfig = cfg.simulator.sim_config()
+        self._sim_config: SimConfig = cfg.sim_config()
         self._workload = WorkloadConfig.from_any(cfg.workload)
         self._trace_jobs: list[JobSpec] | None = None
         self._weights = cfg.reward.weights()
@@ -347,7 +357,6 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             running_window=self.running_window,
             columns=self._columns,
             frag_edges=FRAG_BIN_EDGES_GIB,
-            max_suspends_per_job=cfg.limits.max_suspends_per_job,
             weights=tuple(self._weights),
             time_scale_s=cfg.reward.time_scale_s,
             auto_advance=cfg.auto_advance,
@@ -494,9 +503,6 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 f"of {job.memory_gib:g} GiB) with {decision.strategy!r}: it does not fit now"
             )
         if isinstance(decision, Suspend):
-            return (
-                f"action {action} = suspend job {decision.job_id}: it has been suspended "
-                f"{self.config.limits.max_suspends_per_job} time(s) "
-                "(limits.max_suspends_per_job)"
-            )
+            assert self._core is not None
+            return f"action {action} = suspend: {self._core.suspend_refusal(decision.job_id)}"
         return f"action {action} = {decision!r} is invalid now"  # pragma: no cover

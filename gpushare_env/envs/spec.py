@@ -77,8 +77,10 @@ def _config_docs() -> dict[str, str]:
         "reward.invalid_penalty": "size of the invalid term, >= 0",
         "limits.max_decisions": "truncate after this many decisions (None: 50 per job + 1000)",
         "limits.max_time_s": "truncate at this simulated time (None: no limit) [s]",
-        "limits.max_suspends_per_job": "mask suspend for a job suspended this many times "
-        "(None: no cap)",
+        "limits.max_suspends_per_job": "a job suspended this many times may not be suspended "
+        "again (None: no cap)",
+        "limits.min_service_s": "a resumed job computes this long before its next suspension "
+        "[s]",
         "simulator.duration_info": "what the agent sees of lengths: 'none', 'sampled', 'oracle'",
         "simulator.sample_iterations": "iterations before a job's step time is measured",
         "simulator.sample_noise": "relative std-dev of that measurement, in [0, 1)",

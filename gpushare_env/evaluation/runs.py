@@ -172,7 +172,7 @@ def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Genera
         float(cluster.gpu_memory_gib.max()),
         on_unfit=config.on_unfit,  # type: ignore[arg-type]
     )
-    sim_config = config.simulator.sim_config()
+    sim_config = config.sim_config()
     return list(fit.jobs), cluster, sim_config, noise_rng, int(fit.num_rejected)
 
 

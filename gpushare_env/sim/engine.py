@@ -89,6 +89,12 @@ class SimConfig:
         resume_overhead_s: Overrides the per-model restart time when set.  # [s]
         cross_node_factor: Overrides the per-model cross-node factor when set.
         record_timeline: Keep the per-change cluster timeline (needed for utilisation).
+        max_suspends_per_job: Suspensions after which a job may not be suspended again,
+            >= 0 (``None``: no cap). Default 3, the thesis heuristic's own cap (sampling,
+            a preemption, one more); with it every episode takes at most ``4 + 5 x 3``
+            decisions per job (docs/model.md, *Suspension rules*).
+        min_service_s: Seconds a resumed job must compute before it may be suspended
+            again, >= 0 (a quantum, as Gandiva's time slices; default 0: none).  # [s]
     """
 
     sample_iterations: int = 20
@@ -98,6 +104,8 @@ class SimConfig:
     resume_overhead_s: float | None = None  # [s]
     cross_node_factor: float | None = None
     record_timeline: bool = True
+    max_suspends_per_job: int | None = 3
+    min_service_s: float = 0.0  # [s]
 
     def __post_init__(self) -> None:
         if self.sample_iterations < 0:
@@ -114,6 +122,11 @@ class SimConfig:
                 raise ValueError(f"{name} must be >= 0, got {value}")
         if self.cross_node_factor is not None and not 0 < self.cross_node_factor <= 1:
             raise ValueError(f"cross_node_factor must be in (0, 1], got {self.cross_node_factor}")
+        cap = self.max_suspends_per_job
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
+            raise ValueError(f"max_suspends_per_job must be None or an int >= 0, got {cap!r}")
+        if not (math.isfinite(self.min_service_s) and self.min_service_s >= 0):
+            raise ValueError(f"min_service_s must be a finite number >= 0, got {self.min_service_s}")
 
 
 @dataclass(slots=True)
@@ -156,7 +169,6 @@ class EpisodeOptions:
             registry, ``gpushare_env.envs.features``): the core looks up where to write
             each feature by its name.
         frag_edges: Upper edges of the shared-GPU bins of ``frag_hist``.  [GiB]
-        max_suspends_per_job: Suspensions after which a job may not be suspended (mask).
         weights: Reward weights in ``REWARD_COMPONENTS`` order.
         time_scale_s: Time unit of the reward.  # [s]
         auto_advance: Run through states without a choice.
@@ -169,7 +181,6 @@ class EpisodeOptions:
     running_window: int
     columns: Mapping[str, tuple[str, ...]]
     frag_edges: tuple[float, ...]
-    max_suspends_per_job: int | None = None
     weights: tuple[float, ...] = (0.0,) * 7
     time_scale_s: float = 1.0  # [s]
     auto_advance: bool = True
@@ -358,9 +369,23 @@ class Simulator:
         """Checkpoint a running job: it keeps its GPUs for its suspend overhead, then waits.
 
         Raises:
-            InvalidDecision: the job is not running.
+            InvalidDecision: the job is not running, or the suspension rules forbid it
+                (``SimConfig.max_suspends_per_job``, ``min_service_s``; see
+                ``can_suspend``).
         """
         self.core.suspend(job_id)
+
+    def can_suspend(self, job_id: int) -> bool:
+        """True if ``suspend(job_id)`` is allowed now: the job runs, has been suspended
+        fewer than ``max_suspends_per_job`` times and, if it was resumed, has computed for
+        ``min_service_s`` since. The env's mask for suspend actions is this rule."""
+        return bool(self.core.can_suspend(job_id))
+
+    def truncation_cost(self) -> tuple[float, float]:
+        """``(jct_s, makespan_s)`` the unfinished jobs would still cost run one at a time
+        from now (the charge of a truncated episode; see ``Core.truncation_cost``)."""
+        jct, makespan = self.core.truncation_cost()
+        return float(jct), float(makespan)
 
     def advance(self) -> list[Event]:
         """Run time to the next event and process every event at that instant.
@@ -527,6 +552,8 @@ def core_inputs(
         "sample_iterations": config.sample_iterations,
         "duration_info": config.duration_info,
         "record_timeline": config.record_timeline,
+        "max_suspends_per_job": config.max_suspends_per_job,
+        "min_service_s": float(config.min_service_s),
         "reference_memory_gib": reference.tolist(),
         "median_worker_gib": float(np.median(reference)),
     }
@@ -539,7 +566,6 @@ def core_inputs(
         "running_window": options.running_window,
         "columns": dict(options.columns) if episode is not None else None,
         "frag_edges": list(options.frag_edges),
-        "max_suspends_per_job": options.max_suspends_per_job,
         "num_models": len(_MODEL_NAMES),
         "memory_sizes": sizes,
         "log_gpus": 1.0 / math.log2(1.0 + num_gpus),

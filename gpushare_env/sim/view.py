@@ -296,6 +296,11 @@ class SimView:
         """A read-only view of one job."""
         return JobView(self._sim, self._sim.jobs[job_id])
 
+    def can_suspend(self, job_id: int) -> bool:
+        """True if the suspension rules allow suspending ``job_id`` now
+        (``Simulator.can_suspend``; the env's mask encodes the same rule)."""
+        return self._sim.can_suspend(job_id)
+
     def find_placement(self, job_id: int, strategy: str) -> tuple[int, ...] | None:
         """GPUs the named strategy would give ``job_id`` now, or ``None``."""
         return self._sim.find_placement(job_id, strategy)
