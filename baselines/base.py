@@ -9,6 +9,13 @@ Windows: in the env only the first ``pending_window`` waiting jobs (by arrival) 
 first ``running_window`` running jobs (by start) are addressable. A policy therefore reads
 jobs through ``visible_pending`` / ``visible_running``, which apply the windows when set
 (``None`` headless: everything is visible).
+
+Suspension rules: the simulator allows a suspension only under its rules
+(``SimConfig.max_suspends_per_job``, ``min_service_s``; in the env, ``limits``), and the
+env's mask, ``Simulator.suspend`` and ``SimView.can_suspend`` apply the same one. A
+policy picks its victims among ``suspendable`` (the visible running jobs
+``can_suspend`` allows), so it never takes a decision the rules forbid: when its
+preferred victim is not allowed it takes its next choice, or does not suspend.
 """
 
 from __future__ import annotations
@@ -82,8 +89,15 @@ class Policy:
         return view.pending(self.pending_window)
 
     def visible_running(self, view: SimView) -> list[int]:
-        """Running jobs this policy may suspend, in the order they (re)started."""
+        """Running jobs this policy may address, in the order they (re)started (those it
+        may suspend now: ``suspendable``)."""
         return view.running(self.running_window)
+
+    def suspendable(self, view: SimView) -> list[int]:
+        """Visible running jobs the simulator's suspension rules allow suspending now
+        (``SimView.can_suspend``), in the order they (re)started: the only victims a
+        policy may choose."""
+        return [job_id for job_id in self.visible_running(view) if view.can_suspend(job_id)]
 
     def node_gpus(self, view: SimView) -> np.ndarray:
         """GPUs of each node, -1 padded (``node_matrix``, built once per episode).  # (N, M)"""

@@ -24,6 +24,14 @@ suspend-resume time-slicing and migration):
    waiting job takes its GPUs when the suspension completes: the pair swaps every slice
    (suspend-resume round robin).
 
+Suspension rules: steps 1 and 5 (and the variants' rules) choose their victims only among
+the running jobs the simulator's rules allow suspending now (``SimView.can_suspend``:
+``max_suspends_per_job``, ``min_service_s``; ``Policy.suspendable``). A cross-node job
+they forbid is not migrated (the next one is, or none); a slice goes to the next
+same-size job that has run a full slice, or is not opened (the waiting job keeps its
+place). Every ``Suspend`` is thus valid, so the bookkeeping of a migration or a slice
+never waits for a suspension that cannot happen.
+
 Source: W. Xiao, R. Bhardwaj, R. Ramjee, M. Sivathanu, N. Kwatra, Z. Han, P. Patel,
 X. Peng, H. Zhao, Q. Zhang, F. Yang, L. Zhou, "Gandiva: Introspective Cluster Scheduling
 for Deep Learning", OSDI'18 (suspend-resume time-slicing, packing, migration; the affinity
@@ -141,7 +149,7 @@ class Gandiva(Policy):
         first = self._before_migration(view, running)
         if first is not None:
             return first
-        migration = self._migration(view, running)  # step 1
+        migration = self._migration(view)  # step 1
         if migration is not None:
             return migration
         checker = view.fit_checker()
@@ -172,7 +180,7 @@ class Gandiva(Policy):
             if view.job(suspended_id).status != JobStatus.SUSPENDING:
                 del self._slice_for[waiting_id]
         if blocked is not None and blocked.wait_s >= self.time_slice_s:  # step 5
-            victim = self._slice_victim(view, blocked, running)
+            victim = self._slice_victim(view, blocked, self.suspendable(view))
             if victim is not None:
                 self._slice_for[blocked.job_id] = victim
                 self.time_slices += 1
@@ -216,11 +224,12 @@ class Gandiva(Policy):
             return (WaitClass.SLICE_OPENED, 0.0, job_id)
         return self._queue_rank(view, view.job(job_id))
 
-    def _migration(self, view: SimView, running: list[int]) -> Decision | None:
-        """Step 1: suspend a cross-node job that a node with enough idle GPUs can hold."""
+    def _migration(self, view: SimView) -> Decision | None:
+        """Step 1: suspend a cross-node job that a node with enough idle GPUs can hold
+        (among the running jobs the suspension rules allow suspending now)."""
         idle_per_node = np.bincount(view.gpu_node, weights=(view.holders == 0).astype(float))
         if self.migration_gain < np.inf and float(idle_per_node.max()) >= 2:
-            for job_id in running:
+            for job_id in self.suspendable(view):
                 if job_id in self._settled:
                     continue
                 if self._should_migrate(view, view.job(job_id), idle_per_node):
@@ -263,12 +272,13 @@ class Gandiva(Policy):
                 return strategy
         return None
 
-    def _slice_victim(self, view: SimView, waiting: JobView, running: list[int]) -> int | None:
+    def _slice_victim(self, view: SimView, waiting: JobView, suspendable: list[int]) -> int | None:
         """A same-size running job alone on its GPUs that has run a full slice, the one
-        of largest ``_slice_key``."""
+        of largest ``_slice_key``, among ``suspendable`` (the running jobs the suspension
+        rules allow suspending now)."""
         now = view.now_s
         best: tuple[float, int] | None = None
-        for job_id in running:
+        for job_id in suspendable:
             job = view.job(job_id)
             if job.num_gpus != waiting.num_gpus or job_id in self._slice_for.values():
                 continue

@@ -19,7 +19,9 @@ in SRPT order) with these rules added:
    may not take the GPUs it will need (steps 3-4 skip them); once those are idle, the job
    is suspended and re-placed there (first in step 2), and the GPUs stay reserved while it
    checkpoints. Plain migration (step 1) needs enough idle GPUs on one node, which a busy
-   cluster rarely has.
+   cluster rarely has. Only a job the simulator's suspension rules allow suspending now
+   (``SimView.can_suspend``) is gathered, or has GPUs kept for it: no GPU is held for a
+   migration that cannot happen.
 2. **Critical jobs first, longest first**, ahead of the SRPT order (after jobs being
    migrated and jobs given a slice). With ``critical_path_scope="started"`` only
    suspended critical jobs move ahead, and they open no slices, so they do not hold back
@@ -150,7 +152,7 @@ class GandivaCriticalPath(GandivaSRPT):
             drain = view.predicted_work_s() / view.num_gpus
             self._critical_s = self.critical_path_factor * drain
         if self.critical_path_consolidate:
-            return self._consolidate_critical(view, running)
+            return self._consolidate_critical(view)
         return None
 
     def _queue_rank(self, view: SimView, job: JobView) -> Rank:
@@ -209,11 +211,12 @@ class GandivaCriticalPath(GandivaSRPT):
                 protected[list(job.gpus)] = np.inf
         return protected
 
-    def _consolidate_critical(self, view: SimView, running: list[int]) -> Decision | None:
+    def _consolidate_critical(self, view: SimView) -> Decision | None:
         """Migrate a cross-node critical job once a node can hold it whole; until then
         keep free (``_reserved``) the GPUs it needs on the node predicted to have room
         first, and keep them free while it checkpoints (it is placed first once
-        suspended)."""
+        suspended). Only jobs the suspension rules allow suspending now are candidates
+        (``suspendable``)."""
         self._reserved = None
         for job_id, keep in list(self._gather.items()):  # held until its checkpoint ends
             if view.job(job_id).status == JobStatus.SUSPENDING:
@@ -221,7 +224,7 @@ class GandivaCriticalPath(GandivaSRPT):
             else:
                 del self._gather[job_id]
         idle_at: np.ndarray | None = None
-        for job_id in running:
+        for job_id in self.suspendable(view):  # a job the rules forbid gets no GPUs kept
             job = view.job(job_id)
             if job.status != JobStatus.RUNNING or job.num_gpus < 2 or not self._critical(job):
                 continue

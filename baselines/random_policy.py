@@ -4,7 +4,9 @@ At every decision point the policy lists the valid decisions among the addressab
 ``Schedule(job, strategy)`` for every visible waiting job and every placement strategy
 under which it fits now, and ``ADVANCE`` when some event is still to come; it then picks
 one uniformly. With ``suspend_prob > 0`` it instead, with that probability, suspends a
-uniformly chosen visible running job (exercising the whole action space, e.g. in tests).
+uniformly chosen visible running job the simulator's suspension rules allow suspending
+(``SimView.can_suspend``; if there is none it picks among the other decisions), exercising
+the whole action space, e.g. in tests.
 
 Source: the usual lower-bound baseline of learned schedulers (e.g. Decima's and
 DeepRM's random agents). Differences: suspensions are off by default (DESIGN 5 lists
@@ -47,9 +49,9 @@ class RandomPolicy(Policy):
     def decide(self, view: SimView) -> Decision:
         """Pick uniformly among the valid decisions now."""
         if self.suspend_prob > 0.0 and self.rng.random() < self.suspend_prob:
-            running = self.visible_running(view)
-            if running:
-                return Suspend(running[int(self.rng.integers(len(running)))])
+            allowed = self.suspendable(view)
+            if allowed:
+                return Suspend(allowed[int(self.rng.integers(len(allowed)))])
         checker = view.fit_checker()
         options: list[Decision] = []
         for job_id in self.visible_pending(view):

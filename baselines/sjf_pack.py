@@ -9,7 +9,9 @@ prediction are handled by ``unsampled``:
 * ``"sample"`` (default): every new job first gets a sampling run (it starts on a
   fragment, runs ``sample_iterations`` and is suspended once, paying the suspend and
   resume overheads), then waits its turn by predicted remaining time. After that one
-  sampling suspension the policy never preempts.
+  sampling suspension the policy never preempts. If the simulator's suspension rules
+  forbid that suspension (``SimView.can_suspend``, e.g. ``max_suspends_per_job=0``), the
+  job keeps running: its sampling run becomes its full run.
 * ``"last"``: after every job with a prediction, in arrival order. The policy never
   preempts, so under the default ``duration_info="sampled"`` a job is only ever sampled
   while running to completion: the queue then holds no predictions and the policy
@@ -80,7 +82,7 @@ class SJFPack(Policy):
                 job = view.job(job_id)
                 if job.sampled and job_id not in self._sampling_done:
                     self._sampling_done.add(job_id)
-                    if job.suspends == 0:
+                    if job.suspends == 0 and view.can_suspend(job_id):
                         return Suspend(job_id)
         checker = view.fit_checker()
         keyed = []

@@ -47,6 +47,13 @@ remaining time below ``protect_remaining_factor`` times its restart overhead) is
 preempted. SRPT keys only shrink while a job runs and stay fixed while it waits, so with
 ``preempt_ratio > 1`` two jobs cannot preempt each other in turn.
 
+Suspension rules: every suspension also obeys the simulator's rules
+(``SimView.can_suspend``: ``max_suspends_per_job``, ``min_service_s``). A job they forbid
+is no victim (step 4 picks its gang among the others, or opens none), a sampled job they
+forbid keeps running (step 1), and a victim that became forbidden while a gang opens is
+passed over (the gang opens without it, or the opening is given up). Under the default
+rules (budget 3 = ``max_suspends``, no quantum) they forbid nothing this policy would do.
+
 Information: under ``duration_info="oracle"`` nothing is sampled (every job has a
 prediction); under ``"none"`` nothing is ever predicted, so the order is by arrival and
 nothing is preempted (fragment reuse and work conservation remain).
@@ -263,11 +270,12 @@ class ThesisHeuristic(Policy):
     def decide(self, view: SimView) -> Decision:
         """One decision: post-sampling suspension, gang opening, placement, or advance."""
         running = self.visible_running(view)
+        allowed = self.suspendable(view)  # the victims the suspension rules allow now
         if view.duration_info == "sampled":
-            decision = self._review_sampled(view, running)
+            decision = self._review_sampled(view, running, set(allowed))
             if decision is not None:
                 return decision
-        decision = self._continue_opening(view)
+        decision = self._continue_opening(view, set(allowed))
         if decision is not None:
             return decision
         pending = self.visible_pending(view)
@@ -295,7 +303,7 @@ class ThesisHeuristic(Policy):
             if head is not None:
                 continue
             head = candidate
-            victims = self._find_victims(view, candidate, running)
+            victims = self._find_victims(view, candidate, running, allowed)
             if victims:
                 self._opening_for = candidate.job.job_id
                 self._opening_starving = candidate.starving
@@ -338,8 +346,12 @@ class ThesisHeuristic(Policy):
         return float(idle_at[chosen].max()), frozenset(chosen)
 
     # ============================================================ step 1
-    def _review_sampled(self, view: SimView, running: list[int]) -> Decision | None:
-        """Suspend jobs whose sampling run just ended, as ``sample_then_suspend`` says."""
+    def _review_sampled(
+        self, view: SimView, running: list[int], allowed: set[int]
+    ) -> Decision | None:
+        """Suspend jobs whose sampling run just ended, as ``sample_then_suspend`` says
+        (``allowed``: the running jobs the suspension rules let it suspend; the others
+        keep running)."""
         for job_id in running:
             if job_id in self._reviewed:
                 continue
@@ -355,6 +367,8 @@ class ThesisHeuristic(Policy):
             self._sampling_only.discard(job_id)
             if self.sample_then_suspend == "never" or not self._suspendable(job):
                 continue
+            if job_id not in allowed:
+                continue  # the suspension rules forbid it: the sampling run goes on
             if self.sample_then_suspend == "always" or sampled_badly:
                 return Suspend(job_id)
         return None
@@ -536,12 +550,16 @@ class ThesisHeuristic(Policy):
             return None
         return remaining
 
-    def _find_victims(self, view: SimView, candidate: _Waiting, running: list[int]) -> list[int]:
+    def _find_victims(
+        self, view: SimView, candidate: _Waiting, running: list[int], allowed: list[int]
+    ) -> list[int]:
         """Running jobs whose suspension frees whole GPUs for a waiting job, fewest first.
 
-        O(running jobs); a search that found nothing is not repeated for the same job
-        until the running set changes or a running job gets its prediction (running
-        jobs' keys only shrink, so it would find nothing again).
+        Victims are taken from ``allowed`` (the visible running jobs the suspension rules
+        let it suspend); the others keep their GPUs. O(running jobs); a search that found
+        nothing is not repeated for the same job until the running set or the allowed set
+        changes or a running job gets its prediction (running jobs' keys only shrink, so
+        it would find nothing again).
         """
         job = candidate.job
         signature = (
@@ -549,24 +567,25 @@ class ThesisHeuristic(Policy):
             candidate.urgent,
             candidate.key,
             tuple(running),
+            tuple(allowed),  # a job past its minimum service may become a victim
             tuple(view.in_transition()),
             len(self._reviewed),  # a job that finished sampling may become a victim
         )
         if signature == self._no_victims:
             return []
-        victims = self._search_victims(view, candidate, running)
+        victims = self._search_victims(view, candidate, allowed)
         self._no_victims = None if victims else signature
         return victims
 
-    def _search_victims(self, view: SimView, candidate: _Waiting, running: list[int]) -> list[int]:
-        """The uncached search behind ``_find_victims``."""
+    def _search_victims(self, view: SimView, candidate: _Waiting, allowed: list[int]) -> list[int]:
+        """The uncached search behind ``_find_victims``, among the ``allowed`` jobs."""
         job = candidate.job
         weight = np.zeros(view.num_gpus)
         evictable: dict[int, JobView] = {}
         holders_left = view.holders.astype(np.int64)  # a copy
         if not candidate.urgent and not math.isfinite(self.preempt_ratio):
             return []
-        for job_id in running:
+        for job_id in allowed:
             other = view.job(job_id)
             other_remaining = self._suspendable_remaining(other)
             if other_remaining is None:
@@ -598,8 +617,13 @@ class ThesisHeuristic(Policy):
         chosen_set = set(chosen)
         return [j for j, other in evictable.items() if chosen_set.intersection(other.gpus)]
 
-    def _continue_opening(self, view: SimView) -> Decision | None:
-        """Finish opening a gang: suspend the remaining victims, then place the job."""
+    def _continue_opening(self, view: SimView, allowed: set[int]) -> Decision | None:
+        """Finish opening a gang: suspend the remaining victims, then place the job.
+
+        A victim no longer running or visible, or one the suspension rules now forbid
+        (not in ``allowed``), is passed over: if the gang does not open without it, the
+        opening is given up once the other checkpoints complete (nothing waits for it).
+        """
         target = self._opening_for
         if target is None:
             return None
@@ -608,10 +632,9 @@ class ThesisHeuristic(Policy):
             # placed meanwhile, or pushed out of the window by older waiting jobs
             self._opening_for, self._victims = None, []
             return None
-        running = set(self.visible_running(view))
         while self._victims:
             victim = self._victims.pop(0)
-            if victim in running:
+            if victim in allowed:
                 return Suspend(victim)
         if view.fit_checker().fits_exclusive(job.num_gpus, job.memory_gib):
             self._opening_for = None

