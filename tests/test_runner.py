@@ -47,11 +47,12 @@ def test_runner_stops_a_suspend_resume_ping_pong():
             return super().decide(view)
 
     # Every running job is suspended at once and resumed as soon as it waits: time runs
-    # (checkpoints and restarts take seconds) but no job ever finishes.
+    # (checkpoints and restarts take seconds) but no job ever finishes. (Without the
+    # suspension budget: under the default one, the 4th suspension of a job would raise.)
     c = make_cluster("tiny")
     jobs = make_workload("thesis", np.random.default_rng(0), num_jobs=3, cluster_gpus=4)
     with pytest.raises(RuntimeError, match="livelock"):
-        run_headless(jobs, c, Stubborn(), max_events=200)
+        run_headless(jobs, c, Stubborn(), SimConfig(max_suspends_per_job=None), max_events=200)
 
 
 def test_max_decisions_truncates_and_on_decision_sees_every_decision():
