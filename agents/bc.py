@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from agents.envs import heuristic_env_config, make_env
+from agents.envs import make_env
 from gpushare_env.rollout import Step, predict_action, rollout
 from gpushare_env.seeding import policy_seed
 
@@ -108,9 +108,9 @@ def collect_demonstrations(
 ) -> Demonstrations:
     """Record ``heuristic``'s decision at every state of one episode per (config, seed).
 
-    When the heuristic drives, the env runs without the agent-only keys
-    (:data:`agents.envs.AGENT_ONLY_KEYS`, e.g. the suspend cap): those restrict the
-    learner, not the teacher.
+    The teacher acts (or labels) under the same env config as the learner, suspension
+    rules included: it reads them through ``SimView.can_suspend``, so its labels are
+    actions the learner's mask allows.
 
     Args:
         env_configs: Env configs (alternated over the seeds: seed ``i`` uses config
@@ -135,8 +135,7 @@ def collect_demonstrations(
     jcts: list[float] = []
     for i, seed in enumerate(seeds):
         env_config = env_configs[i % len(env_configs)]
-        # the heuristic drives without the agent-only keys (it ignores the suspend cap)
-        env = make_env(env_config if driver is not None else heuristic_env_config(env_config))
+        env = make_env(env_config)  # the learner's rules bind the teacher too
         teacher = _Labelled(baselines.make(heuristic, env, seed=policy_seed(int(seed))), driver)
         steps: list[Step] = []
         episode = rollout(teacher, env, seed=int(seed), callback=steps.append)

@@ -6,6 +6,11 @@ test), so every training env resets with an explicit seed taken from a shuffled 
 the training seeds. The wrapper also forwards ``action_masks()`` (MaskablePPO reads it
 through ``env_method`` under ``SubprocVecEnv``) and can scale the reward, which keeps
 PPO's value targets near unit size (the ``jct`` term is in job-hours per decision).
+
+One env config serves the agent and every heuristic it meets (cloned teachers, reward
+references, evaluation baselines): the suspension rules (``limits``) are the simulator's
+and bind all of them alike (the agent through the mask, a heuristic through
+``SimView.can_suspend``), so no key is stripped for the heuristics.
 """
 
 from __future__ import annotations
@@ -20,28 +25,11 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from gpushare_env.seeding import worker_seed
 
 __all__ = [
-    "AGENT_ONLY_KEYS",
     "SeededEpisodes",
-    "heuristic_env_config",
     "make_env",
     "make_env_fn",
     "make_vec_env",
 ]
-
-#: Env config keys that apply to the learned agent only. ``max_suspends_per_job`` masks
-#: suspend actions, which the heuristics do not read: a heuristic that wants to suspend
-#: a capped job would repeat the invalid action until truncation. So heuristics (cloned
-#: teachers, evaluation references and baselines) always run without these keys.
-AGENT_ONLY_KEYS: tuple[str, ...] = ("max_suspends_per_job",)
-
-
-def heuristic_env_config(env_config: Mapping[str, Any]) -> dict[str, Any]:
-    """``env_config`` (nested or flat) in the flat form, without the agent-only keys
-    (:data:`AGENT_ONLY_KEYS`)."""
-    from gpushare_env.envs.config import EnvConfig
-
-    flat = EnvConfig.flatten(env_config)
-    return {k: v for k, v in flat.items() if k not in AGENT_ONLY_KEYS}
 
 
 class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):

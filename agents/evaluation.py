@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.envs import heuristic_env_config, make_env
+from agents.envs import make_env
 from gpushare_env.rollout import rollout
 from gpushare_env.seeding import policy_seed
 
@@ -51,15 +51,13 @@ def run_episode(policy: Any, env_config: Mapping[str, Any], seed: int) -> dict[s
         policy: An SB3 model, or a heuristic name ``baselines.make`` takes
             (``available()`` or ``variants()``, with parameters or not; built on the
             episode's env, seeded with the episode seed).
-        env_config: ``GPUShare-v0`` config (a heuristic runs without the agent-only
-            keys, see :data:`agents.envs.AGENT_ONLY_KEYS`).
+        env_config: ``GPUShare-v0`` config (agents and heuristics alike: one set of
+            suspension rules for all).
         seed: The episode seed.
 
     Returns:
         ``info["metrics"]`` plus ``decisions``, ``invalid`` and ``truncated``.
     """
-    if isinstance(policy, str):
-        env_config = heuristic_env_config(env_config)
     env = make_env(env_config)
     if isinstance(policy, str):
         import baselines

@@ -77,9 +77,9 @@ class JobsInSystem:
 @lru_cache(maxsize=512)
 def _profile(config_json: str, seed: int, heuristic: str) -> JobsInSystem:
     import baselines
-    from agents.envs import heuristic_env_config, make_env
+    from agents.envs import make_env
 
-    env = make_env(heuristic_env_config(json.loads(config_json)))
+    env = make_env(json.loads(config_json))  # the agent's rules bind the reference too
     episode = rollout(baselines.make(heuristic, env, seed=policy_seed(seed)), env, seed=seed)
     if episode.truncated:
         raise RuntimeError(

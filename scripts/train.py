@@ -209,7 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "--max-suspends-per-job",
                 type=int,
                 metavar="K",
-                help="env key max_suspends_per_job of the agent's envs (heuristics run without it)",
+                help="env key max_suspends_per_job: the suspension budget per job of the "
+                "training envs (default 3), which binds the teacher and the reward reference "
+                "too",
             )
     return parser
 

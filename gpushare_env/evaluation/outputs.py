@@ -236,6 +236,7 @@ def _preamble(plan: Plan, argv: Sequence[str], outputs: Sequence[RunOutput]) -> 
         f"- command: `{shlex.join([PROG, *argv])}`",
         f"- preset: `{plan.preset.name}`; cluster: `{cluster}`; seeds: {plan.seeds}; mode: {mode}",
         f"- {len(outputs)} runs, {wall:.1f} s of run time over {plan.workers} worker(s)",
+        _rules_line(plan),
     ]
     truncated = [o.row for o in outputs if o.row.get("truncated")]
     if truncated:
@@ -250,6 +251,39 @@ def _preamble(plan: Plan, argv: Sequence[str], outputs: Sequence[RunOutput]) -> 
             lines.append(f"- `{workload}`: {count} job(s) could never fit the cluster (dropped)")
     lines += [f"- note: {n}" for n in plan.notes]
     return lines
+
+
+def _describe_rules(max_suspends: int | None, min_service_s: float) -> str:
+    """The suspension rules in words."""
+    budget = "no budget" if max_suspends is None else f"at most {max_suspends} per job"
+    quantum = (
+        f"at least {min_service_s:g} s of computing after a resume"
+        if min_service_s > 0
+        else "no minimum service after a resume"
+    )
+    return f"{budget}, {quantum}"
+
+
+def _rules_line(plan: Plan) -> str:
+    """The suspension rules the runs were under (``limits.max_suspends_per_job``,
+    ``limits.min_service_s``): one line if they are the same for every policy, else a
+    bold line saying which policy ran under which."""
+    from gpushare_env.envs.config import EnvConfig
+
+    by_rules: dict[tuple[int | None, float], list[str]] = {}
+    for run in plan.runs:
+        limits = EnvConfig.from_any(dict(run.env_config)).limits
+        key = (limits.max_suspends_per_job, float(limits.min_service_s))
+        labels = by_rules.setdefault(key, [])
+        if run.policy.label not in labels:
+            labels.append(run.policy.label)
+    if len(by_rules) == 1:
+        (rules,) = by_rules
+        return f"- suspension rules, the same for every policy: {_describe_rules(*rules)}"
+    if not by_rules:
+        return "- suspension rules: no run"
+    parts = [f"{', '.join(names)}: {_describe_rules(*rules)}" for rules, names in by_rules.items()]
+    return "- **suspension rules differ per policy**: " + "; ".join(parts)
 
 
 def write_outputs(

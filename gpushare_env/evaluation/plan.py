@@ -24,6 +24,7 @@ from gpushare_env.evaluation.specs import (
     AGENT_ENV_KEYS,
     DECISIONS_PER_JOB,
     GANTT_MAX_JOBS,
+    RULE_KEYS,
     ZOO_DIR,
     PlanError,
     PolicySpec,
@@ -34,7 +35,7 @@ from gpushare_env.evaluation.specs import (
 )
 from gpushare_env.seeding import policy_seed, trace_generator
 
-__all__ = ["Plan", "agent_env_overrides", "file_sha256", "make_plan"]
+__all__ = ["Plan", "agent_env_overrides", "agent_recorded_rules", "file_sha256", "make_plan"]
 
 
 def file_sha256(path: str | Path) -> str:
@@ -117,8 +118,8 @@ def _resolve_workloads(
     return specs
 
 
-def agent_env_overrides(path: Path) -> dict[str, Any]:
-    """Observation-shaping env keys recorded beside a saved agent (``AGENT_ENV_KEYS``).
+def _recorded_env_config(path: Path) -> dict[str, Any]:
+    """The env config recorded beside a saved agent (``{}`` if none).
 
     Looks for ``<stem>.json`` then ``config.json`` in the model's folder; reads an
     ``env_config`` / ``env`` / ``config`` mapping (or the top level).
@@ -136,8 +137,59 @@ def agent_env_overrides(path: Path) -> dict[str, Any]:
             if isinstance(data.get(key), dict):
                 data = data[key]
                 break
-        return {k: data[k] for k in AGENT_ENV_KEYS if k in data}
+        return data
     return {}
+
+
+def agent_env_overrides(path: Path) -> dict[str, Any]:
+    """Observation-shaping env keys recorded beside a saved agent (``AGENT_ENV_KEYS``):
+    what it observes and can address. Never the suspension rules (``RULE_KEYS``): every
+    policy runs under the evaluation's."""
+    data = _recorded_env_config(path)
+    return {k: data[k] for k in AGENT_ENV_KEYS if k in data}
+
+
+def agent_recorded_rules(path: Path) -> dict[str, Any]:
+    """The suspension rules recorded beside a saved agent (``RULE_KEYS``, flat or in a
+    ``limits`` group): what it was trained under. Not applied to its runs; the plan notes
+    when they differ from the evaluation's."""
+    data = _recorded_env_config(path)
+    limits = data.get("limits")
+    nested = limits if isinstance(limits, dict) else {}
+    rules = {k: nested[k] for k in RULE_KEYS if k in nested}
+    rules.update({k: data[k] for k in RULE_KEYS if k in data})
+    return rules
+
+
+def _note_agent_settings(
+    policies: Sequence[PolicySpec], env_config: Mapping[str, Any], notes: list[str]
+) -> None:
+    """Say which env settings of a saved agent differ from the other policies' (its
+    recorded windows and observation options), and when it was trained under other
+    suspension rules than the ones it runs under (the evaluation's, as every policy)."""
+    from gpushare_env.envs.config import EnvConfig
+
+    base = EnvConfig.from_any(dict(env_config)).flat()
+    for policy in policies:
+        if not policy.is_agent:
+            continue
+        own = {k: v for k, v in policy.env_overrides.items() if base.get(k) != v}
+        if own:
+            settings = ", ".join(f"{k}={v!r}" for k, v in own.items())
+            notes.append(
+                f"{policy.label} runs with the env settings it was trained with: {settings} "
+                "(the other policies: the evaluation's); the suspension rules are the same "
+                "for every policy"
+            )
+        recorded = agent_recorded_rules(Path(str(policy.path)))
+        other = {k: v for k, v in recorded.items() if base.get(k) != v}
+        if other:
+            trained = ", ".join(f"{k}={v!r}" for k, v in other.items())
+            applied = ", ".join(f"{k}={base[k]!r}" for k in other)
+            notes.append(
+                f"{policy.label} was trained under other suspension rules ({trained}); it "
+                f"runs under this evaluation's ({applied}), as every policy"
+            )
 
 
 def _zoo_models() -> list[Path]:
@@ -416,6 +468,7 @@ def make_plan(
         policy_specs = _check_agents(
             policy_specs, env_configs[workload_specs[0].label], policies is not None, notes
         )
+        _note_agent_settings(policy_specs, env_configs[workload_specs[0].label], notes)
     for policy in policy_specs:
         for workload in workload_specs:
             too_big = (workload.size or workload.num_jobs or 0) > GANTT_MAX_JOBS

@@ -60,16 +60,21 @@ JOB_COLUMNS: tuple[str, ...] = (
 )
 
 #: Env config keys a saved agent's own config may set for its runs: they shape what the
-#: agent observes and can address (the suspend cap masks actions), not the workload or
-#: the simulated dynamics. Every setting of the ``observation`` group is one. (Flat keys:
-#: the recorded configs are flat, and runs merge them as flat dicts.)
+#: agent observes and can address, not the workload, the simulated dynamics or the rules.
+#: Every setting of the ``observation`` group is one. (Flat keys: the recorded configs are
+#: flat, and runs merge them as flat dicts.) The suspension rules (:data:`RULE_KEYS`) are
+#: not: every policy, learned or not, runs under the evaluation's.
 AGENT_ENV_KEYS: tuple[str, ...] = (
     "pending_window",
     "running_window",
     "time_scale_s",
-    "max_suspends_per_job",
     *flat_keys("observation"),
 )
+
+#: Env config keys of the simulator's suspension rules (flat), which bind every policy of
+#: an evaluation alike: a saved agent's recorded values are not applied (a note says
+#: when they differ from the evaluation's).
+RULE_KEYS: tuple[str, ...] = ("max_suspends_per_job", "min_service_s")
 
 #: Gantt views are drawn only for runs of at most this many jobs (unreadable beyond).
 GANTT_MAX_JOBS = 2000

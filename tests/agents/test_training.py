@@ -144,8 +144,6 @@ def test_perm_extractor_reads_the_optional_columns(tmp_path: Path) -> None:
 
 
 def test_nested_env_overrides_are_recorded_flat_and_reach_the_extractor(tmp_path: Path) -> None:
-    from agents.envs import heuristic_env_config
-
     nested = {
         "observation": {"held_time": True, "rivals": True},
         "limits": {"max_suspends_per_job": 2},
@@ -153,8 +151,6 @@ def test_nested_env_overrides_are_recorded_flat_and_reach_the_extractor(tmp_path
     flat = {"observe_held_time": True, "observe_rivals": True, "max_suspends_per_job": 2}
     config = _config(tmp_path, "nested", extractor="perm", env_overrides=nested)
     assert env_configs(config) == env_configs(_config(tmp_path, "flat", env_overrides=flat))
-    # the suspend cap stays agent-only whichever form sets it
-    assert "max_suspends_per_job" not in heuristic_env_config({"cluster": "tiny", **nested})
     model = build_model(config, make_env(env_configs(config)[0]))
     assert model.policy.features_extractor.running_columns == 17 + 1 + 2
 
@@ -318,8 +314,10 @@ def test_cli_writes_model_and_recipe(tmp_path: Path) -> None:
     assert load_model(resumed / "model.zip").num_timesteps >= 128
 
 
-def test_cli_teacher_and_agent_only_env_keys(tmp_path: Path) -> None:
-    from agents.envs import heuristic_env_config
+def test_cli_teacher_and_the_suspension_budget_bind_teacher_and_agent_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agents.bc
     from scripts.train import build_parser, config_from_args
 
     args = build_parser().parse_args(
@@ -334,10 +332,24 @@ def test_cli_teacher_and_agent_only_env_keys(tmp_path: Path) -> None:
     assert dict(config.envs.env_overrides) == {"max_decisions": 500, "max_suspends_per_job": 2}
     agent_config = env_configs(config)[0]
     assert agent_config["max_suspends_per_job"] == 2
-    # heuristics (teachers, references, baselines) run without the agent-only suspend cap
-    teacher_config = heuristic_env_config(agent_config)
-    assert "max_suspends_per_job" not in teacher_config
-    assert teacher_config["max_decisions"] == 500
+    assert agent_config["max_decisions"] == 500
+    # the teacher plays under the agent's rules (one env config for both, nothing
+    # stripped): every label is an action the learner's mask allows
+    budgets = []
+
+    def recording_make_env(env_config: dict) -> Any:
+        env = make_env(env_config)
+        budgets.append(env.unwrapped.config.limits.max_suspends_per_job)
+        return env
+
+    monkeypatch.setattr(agents.bc, "make_env", recording_make_env)
+    tight = {**agent_config, "num_jobs": 12, "max_suspends_per_job": 1}
+    teacher = "tiresias:queue_thresholds_gpu_s=[60, 600]"  # preempts often on this workload
+    demos = collect_demonstrations([tight], seeds=[0, 1], heuristic=teacher)
+    assert budgets == [1, 1]
+    assert demos.masks[np.arange(len(demos)), demos.actions].all()
+    suspends = (demos.actions >= 4 * 16) & (demos.actions < demos.masks.shape[1] - 1)
+    assert suspends.sum() > 0  # the teacher does suspend, within the budget
 
 
 def test_cli_teacher_takes_the_shipped_teachers_names_and_refuses_their_old_ones(

@@ -12,7 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpushare_env.evaluation.plan import agent_env_overrides, file_sha256
+from gpushare_env.evaluation.plan import (
+    agent_env_overrides,
+    agent_recorded_rules,
+    file_sha256,
+    make_plan,
+)
 from gpushare_env.evaluation.report import RUN_COLUMNS
 from gpushare_env.evaluation.runs import headless_setup
 from gpushare_env.evaluation.specs import PolicySpec, RunSpec, WorkloadSpec
@@ -90,6 +95,8 @@ def test_outputs_summary_config_and_plots(first_run: Path) -> None:
     assert cell["ratio_to_baseline"] is not None
     markdown = (first_run / "summary.md").read_text()
     assert "## Workload `thesis`" in markdown and "**" in markdown
+    rules = "suspension rules, the same for every policy: at most 3 per job, no minimum service"
+    assert rules in markdown
     plots = {p.name for p in (first_run / "plots").glob("*.png")}
     for workload in ("thesis", "thesis_poisson"):
         for kind in ("metrics", "jct_cdf", "utilisation"):
@@ -428,8 +435,9 @@ def test_trace_jobs_that_never_fit_are_counted(tmp_path: Path) -> None:
 
 
 def test_agent_runs_with_the_keys_it_was_trained_with(tmp_path: Path) -> None:
-    """Window sizes and the suspend cap recorded beside a model reach its runs; the
-    workload and cluster it was trained on do not (the evaluation decides those)."""
+    """Window sizes recorded beside a model reach its runs; the workload and cluster it
+    was trained on do not (the evaluation decides those), nor the suspension rules (one
+    set for every policy)."""
     model = tmp_path / "agent.zip"
     model.write_bytes(b"")
     recorded = {
@@ -443,7 +451,60 @@ def test_agent_runs_with_the_keys_it_was_trained_with(tmp_path: Path) -> None:
     }
     (tmp_path / "agent.json").write_text(json.dumps(recorded), encoding="utf-8")
     overrides = agent_env_overrides(model)
-    assert overrides == {"pending_window": 8, "running_window": 4, "max_suspends_per_job": 5}
+    assert overrides == {"pending_window": 8, "running_window": 4}
+    assert agent_recorded_rules(model) == {"max_suspends_per_job": 5}
+
+
+def test_an_agent_runs_under_the_evaluations_suspension_rules_and_the_notes_say_so(
+    tiny_agent: Path, tmp_path: Path
+) -> None:
+    model = tmp_path / "agent.zip"
+    model.write_bytes(tiny_agent.read_bytes())
+    recorded = {"env_config": {"max_suspends_per_job": None, "time_scale_s": 60.0}}
+    (tmp_path / "agent.json").write_text(json.dumps(recorded), encoding="utf-8")
+    plan = make_plan(
+        policies=["fifo", str(model)], cluster="tiny", workloads=["thesis"], num_jobs=8,
+        seeds=[0], out=tmp_path / "out",
+    )  # fmt: skip
+    limits = {
+        run.policy.label: (
+            run.env_config.get("max_suspends_per_job", 3),
+            run.env_config.get("time_scale_s", 3600.0),
+        )
+        for run in plan.runs
+    }
+    assert limits == {"fifo": (3, 3600.0), "agent": (3, 60.0)}  # its own time scale only
+    assert any("agent runs with the env settings it was trained with: time_scale_s=60.0"
+               in note for note in plan.notes)  # fmt: skip
+    assert any("agent was trained under other suspension rules (max_suspends_per_job=None)"
+               in note and "(max_suspends_per_job=3)" in note for note in plan.notes)  # fmt: skip
+
+
+def test_the_summary_says_when_the_suspension_rules_differ_per_policy(tmp_path: Path) -> None:
+    import dataclasses
+
+    from gpushare_env.evaluation.outputs import _rules_line
+
+    plan = make_plan(
+        policies=["fifo", "thesis"], cluster="tiny", workloads=["thesis"], num_jobs=8,
+        seeds=[0, 1], out=tmp_path,
+    )  # fmt: skip
+    assert _rules_line(plan) == (
+        "- suspension rules, the same for every policy: at most 3 per job, no minimum "
+        "service after a resume"
+    )
+    plan.runs = [
+        dataclasses.replace(
+            run, env_config={**run.env_config, "max_suspends_per_job": None, "min_service_s": 60}
+        )
+        if run.policy.label == "thesis"
+        else run
+        for run in plan.runs
+    ]
+    assert _rules_line(plan) == (
+        "- **suspension rules differ per policy**: fifo: at most 3 per job, no minimum service "
+        "after a resume; thesis: no budget, at least 60 s of computing after a resume"
+    )
 
 
 def test_agents_get_every_observation_option_they_were_trained_with(tmp_path: Path) -> None:
