@@ -8,7 +8,8 @@
     ├── observation   ObservationConfig   held_time, placement, drain, rivals
     ├── reward        RewardConfig        jct ... invalid (weights), time_scale_s,
     │                                     invalid_penalty
-    ├── limits        LimitsConfig        max_decisions, max_time_s, max_suspends_per_job, min_service_s
+    ├── limits        LimitsConfig        max_decisions, max_time_s, max_suspends_per_job,
+    │                                     min_service_s
     ├── simulator     SimulatorConfig     duration_info, sample_iterations, sample_noise
     └── invalid_action, auto_advance, on_unfit
 

@@ -79,8 +79,7 @@ def _config_docs() -> dict[str, str]:
         "limits.max_time_s": "truncate at this simulated time (None: no limit) [s]",
         "limits.max_suspends_per_job": "a job suspended this many times may not be suspended "
         "again (None: no cap)",
-        "limits.min_service_s": "a resumed job computes this long before its next suspension "
-        "[s]",
+        "limits.min_service_s": "a resumed job computes this long before its next suspension [s]",
         "simulator.duration_info": "what the agent sees of lengths: 'none', 'sampled', 'oracle'",
         "simulator.sample_iterations": "iterations before a job's step time is measured",
         "simulator.sample_noise": "relative std-dev of that measurement, in [0, 1)",

@@ -126,7 +126,9 @@ class SimConfig:
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
             raise ValueError(f"max_suspends_per_job must be None or an int >= 0, got {cap!r}")
         if not (math.isfinite(self.min_service_s) and self.min_service_s >= 0):
-            raise ValueError(f"min_service_s must be a finite number >= 0, got {self.min_service_s}")
+            raise ValueError(
+                f"min_service_s must be a finite number >= 0, got {self.min_service_s}"
+            )
 
 
 @dataclass(slots=True)
