@@ -9,6 +9,7 @@ is a warm-up and is not timed.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -28,6 +29,7 @@ def train_benchmark(
     rollout: int = 2048,
     rollouts: int = 2,
     seed: int = 0,
+    overrides: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Train ``rollouts`` rollouts of ``rollout`` steps (after one untimed) and time them.
 
@@ -43,6 +45,8 @@ def train_benchmark(
         rollout: Env steps per rollout, summed over envs; a multiple of ``n_envs``.
         rollouts: Timed rollouts.
         seed: Seed of the model and the envs.
+        overrides: Further ``TrainConfig`` settings by flat key (``gpushare-train``'s
+            names: ``net_arch``, ``batch_size``, ``n_epochs``, ...).
 
     Returns:
         ``steps, wall_s, steps_per_s, cpu_s`` and the settings; ``cpu_s`` is this
@@ -66,6 +70,7 @@ def train_benchmark(
         n_steps=rollout // n_envs,
         seed=seed,
         progress_bar=False,
+        **dict(overrides or {}),
     )
     config = TrainConfig.from_any(config, batch_size=min(config.algorithm.batch_size, rollout))
     torch.set_num_threads(1)
@@ -96,6 +101,8 @@ def train_benchmark(
         "vec_env": vec_env,
         "n_epochs": config.algorithm.n_epochs,
         "batch_size": config.algorithm.batch_size,
+        "net_arch": list(config.network.net_arch),
+        "overrides": dict(overrides or {}),
         "seed": seed,
         "steps": steps,
         "wall_s": round(wall_s, 3),

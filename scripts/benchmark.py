@@ -107,6 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--vec-env", default="dummy", choices=("auto", "subproc", "dummy"))
     train.add_argument("--rollout", type=int, default=2048, help="steps per rollout, all envs")
     train.add_argument("--rollouts", type=int, default=2, help="timed rollouts")
+    train.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a further gpushare-train setting by its flat key, VALUE as JSON "
+        "(e.g. --set net_arch=[64,64] --set batch_size=512); repeatable",
+    )
     parser.add_argument(
         "--repeat",
         type=int,
@@ -114,6 +122,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="env runs (--env); the line reports the run of median speed, plus every run's",
     )
     return parser
+
+
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """``["KEY=VALUE", ...]`` as a dict, each VALUE read as JSON (else as a string).
+
+    Raises:
+        ValueError: an item without ``=``.
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(text)
+        except json.JSONDecodeError:
+            out[key] = text
+    return out
 
 
 def median_env_record(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -148,9 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             record = train_benchmark(
                 args.preset, args.algo, args.extractor, args.n_envs, args.vec_env,
-                args.rollout, args.rollouts, args.seed,
+                args.rollout, args.rollouts, args.seed, overrides=parse_settings(args.set),
             )  # fmt: skip
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             print(f"gpushare-bench: {exc}", file=sys.stderr)
             return 2
         print(json.dumps(record), flush=True)

@@ -29,3 +29,22 @@ def test_a_rollout_that_does_not_split_over_the_envs_is_refused(
     assert main(["--train", "--n-envs", "3", "--rollout", "128"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert "rollout (128) must be a multiple of n_envs (3)" in line
+
+
+def test_further_training_settings_are_set_by_flat_key(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--train", "--preset", "thesis", "--n-envs", "2", "--rollout", "128"]
+    settings = ["--set", "net_arch=[32,32]", "--set", "n_epochs=1", "--set", "batch_size=64"]
+    assert main([*argv, "--rollouts", "1", "--extractor", "flat", *settings]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["net_arch"], record["n_epochs"], record["batch_size"]) == ([32, 32], 1, 64)
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [("net_arch", "expected KEY=VALUE"), ("no_such_key=1", "no_such_key")],
+)
+def test_a_bad_setting_is_a_usage_error(
+    setting: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--train", "--set", setting]) == 2
+    assert message in capsys.readouterr().err
