@@ -306,10 +306,24 @@ def _curve_axes(plt: Any) -> tuple[Any, Any]:
     return plt.subplots(2, 1, figsize=(7, 5.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
 
 
-def _finish_curve(plt: Any, figure: Any, ylabel: str, title: str, path: Path) -> Path:
-    """Label, grid and save a learning-curve figure drawn on :func:`_curve_axes`."""
+def _finish_curve(
+    plt: Any,
+    figure: Any,
+    ylabel: str,
+    title: str,
+    path: Path,
+    levels: Mapping[str, float] | None = None,
+) -> Path:
+    """Label, grid and save a learning-curve figure drawn on :func:`_curve_axes`, with a
+    dotted line at each of ``levels`` (heuristics' ratios, by name)."""
     top, bottom = figure.axes
     top.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    for name, value in (levels or {}).items():
+        top.axhline(value, color="grey", linewidth=0.8, linestyle=":")
+        top.annotate(
+            f"{name} {value:.2f}", (1.0, value), xycoords=("axes fraction", "data"),
+            xytext=(-4, 2), textcoords="offset points", ha="right", fontsize=7, color="dimgrey",
+        )  # fmt: skip
     top.set_ylabel(ylabel)
     top.grid(alpha=0.3)
     top.legend(fontsize=8)
@@ -324,7 +338,11 @@ def _finish_curve(plt: Any, figure: Any, ylabel: str, title: str, path: Path) ->
 
 
 def plot_learning_curve(
-    history: Sequence[Mapping[str, float]], path: Path, reference: str, title: str
+    history: Sequence[Mapping[str, float]],
+    path: Path,
+    reference: str,
+    title: str,
+    levels: Mapping[str, float] | None = None,
 ) -> Path:
     """Periodic validation of a training run: ratios to the reference, and suspensions.
 
@@ -335,6 +353,7 @@ def plot_learning_curve(
         path: Output PNG.
         reference: The heuristic the ratios refer to (for the labels).
         title: Figure title.
+        levels: Mean-JCT ratios of heuristics on the same seeds, drawn as dotted lines.
 
     Returns:
         ``path``.
@@ -356,11 +375,16 @@ def plot_learning_curve(
             color="tab:blue", linestyle="none", label="kept as best",
         )  # fmt: skip
     bottom.plot(steps, [h.get("suspends", math.nan) for h in history], color="tab:red")
-    return _finish_curve(plt, figure, f"ratio to {reference} (lower is better)", title, path)
+    ylabel = f"ratio to {reference} (lower is better)"
+    return _finish_curve(plt, figure, ylabel, title, path, levels)
 
 
 def plot_learning_curves(
-    histories: Mapping[str, Sequence[Mapping[str, float]]], path: Path, reference: str, title: str
+    histories: Mapping[str, Sequence[Mapping[str, float]]],
+    path: Path,
+    reference: str,
+    title: str,
+    levels: Mapping[str, float] | None = None,
 ) -> Path:
     """Several training runs overlaid: mean-JCT ratio to the reference, and suspensions.
 
@@ -369,6 +393,7 @@ def plot_learning_curves(
         path: Output PNG.
         reference: The heuristic the ratios refer to (for the labels).
         title: Figure title.
+        levels: Mean-JCT ratios of heuristics on the same seeds, drawn as dotted lines.
 
     Returns:
         ``path``.
@@ -382,4 +407,5 @@ def plot_learning_curves(
             label=label,
         )  # fmt: skip
         bottom.plot(steps, [h.get("suspends", math.nan) for h in history], color=line.get_color())
-    return _finish_curve(plt, figure, f"mean JCT / {reference} (lower is better)", title, path)
+    ylabel = f"mean JCT / {reference} (lower is better)"
+    return _finish_curve(plt, figure, ylabel, title, path, levels)

@@ -465,3 +465,27 @@ def test_cli_discount_reference_and_warmup_options(tmp_path: Path) -> None:
     assert (config.algorithm.critic_warmup, config.algorithm.critic_warmup_lr) == (4096, 1e-3)
     with pytest.raises(ValueError, match="reward_reference"):
         config_from_args(build_parser().parse_args([*argv, "--reward-reference", "nope"]))
+
+
+def test_learning_curve_levels_are_the_heuristics_ratios_on_the_validation_seeds(
+    tmp_path: Path,
+) -> None:
+    from agents.curve import heuristic_levels
+    from agents.curve import main as curve
+    from agents.evaluation import run_episode
+
+    env_config = {"cluster": "tiny", "workload": "thesis", "num_jobs": 12}
+    seeds = [500, 501]
+    thesis_h = sum(run_episode("thesis", env_config, s)["mean_jct_s"] for s in seeds) / 2 / 3600
+    run = tmp_path / "run"
+    run.mkdir()
+    history = [{"timesteps": 0.0, "jct_ratio": 1.1, "suspends": 2.0}]
+    data = {"reference": "thesis", "seeds": seeds, "reference_mean_jct_h": thesis_h}
+    (run / "evaluations.json").write_text(json.dumps({**data, "history": history}))
+    (run / "config.json").write_text(json.dumps({"env_configs": [env_config]}))
+    levels = heuristic_levels(run, ["thesis", "fifo"])
+    assert levels["thesis"] == pytest.approx(1.0)
+    assert levels["fifo"] > 1.0  # sequential, no sharing: slower than thesis here
+    out = tmp_path / "curve.png"
+    assert curve([str(run), "--out", str(out), "--heuristics", "fifo"]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
