@@ -150,7 +150,7 @@ _EVERY_OLD_FLAG_CONFIG: dict[str, Any] = {
     "eval_every": 100, "eval_seeds": [500], "exploration_final_eps": 0.02,
     "exploration_fraction": 0.2, "extractor": "perm", "gae_lambda": 0.95, "gamma": 0.9,
     "learning_rate": 0.0003, "learning_starts": 1000, "n_envs": 3, "n_epochs": 3,
-    "n_steps": 64, "net_arch": [256, 256], "num_jobs": 50, "out": "o", "pending_window": 8,
+    "n_steps": 64, "net_arch": [64, 64], "num_jobs": 50, "out": "o", "pending_window": 8,
     "progress_bar": False, "resume": None, "reward_reference": "thesis", "reward_scale": 0.1,
     "running_window": 4, "seed": 7, "target_kl": 0.05, "time_constant_h": 10.0,
     "timesteps": 1000, "torch_threads": 2, "train_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 20],
@@ -166,7 +166,7 @@ def test_every_old_flag_parses_to_the_config_it_made_before() -> None:
     default = _cli()
     assert default == TrainConfig.from_preset("philly")
     assert (default.algorithm.n_steps, default.run.timesteps, default.run.progress_bar) == (
-        512,
+        256,
         200_000,
         True,
     )
@@ -211,3 +211,13 @@ def test_help_lists_one_group_per_config_group_with_its_options() -> None:
 def test_every_setting_has_a_generated_option() -> None:
     dests = {action.dest for action in build_parser()._actions}
     assert set(FLAT_KEYS.values()) <= dests
+
+
+def test_dqn_takes_its_own_defaults_where_ppos_do_not_apply() -> None:
+    dqn = _cli("--algo", "dqn")
+    assert (dqn.algorithm.time_constant_h, dqn.network.extractor) == (None, "flat")
+    ppo = _cli("--algo", "maskable_ppo")
+    assert (ppo.algorithm.time_constant_h, ppo.network.extractor) == (24.0, "pointer")
+    assert _cli("--algo", "dqn", "--extractor", "perm").network.extractor == "perm"
+    with pytest.raises(ValueError, match="time_constant_h needs PPO"):
+        _cli("--algo", "dqn", "--time-constant-h", "10")

@@ -452,7 +452,7 @@ def test_cli_discount_reference_and_warmup_options(tmp_path: Path) -> None:
 
     argv = ["--cluster", "tiny", "--workload", "thesis", "--out", str(tmp_path / "x")]
     config = config_from_args(build_parser().parse_args(argv))
-    assert config.algorithm.time_constant_h is None and config.envs.reward_reference is None
+    assert config.algorithm.time_constant_h == 24.0 and config.envs.reward_reference is None
     assert config.algorithm.critic_warmup == 0
     args = build_parser().parse_args(
         [
