@@ -19,6 +19,14 @@ rows; the value head is the usual MLP over the whole feature vector.
 
 The features come from :class:`agents.extractors.PermutationExtractor` with per-slot codes
 (``slot_dim`` > 0), whose output is ``[context, pending codes, running codes]``.
+
+Deterministic actions (``kind_mode``): the most likely single action is a poor summary of
+a policy whose probability is spread over many equivalent placements; a policy that
+schedules 80% of the time, over 20 slot-strategy pairs, has ``advance`` as its argmax at
+15%. With ``kind_mode`` the deterministic action is the most likely *kind* (schedule,
+suspend or advance, by summed probability), then the most likely action of that kind.
+Models built by ``gpushare-train`` use it; earlier models keep the plain argmax they were
+evaluated with.
 """
 
 from __future__ import annotations
@@ -33,10 +41,35 @@ from torch import nn
 from agents.extractors import PermutationExtractor
 from gpushare_env.sim import STRATEGIES
 
-__all__ = ["STRATEGIES_PER_SLOT", "MaskableSlotPolicy", "SlotHead", "SlotPolicy"]
+__all__ = ["STRATEGIES_PER_SLOT", "MaskableSlotPolicy", "SlotHead", "SlotPolicy", "kind_mode"]
 
 #: Placement strategies per pending slot in ``GPUShare-v0``'s action space.
 STRATEGIES_PER_SLOT = len(STRATEGIES)
+
+
+def kind_mode(probs: torch.Tensor, pending_window: int, running_window: int) -> torch.Tensor:
+    """Deterministic actions of ``GPUShare-v0`` policies: per row, the kind (schedule,
+    suspend, advance) of largest summed probability, then its most likely action.
+
+    Args:
+        probs: Action probabilities (masked actions at 0).  # (B, 4 W + R + 1)
+        pending_window: ``W``.
+        running_window: ``R``.
+
+    Returns:
+        Action indices.  # (B,)
+    """
+    schedule = STRATEGIES_PER_SLOT * pending_window
+    bounds = [0, schedule, schedule + running_window, probs.shape[1]]
+    kinds = [(bounds[i], bounds[i + 1]) for i in range(3)]
+    totals = torch.stack([probs[:, lo:hi].sum(dim=1) for lo, hi in kinds], dim=1)
+    chosen = totals.argmax(dim=1)
+    actions = torch.empty_like(chosen)
+    for i, (lo, hi) in enumerate(kinds):
+        rows = chosen == i
+        if rows.any():
+            actions[rows] = lo + probs[rows, lo:hi].argmax(dim=1)
+    return actions
 
 
 def _mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
@@ -120,9 +153,22 @@ class _SlotHeadMixin:
     mlp_extractor: Any
     action_net: Any
 
-    def __init__(self, *args: Any, head_dim: int = 64, **kwargs: Any):
+    def __init__(self, *args: Any, head_dim: int = 64, kind_mode: bool = False, **kwargs: Any):
         self.head_dim = head_dim
+        self.kind_mode = kind_mode
         super().__init__(*args, **kwargs)
+
+    def _predict(
+        self, observation: Any, deterministic: bool = False, action_masks: Any = None
+    ) -> torch.Tensor:
+        """Actions; deterministic ones by :func:`kind_mode` when ``kind_mode`` is set."""
+        masked = action_masks is not None or isinstance(self, MaskableSlotPolicy)
+        args = (observation, action_masks) if masked else (observation,)
+        distribution = self.get_distribution(*args)  # type: ignore[attr-defined]
+        if not (deterministic and self.kind_mode):
+            return distribution.get_actions(deterministic=deterministic)
+        head: SlotHead = self.mlp_extractor
+        return kind_mode(distribution.distribution.probs, head.pending_window, head.running_window)
 
     def _build_mlp_extractor(self) -> None:
         net_arch = self.net_arch  # type: ignore[attr-defined]
@@ -150,6 +196,7 @@ class _SlotHeadMixin:
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data: dict[str, Any] = super()._get_constructor_parameters()  # type: ignore[misc]
         data["head_dim"] = self.head_dim
+        data["kind_mode"] = self.kind_mode
         return data
 
 

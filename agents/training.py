@@ -647,6 +647,7 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         from agents.policies import MaskableSlotPolicy, SlotPolicy
 
         policy = MaskableSlotPolicy if config.algorithm.algo == "maskable_ppo" else SlotPolicy
+        policy_kwargs["kind_mode"] = True
     common: dict[str, Any] = {
         "learning_rate": config.algorithm.learning_rate,
         **_discount_kwargs(config),

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from agents.envs import make_env
-from agents.policies import STRATEGIES_PER_SLOT, SlotHead
+from agents.policies import STRATEGIES_PER_SLOT, SlotHead, kind_mode
 from agents.training import (
     POINTER_SLOT_DIM,
     TrainConfig,
@@ -107,6 +107,7 @@ def test_pointer_trains_saves_loads_and_acts_validly(tmp_path: Path, algo: str) 
     model = load_model(path)
     assert isinstance(model.policy.mlp_extractor, SlotHead)
     assert model.policy.head_dim == 64
+    assert model.policy.kind_mode  # built by gpushare-train: deterministic actions by kind
     env = make_env(env_configs(config)[0])
 
     def check(step: Step) -> None:
@@ -116,3 +117,28 @@ def test_pointer_trains_saves_loads_and_acts_validly(tmp_path: Path, algo: str) 
             assert 0 <= step.action < env.action_space.n
 
     rollout(model, env, seed=11, max_steps=200, callback=check)
+
+
+def test_kind_mode_picks_the_likeliest_kind_then_its_likeliest_action() -> None:
+    w, r = 2, 2  # actions: 8 schedules, 2 suspends, advance
+    spread = torch.tensor([[0.1] * 8 + [0.0, 0.0] + [0.2]])  # schedules 0.8 in all
+    assert kind_mode(spread, w, r).tolist() == [0]  # argmax would advance (0.2)
+    assert int(spread.argmax()) == 10
+    suspend = torch.tensor([[0.05] * 8 + [0.25, 0.3] + [0.05]])  # suspends 0.55
+    advance = torch.tensor([[0.0] * 10 + [1.0]])
+    assert kind_mode(torch.cat([spread, suspend, advance]), w, r).tolist() == [0, 9, 10]
+
+
+def test_deterministic_actions_of_a_kind_mode_policy_are_its_kind_mode(tmp_path: Path) -> None:
+    model, env = _model(tmp_path)
+    assert model.policy.kind_mode
+    obs, _ = env.reset(seed=3)
+    masks = env.unwrapped.action_masks()
+    action, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    tensors, _ = model.policy.obs_to_tensor(obs)
+    probs = model.policy.get_distribution(tensors, action_masks=masks).distribution.probs
+    w, r = env.unwrapped.pending_window, env.unwrapped.running_window
+    assert int(action) == int(kind_mode(probs, w, r)[0])
+    model.policy.kind_mode = False  # earlier models: the plain argmax
+    action, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    assert int(action) == int(probs.argmax())
