@@ -163,7 +163,7 @@ class AlgorithmConfig(_Group):
     PATH: ClassVar[str] = "algorithm"
 
     algo: str = "maskable_ppo"
-    learning_rate: float = 1e-4
+    learning_rate: float = 3e-4
     n_steps: int = 256
     batch_size: int = 512
     n_epochs: int = 4
