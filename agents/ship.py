@@ -81,11 +81,13 @@ def compare(
 
 def _save_without_optimizer_state(model: Any, path: Path) -> None:
     """Save with a fresh optimizer: Adam's moments are twice the weights' size and only
-    matter for continuing that exact run (a resumed fine-tune starts its own)."""
+    matter for continuing that exact run (a resumed fine-tune starts its own). The
+    TensorBoard folder of the training machine is not kept."""
     policy = model.policy
     policy.optimizer = policy.optimizer_class(
         policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs
     )
+    model.tensorboard_log = None
     model.save(path)
 
 
