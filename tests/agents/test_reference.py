@@ -80,7 +80,7 @@ def test_relative_reward_needs_the_seed() -> None:
         env.reset()
 
 
-_TINY = {**TINY_TRAINING, "vec_env": "dummy"}
+_TINY = {**TINY_TRAINING, "vec_env": "dummy", "extractor": "flat"}
 
 
 def test_config_checks_reference_and_warmup(tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ def test_training_discounts_each_step_by_its_elapsed_time(tmp_path: Path) -> Non
 
 
 def test_without_the_callback_training_refuses(tmp_path: Path) -> None:
-    config = TrainConfig.from_any(**_TINY, out=str(tmp_path))
+    config = TrainConfig.from_any(**_TINY, out=str(tmp_path), time_constant_h=None)
     vec = make_vec_env(
         env_configs(config), config.envs.train_seeds, config.envs.n_envs, config.run.seed
     )
@@ -131,7 +131,9 @@ def test_without_the_callback_training_refuses(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_resuming_with_a_time_constant_switches_the_buffer(tmp_path: Path) -> None:
-    first = train(TrainConfig.from_any(**_TINY, out=str(tmp_path / "a"), timesteps=128))
+    first = train(
+        TrainConfig.from_any(**_TINY, out=str(tmp_path / "a"), timesteps=128, time_constant_h=None)
+    )
     resumed = train(
         TrainConfig.from_any(
             **_TINY, out=str(tmp_path / "b"), timesteps=128, resume=str(first), time_constant_h=1.0
@@ -144,7 +146,13 @@ def test_resuming_with_a_time_constant_switches_the_buffer(tmp_path: Path) -> No
     assert model.rollout_buffer_class.__name__ == "SMDPMaskableDictRolloutBuffer"
     # and back: resuming without a time constant restores the per-decision discount
     again = train(
-        TrainConfig.from_any(**_TINY, out=str(tmp_path / "c"), timesteps=128, resume=str(resumed))
+        TrainConfig.from_any(
+            **_TINY,
+            out=str(tmp_path / "c"),
+            timesteps=128,
+            resume=str(resumed),
+            time_constant_h=None,
+        )
     )
     model = load_model(again)
     assert model.gamma == 0.99

@@ -56,7 +56,7 @@ def random_run(sim: Simulator, rng: np.random.Generator, suspend_prob: float) ->
                 if sim.find_placement(job_id, strategy) is not None:
                     options.append(("place", job_id, strategy))
         if suspends_left > 0 and rng.random() < suspend_prob:
-            options += [("suspend", j, "") for j in sim.running()]
+            options += [("suspend", j, "") for j in sim.running() if sim.can_suspend(j)]
         if sim.next_event_time() is not None:
             options.append(("advance", -1, ""))
         assert options, "no valid decision: the simulator is stuck"
