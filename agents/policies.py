@@ -31,7 +31,7 @@ evaluated with.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
@@ -152,6 +152,7 @@ class _SlotHeadMixin:
 
     mlp_extractor: Any
     action_net: Any
+    masked: ClassVar[bool] = False  # get_distribution takes the action masks
 
     def __init__(self, *args: Any, head_dim: int = 64, kind_mode: bool = False, **kwargs: Any):
         self.head_dim = head_dim
@@ -162,8 +163,7 @@ class _SlotHeadMixin:
         self, observation: Any, deterministic: bool = False, action_masks: Any = None
     ) -> torch.Tensor:
         """Actions; deterministic ones by :func:`kind_mode` when ``kind_mode`` is set."""
-        masked = action_masks is not None or isinstance(self, MaskableSlotPolicy)
-        args = (observation, action_masks) if masked else (observation,)
+        args = (observation, action_masks) if self.masked else (observation,)
         distribution = self.get_distribution(*args)  # type: ignore[attr-defined]
         if not (deterministic and self.kind_mode):
             return distribution.get_actions(deterministic=deterministic)
@@ -202,6 +202,8 @@ class _SlotHeadMixin:
 
 class MaskableSlotPolicy(_SlotHeadMixin, MaskableMultiInputActorCriticPolicy):
     """``MaskablePPO``'s ``MultiInputPolicy`` with per-slot action logits."""
+
+    masked = True
 
 
 class SlotPolicy(_SlotHeadMixin, MultiInputActorCriticPolicy):

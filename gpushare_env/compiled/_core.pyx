@@ -65,6 +65,13 @@ cdef enum:
     MAX_MODELS = 64
 
 cdef double EPS = 1e-9
+
+# what Core._suspend_rule answers
+cdef enum:
+    SUSPEND_OK
+    SUSPEND_NOT_RUNNING
+    SUSPEND_BUDGET
+    SUSPEND_QUANTUM
 cdef tuple _EVENT_KINDS = tuple(EventKind)
 cdef tuple _STATUSES = tuple(JobStatus)
 cdef double IDLE_PENALTY = 1e6
@@ -838,11 +845,14 @@ cdef class Core:
         cdef Job* job = &self.jobs[rank]
         job.queued_s += self.now - job.queued_since
 
+    cdef inline double _done(self, Job* job) noexcept:
+        """Iterations the job has done as of now (at most all of them)."""
+        cdef double done = job.progress + job.rate * (self.now - job.last_update)
+        return job.iterations if job.iterations < done else done
+
     cdef inline void _fold(self, Job* job) noexcept:
-        cdef double done
         if job.rate > 0.0:
-            done = job.progress + job.rate * (self.now - job.last_update)
-            job.progress = job.iterations if job.iterations < done else done
+            job.progress = self._done(job)
         job.last_update = self.now
 
     cdef void _touch_memory(self, int* gpus, int count) noexcept:
@@ -1525,14 +1535,19 @@ cdef class Core:
         self.mask[self.num_actions - 1] = self.can_advance
         self.has_choice = schedule_choice or can_suspend
 
-    cdef bint _suspendable(self, Job* job) noexcept:
-        """The suspension rules: a running job, under its budget, and (after a resume) past
-        its minimum service."""
+    cdef int _suspend_rule(self, Job* job) noexcept:
+        """The suspension rules: ``SUSPEND_OK`` for a running job under its budget and
+        (after a resume) past its minimum service, else the rule it breaks."""
         if job.status != RUNNING:
-            return False
+            return SUSPEND_NOT_RUNNING
         if self.max_suspends >= 0 and job.suspends >= self.max_suspends:
-            return False
-        return job.resumes == 0 or self.now - job.service_since + EPS >= self.min_service
+            return SUSPEND_BUDGET
+        if job.resumes > 0 and self.now - job.service_since + EPS < self.min_service:
+            return SUSPEND_QUANTUM
+        return SUSPEND_OK
+
+    cdef inline bint _suspendable(self, Job* job) noexcept:
+        return self._suspend_rule(job) == SUSPEND_OK
 
     cdef bint _exclusive_memory_ok(self, Job* job) noexcept:
         cdef int i, count
@@ -1547,14 +1562,11 @@ cdef class Core:
         return True
 
     cdef double _predicted_remaining(self, Job* job, bint* known) noexcept:
-        cdef double done, remaining
+        cdef double remaining
         known[0] = False
         if self.duration_info == INFO_NONE:
             return 0.0
-        done = job.progress + job.rate * (self.now - job.last_update)
-        if job.iterations < done:
-            done = job.iterations
-        remaining = job.iterations - done
+        remaining = job.iterations - self._done(job)
         if self.duration_info == INFO_ORACLE:
             known[0] = True
             return remaining * job.step_time
@@ -1915,17 +1927,18 @@ cdef class Core:
     def suspend_refusal(self, job_id):
         """Why job ``job_id`` may not be suspended now (``None``: it may)."""
         cdef Job* job = &self.jobs[self._rank(job_id)]
-        if job.status != RUNNING:
+        cdef int rule = self._suspend_rule(job)
+        if rule == SUSPEND_NOT_RUNNING:
             return (
                 f"job {job_id}: only a running job can be suspended; "
                 f"it is {JobStatus(job.status).name}"
             )
-        if self.max_suspends >= 0 and job.suspends >= self.max_suspends:
+        if rule == SUSPEND_BUDGET:
             return (
                 f"job {job_id}: already suspended {job.suspends} time(s), the most allowed "
                 f"(max_suspends_per_job={self.max_suspends})"
             )
-        if not self._suspendable(job):
+        if rule == SUSPEND_QUANTUM:
             return (
                 f"job {job_id}: resumed {self.now - job.service_since:.1f} s ago, less than "
                 f"its minimum service (min_service_s={self.min_service:g})"
@@ -1943,7 +1956,7 @@ cdef class Core:
             the last finishes.
         """
         cdef int rank
-        cdef double t = self.now, start, done, jct = 0.0
+        cdef double t = self.now, start, jct = 0.0
         cdef Job* job
         for rank in range(self.num_jobs):  # ranks are in arrival order
             job = &self.jobs[rank]
@@ -1952,10 +1965,7 @@ cdef class Core:
             start = job.arrival if job.arrival > self.now else self.now
             if start > t:
                 t = start
-            done = job.progress + job.rate * (self.now - job.last_update)
-            if done > job.iterations:
-                done = job.iterations
-            t += (job.iterations - done) * job.step_time
+            t += (job.iterations - self._done(job)) * job.step_time
             if job.status == SUSPENDED or job.status == SUSPENDING:
                 t += job.resume_overhead
             jct += t - start
@@ -2053,9 +2063,7 @@ cdef class Core:
 
     def progress_of(self, job_id):
         """Iterations done by ``job_id`` as of now."""
-        cdef Job* job = &self.jobs[self.rank_of[job_id]]
-        cdef double done = job.progress + job.rate * (self.now - job.last_update)
-        return job.iterations if job.iterations < done else done
+        return self._done(&self.jobs[self.rank_of[job_id]])
 
     def predicted_remaining_s(self, job_id):
         """Remaining solo time as schedulers may know it (``None`` when unknown)."""
@@ -2185,12 +2193,11 @@ cdef class Core:
         Raises:
             InvalidDecision: the job is not running.
         """
-        cdef int rank = self._rank(job_id)
         reason = self.suspend_refusal(job_id)
         if reason is not None:
             raise InvalidDecision(reason)
         self.ops.append(("suspend", job_id))
-        self._suspend(rank)
+        self._suspend(self._rank(job_id))
 
     def advance(self):
         """Run time to the next event and process every event at that instant.

@@ -71,7 +71,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``limits.max_suspends_per_job`` suspensions, default 3; after a resume, at least
     ``limits.min_service_s`` of computing, default 0), advance iff an event is still to
     come. The rules are the simulator's, so heuristics obey the same ones
-    (``SimView.can_suspend``); with them an episode takes at most ``4 + 5 x 3 = 19``
+    (``SimView.can_suspend``); with them an episode takes at most ``4 + 4 x 3 = 16``
     valid decisions per job (docs/model.md).
     ``encode_decision`` / ``decode_action`` convert to and from the simulator's
     ``Schedule`` / ``Suspend`` / ``ADVANCE`` decisions.

@@ -91,8 +91,8 @@ class SimConfig:
         record_timeline: Keep the per-change cluster timeline (needed for utilisation).
         max_suspends_per_job: Suspensions after which a job may not be suspended again,
             >= 0 (``None``: no cap). Default 3, the thesis heuristic's own cap (sampling,
-            a preemption, one more); with it every episode takes at most ``4 + 5 x 3``
-            decisions per job (docs/model.md, *Suspension rules*).
+            a preemption, one more); with it every episode takes at most ``4 + 4 x 3``
+            valid decisions per job (docs/model.md, *Suspension rules*).
         min_service_s: Seconds a resumed job must compute before it may be suspended
             again, >= 0 (a quantum, as Gandiva's time slices; default 0: none).  # [s]
     """
