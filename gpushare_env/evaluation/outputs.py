@@ -30,6 +30,7 @@ from gpushare_env.evaluation.specs import (
     REPO_ROOT,
     RunOutput,
     RunSpec,
+    WorkloadSpec,
     safe_name,
 )
 
@@ -123,9 +124,14 @@ def _resolved_workload(spec: str | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _resolved_cluster(spec: Any) -> dict[str, Any]:
-    """The cluster config the spec stands for, as a dict."""
+    """The cluster config the spec stands for, as a dict (``load=X``: the rule; each
+    run's ``env_config`` has the cluster it was sized to)."""
     from gpushare_env.sim import ClusterConfig
+    from gpushare_env.workloads import parse_load_rule
 
+    load = parse_load_rule(spec)
+    if load is not None:
+        return {"rule": spec, "load": load, "per_workload": "runs[].env_config.cluster"}
     config = ClusterConfig.from_any(spec)
     return {
         "name": config.name,
@@ -238,6 +244,9 @@ def _preamble(plan: Plan, argv: Sequence[str], outputs: Sequence[RunOutput]) -> 
         f"- {len(outputs)} runs, {wall:.1f} s of run time over {plan.workers} worker(s)",
         _rules_line(plan),
     ]
+    for workload in plan.workloads:
+        if workload.cluster is not None:
+            lines.append(f"- `{workload.label}` ran on its own cluster: {_cluster_line(workload)}")
     truncated = [o.row for o in outputs if o.row.get("truncated")]
     if truncated:
         lines.append(
@@ -251,6 +260,14 @@ def _preamble(plan: Plan, argv: Sequence[str], outputs: Sequence[RunOutput]) -> 
             lines.append(f"- `{workload}`: {count} job(s) could never fit the cluster (dropped)")
     lines += [f"- note: {n}" for n in plan.notes]
     return lines
+
+
+def _cluster_line(workload: WorkloadSpec) -> str:
+    """A sized trace's cluster in words: nodes, GPUs and the trace's load on it."""
+    cluster = dict(workload.cluster or {})
+    nodes, per_node = int(cluster["nodes"]), int(cluster["gpus_per_node"])
+    load = str(cluster["name"]).rsplit(", ", 1)[-1]
+    return f"{nodes} nodes x {per_node} {cluster['gpu_type']} = {nodes * per_node} GPUs ({load})"
 
 
 def _describe_rules(max_suspends: int | None, min_service_s: float) -> str:

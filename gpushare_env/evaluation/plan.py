@@ -48,10 +48,15 @@ def file_sha256(path: str | Path) -> str:
 
 
 def _check_cluster(cluster: Any) -> Any:
-    """Validate a cluster spec (preset name or dict); returns the built cluster."""
+    """Validate a cluster spec (preset name, dict or ``load=X``); returns the built
+    cluster, or ``None`` for ``load=X`` (each trace gets its own, see
+    :func:`~gpushare_env.workloads.sized_cluster`)."""
     from gpushare_env.sim import make_cluster
+    from gpushare_env.workloads import parse_load_rule
 
     try:
+        if parse_load_rule(cluster) is not None:
+            return None
         return make_cluster(cluster)
     except (TypeError, ValueError) as error:
         raise PlanError(f"--cluster: {one_line(error)}") from None
@@ -62,13 +67,26 @@ def _resolve_workloads(
     traces: Sequence[str | Path],
     preset: EvaluationPreset,
     num_jobs: int | None,
-    cluster: Any,
+    cluster_spec: Any,
 ) -> list[WorkloadSpec]:
     """The workloads to run: ``workloads`` then ``traces``, else the preset's.
 
-    A workload given as a ``.csv`` / ``.json`` path is a trace.
+    A workload given as a ``.csv`` / ``.json`` path is a trace. Under ``--cluster
+    load=X`` every trace gets the smallest cluster of 8-GPU V100 nodes that its load
+    fits in (:func:`~gpushare_env.workloads.sized_cluster`); generated workloads have no
+    load of their own to size by, so they are refused there.
     """
-    from gpushare_env.workloads import TraceError, WorkloadConfig, make_workload
+    from gpushare_env.sim import make_cluster
+    from gpushare_env.workloads import (
+        TraceError,
+        WorkloadConfig,
+        make_workload,
+        parse_load_rule,
+        sized_cluster,
+    )
+
+    load = parse_load_rule(cluster_spec)
+    cluster_gpus = None if load is not None else make_cluster(cluster_spec).num_gpus
 
     specs: list[WorkloadSpec] = []
     labels: set[str] = set()
@@ -80,6 +98,8 @@ def _resolve_workloads(
         labels.add(candidate)
         return candidate
 
+    if not workloads and not traces:
+        workloads, traces = preset.workloads, preset.traces
     traces = list(traces)
     for value in workloads:
         if isinstance(value, str) and Path(value).suffix.lower() in (".csv", ".json"):
@@ -95,6 +115,12 @@ def _resolve_workloads(
             base = value.get("preset", config.kind)
             digest = hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
             label = f"{base}_{digest[:6]}"
+        if load is not None:
+            raise PlanError(
+                f"--cluster {cluster_spec}: sizes a cluster per trace, but workload "
+                f"{label!r} is generated (it has no load of its own); give a cluster "
+                "preset or dict"
+            )
         specs.append(WorkloadSpec(unique(label), value, num_jobs or preset.num_jobs))
     for text in traces:
         path = Path(text).expanduser()
@@ -104,17 +130,18 @@ def _resolve_workloads(
             raise PlanError(f"--trace: {text}: expected a .csv or .json trace")
         try:
             jobs = make_workload(str(path.resolve()), trace_generator(), num_jobs=num_jobs,
-                                 cluster_gpus=cluster.num_gpus)  # fmt: skip
+                                 cluster_gpus=cluster_gpus)  # fmt: skip
+            own_cluster = sized_cluster(jobs, load) if load is not None and jobs else None
         except (TraceError, ValueError, OSError) as error:
             raise PlanError(f"--trace: {one_line(error)}") from None
         if not jobs:
             raise PlanError(f"--trace: {text}: no usable jobs")
         label = unique(path.name)
         specs.append(
-            WorkloadSpec(label, str(path.resolve()), num_jobs, file_sha256(path), len(jobs))
+            WorkloadSpec(
+                label, str(path.resolve()), num_jobs, file_sha256(path), len(jobs), own_cluster
+            )
         )
-    if not specs:
-        specs = [WorkloadSpec(w, w, num_jobs or preset.num_jobs) for w in preset.workloads]
     return specs
 
 
@@ -442,9 +469,9 @@ def make_plan(
             raise PlanError(f"{option}: expected an integer >= 1, got {value}")
     workers = workers or (os.cpu_count() or 1)
     cluster_spec = cluster if cluster is not None else chosen.cluster
-    built_cluster = _check_cluster(cluster_spec)
+    _check_cluster(cluster_spec)
     policy_specs = _resolve_policies(policies, headless, chosen.include_zoo, notes)
-    workload_specs = _resolve_workloads(workloads, traces, chosen, num_jobs, built_cluster)
+    workload_specs = _resolve_workloads(workloads, traces, chosen, num_jobs, cluster_spec)
     labels = [p.label for p in policy_specs]
     gantt_tokens = list(gantt) if gantt is not None else [reference, baseline]
     if [t.lower() for t in gantt_tokens] == ["none"]:
@@ -461,6 +488,8 @@ def make_plan(
     env_configs: dict[str, dict[str, Any]] = {}
     for workload in workload_specs:
         config = {**env_base, "workload": workload.spec, "num_jobs": workload.num_jobs}
+        if workload.cluster is not None:
+            config["cluster"] = dict(workload.cluster)
         cap_jobs = workload.size or workload.num_jobs or 100_000
         config["max_decisions"] = max_decisions or DECISIONS_PER_JOB * cap_jobs + 10_000
         env_configs[workload.label] = config

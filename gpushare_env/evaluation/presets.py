@@ -5,18 +5,25 @@ Poisson arrivals} on the 16-GPU ``thesis`` cluster). ``philly`` is the learned a
 benchmark: Philly-style workloads on the 64-GPU ``medium`` cluster, evaluated on the
 **test seeds** :data:`PHILLY_TEST_SEEDS`, which training must never use; training draws
 its episodes from :data:`PHILLY_TRAIN_SEEDS`. The two ranges are disjoint, so an agent is
-always scored on workloads it has not seen.
+always scored on workloads it has not seen. ``philly_vc`` replays real Philly arrivals:
+the six shipped virtual-cluster traces, each on a cluster sized to its load
+(:data:`PHILLY_VC_LOAD`); ``philly_vc_medium`` runs them on ``medium``, where the
+learned agents' observation fits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpushare_env.workloads.real_traces import PHILLY_VC_TRACES, philly_vc_path
+
 __all__ = [
     "EVALUATION_PRESETS",
     "PHILLY_TEST_SEEDS",
     "PHILLY_TRAIN_SEEDS",
     "PHILLY_TRAIN_SEED_POOL",
+    "PHILLY_VC_LOAD",
+    "PHILLY_VC_SEEDS",
     "EvaluationPreset",
 ]
 
@@ -32,6 +39,18 @@ PHILLY_TRAIN_SEED_POOL: tuple[int, ...] = tuple(range(0, 500))
 PHILLY_TEST_SEEDS: tuple[int, ...] = tuple(range(1000, 1010))
 
 
+#: The load the ``philly_vc`` preset sizes each trace's cluster for: a busy cluster that
+#: keeps up on average, so that queues come from the trace's bursts, not from a backlog
+#: that only ever grows.
+PHILLY_VC_LOAD = 0.9
+
+#: Seeds of the real-trace presets: a trace is the same on every seed; the seed draws
+#: the simulator's noise (sampling and speed).
+PHILLY_VC_SEEDS: tuple[int, ...] = (0, 1, 2)
+
+_PHILLY_VC: tuple[str, ...] = tuple(str(philly_vc_path(name)) for name in PHILLY_VC_TRACES)
+
+
 @dataclass(frozen=True, slots=True)
 class EvaluationPreset:
     """One named experiment of ``gpushare-evaluate --preset NAME``.
@@ -42,19 +61,22 @@ class EvaluationPreset:
             run on every seed.
         cluster: Cluster preset name.
         seeds: Seeds of the evaluated episodes.
-        num_jobs: Jobs per episode.
+        num_jobs: Jobs per episode of the generated workloads (traces play whole unless
+            ``--num-jobs`` cuts them).
         include_zoo: Also evaluate the shipped agents of ``agents/zoo/`` whose
             observation space fits this set-up.
         description: One line for reports.
+        traces: Trace files, each run whole on every seed (after ``workloads``).
     """
 
     name: str
     workloads: tuple[str, ...]
     cluster: str
     seeds: tuple[int, ...]
-    num_jobs: int
+    num_jobs: int | None
     include_zoo: bool = True
     description: str = ""
+    traces: tuple[str, ...] = ()
 
 
 EVALUATION_PRESETS: dict[str, EvaluationPreset] = {
@@ -89,6 +111,31 @@ EVALUATION_PRESETS: dict[str, EvaluationPreset] = {
         f"the 64-GPU medium cluster, test seeds {PHILLY_TEST_SEEDS[0]}-"
         f"{PHILLY_TEST_SEEDS[-1]} (training uses {PHILLY_TRAIN_SEEDS[0]}-"
         f"{PHILLY_TRAIN_SEEDS[-1]})",
+    ),
+    "philly_vc": EvaluationPreset(
+        name="philly_vc",
+        workloads=(),
+        traces=_PHILLY_VC,
+        cluster=f"load={PHILLY_VC_LOAD}",
+        seeds=PHILLY_VC_SEEDS,
+        num_jobs=None,
+        include_zoo=False,
+        description="real Philly arrivals: the six shipped virtual-cluster traces, each "
+        f"whole, on a cluster of 8-GPU V100 nodes sized to its load (at most "
+        f"{PHILLY_VC_LOAD}, never narrower than its widest job), seeds "
+        f"{PHILLY_VC_SEEDS[0]}-{PHILLY_VC_SEEDS[-1]} (the simulator's noise)",
+    ),
+    "philly_vc_medium": EvaluationPreset(
+        name="philly_vc_medium",
+        workloads=(),
+        traces=_PHILLY_VC,
+        cluster="medium",
+        seeds=PHILLY_VC_SEEDS,
+        num_jobs=None,
+        include_zoo=True,
+        description="the six Philly virtual-cluster traces, each whole, on the 64-GPU "
+        "medium cluster (loads 0.38-3.28), seeds "
+        f"{PHILLY_VC_SEEDS[0]}-{PHILLY_VC_SEEDS[-1]}",
     ),
 }
 """The named presets (names are part of the CLI)."""

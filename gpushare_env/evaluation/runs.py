@@ -236,7 +236,9 @@ def execute_run(spec: RunSpec) -> RunOutput:
         row[metric] = float(metrics.get(metric, math.nan))
     row["wall_s"] = wall_s
     cluster_spec = spec.env_config.get("cluster", "thesis")
-    row["cluster"] = cluster_spec if isinstance(cluster_spec, str) else "custom"
+    row["cluster"] = (
+        cluster_spec if isinstance(cluster_spec, str) else str(cluster_spec.get("name", "custom"))
+    )
     row["mode"] = "headless" if spec.headless else "env"
     row["decisions"] = episode.decisions
     row["truncated"] = int(episode.truncated)

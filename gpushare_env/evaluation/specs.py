@@ -128,6 +128,8 @@ class WorkloadSpec:
         num_jobs: Jobs per episode (``None``: the whole trace).
         trace_sha256: Checksum of the trace file, for ``config.json``.
         size: Jobs of a trace as loaded when planning (``None`` for generators).
+        cluster: The cluster this workload runs on when it has its own (a trace sized by
+            ``--cluster load=X``), else ``None``: the plan's cluster.
     """
 
     label: str
@@ -135,6 +137,7 @@ class WorkloadSpec:
     num_jobs: int | None
     trace_sha256: str | None = None
     size: int | None = None
+    cluster: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,11 +34,19 @@ from gpushare_env.workloads.jobs import (
     memory_at_batch,
 )
 from gpushare_env.workloads.philly_trace import TraceLoad, read_philly_job_log
+from gpushare_env.workloads.real_traces import (
+    PHILLY_VC_TRACES,
+    offered_load,
+    parse_load_rule,
+    philly_vc_path,
+    sized_cluster,
+)
 
 __all__ = [
     "EMPIRICAL",
     "PARAMETRIC",
     "PHILLY_BURSTY",
+    "PHILLY_VC_TRACES",
     "WORKLOAD_PRESETS",
     "BurstyArrivals",
     "FitResult",
@@ -51,11 +59,15 @@ __all__ = [
     "make_job",
     "make_workload",
     "memory_at_batch",
+    "offered_load",
+    "parse_load_rule",
     "philly_mean_gap_s",
+    "philly_vc_path",
     "philly_workload",
     "read_csv_trace",
     "read_duration_gpus_csv",
     "read_philly_job_log",
+    "sized_cluster",
     "thesis_workload",
     "write_csv_trace",
 ]

@@ -1,0 +1,115 @@
+"""The real-trace benchmark: ``philly_vc`` presets, ``--cluster load=X``, and every policy
+through the harness on excerpts of real Philly traces."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+import baselines
+from gpushare_env.evaluation.plan import make_plan
+from gpushare_env.evaluation.presets import EVALUATION_PRESETS, PHILLY_VC_LOAD
+from gpushare_env.evaluation.specs import ZOO_DIR, PlanError
+from gpushare_env.workloads import (
+    PHILLY_VC_TRACES,
+    offered_load,
+    philly_vc_path,
+    read_csv_trace,
+    write_csv_trace,
+)
+from scripts import evaluate
+
+HEURISTICS = [*baselines.available(), *baselines.variants()]
+ZOO = Path(ZOO_DIR)
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def excerpts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The first 100 jobs of two real traces: wide (8 and 32 GPUs on a 32-GPU cluster)
+    and mixed (1-16 GPUs)."""
+    folder = tmp_path_factory.mktemp("excerpts")
+    paths = []
+    for name in ("2869ce", "ee9e8c"):
+        path = folder / f"{name}_100.csv"
+        write_csv_trace(read_csv_trace(philly_vc_path(name))[:100], path)
+        paths.append(path)
+    return paths
+
+
+def test_philly_vc_preset_runs_every_shipped_trace_whole_on_a_sized_cluster() -> None:
+    plan = make_plan(preset="philly_vc", policies=["fifo"], headless=True)
+    assert [w.label for w in plan.workloads] == [f"{n}.csv" for n in PHILLY_VC_TRACES]
+    assert plan.seeds == list(EVALUATION_PRESETS["philly_vc"].seeds)
+    for workload in plan.workloads:
+        jobs = read_csv_trace(philly_vc_path(workload.label))
+        assert workload.num_jobs is None and workload.size == len(jobs)  # whole trace
+        cluster = workload.cluster
+        assert cluster is not None
+        gpus = cluster["nodes"] * cluster["gpus_per_node"]
+        widest = max(j.num_gpus for j in jobs)
+        assert offered_load(jobs, gpus) <= PHILLY_VC_LOAD
+        assert gpus >= widest
+        runs = [r for r in plan.runs if r.workload.label == workload.label]
+        assert {json.dumps(r.env_config["cluster"], sort_keys=True) for r in runs} == {
+            json.dumps(cluster, sort_keys=True)
+        }
+
+
+def test_philly_vc_medium_keeps_the_64_gpu_cluster() -> None:
+    plan = make_plan(preset="philly_vc_medium", policies=["fifo"], headless=True)
+    assert len(plan.workloads) == len(PHILLY_VC_TRACES)
+    assert all(w.cluster is None and w.num_jobs is None for w in plan.workloads)
+    assert {r.env_config["cluster"] for r in plan.runs} == {"medium"}
+
+
+def test_load_rule_refuses_generated_workloads() -> None:
+    with pytest.raises(PlanError, match=r"--cluster load=0.9: sizes a cluster per trace.*'philly'"):
+        make_plan(preset="philly", cluster="load=0.9", policies=["fifo"])
+    with pytest.raises(PlanError, match=r"--cluster: .*'load=big': expected load=<number>"):
+        make_plan(preset="philly_vc", cluster="load=big", policies=["fifo"])
+
+
+def test_every_heuristic_finishes_real_excerpts_headless(
+    excerpts: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    argv = ["--policies", *HEURISTICS, "--cluster", "load=0.9", "--seeds", "0", "--headless"]
+    for path in excerpts:
+        argv += ["--trace", str(path)]
+    argv += ["--out", str(out), "--quiet", "--no-plots", "--workers", "2"]
+    assert evaluate.main(argv) == 0
+    rows = _rows(out / "runs.csv")
+    assert sorted({r["policy"] for r in rows}) == sorted(HEURISTICS)
+    for row in rows:
+        assert row["truncated"] == "0", row["policy"]
+        assert row["num_jobs"] == "100", (row["policy"], row["workload"])
+        assert row["cluster"].startswith(("5x8 v100", "7x8 v100"))
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "`2869ce_100.csv` ran on its own cluster: 7 nodes x 8 v100 = 56 GPUs" in summary
+    config = json.loads((out / "config.json").read_text(encoding="utf-8"))
+    assert config["cluster"]["rule"] == "load=0.9"
+
+
+@pytest.mark.slow
+def test_every_policy_and_shipped_agent_finishes_a_real_excerpt_in_the_env(
+    excerpts: list[Path], tmp_path: Path
+) -> None:
+    """The env path, with a shipped agent (its observation fits ``medium``)."""
+    out = tmp_path / "out"
+    agent = ZOO / "maskable_ppo_finetune_pointer_rivals_heavy.zip"  # the best shipped agent
+    argv = ["--policies", "all", str(agent), "--cluster", "medium", "--seeds", "0"]
+    argv += ["--trace", str(excerpts[0]), "--out", str(out), "--quiet", "--no-plots"]
+    assert evaluate.main([*argv, "--workers", "2"]) == 0
+    rows = _rows(out / "runs.csv")
+    assert sorted(r["policy"] for r in rows) == sorted([*baselines.available(), agent.stem])
+    for row in rows:
+        assert row["truncated"] == "0" and row["num_jobs"] == "100", row["policy"]
+        assert row["invalid_actions"] == "0", row["policy"]
