@@ -33,7 +33,7 @@ from gpushare_env.evaluation.specs import (
     one_line,
     safe_name,
 )
-from gpushare_env.seeding import policy_seed, trace_generator
+from gpushare_env.seeding import policy_seed
 
 __all__ = ["Plan", "agent_env_overrides", "agent_recorded_rules", "file_sha256", "make_plan"]
 
@@ -68,7 +68,8 @@ def _resolve_workloads(
 
     A workload given as a ``.csv`` / ``.json`` path is a trace.
     """
-    from gpushare_env.workloads import TraceError, WorkloadConfig, make_workload
+    from gpushare_env.workloads import TraceError, WorkloadConfig
+    from gpushare_env.workloads.trace_cut import read_trace
 
     specs: list[WorkloadSpec] = []
     labels: set[str] = set()
@@ -102,16 +103,23 @@ def _resolve_workloads(
             raise PlanError(f"--trace: no such file: {text}")
         if path.suffix.lower() not in (".csv", ".json"):
             raise PlanError(f"--trace: {text}: expected a .csv or .json trace")
-        try:
-            jobs = make_workload(str(path.resolve()), trace_generator(), num_jobs=num_jobs,
-                                 cluster_gpus=cluster.num_gpus)  # fmt: skip
+        try:  # the whole trace is counted too: a cut one is noted (WorkloadSpec.trace_cut_note)
+            read = read_trace(WorkloadConfig.from_any(str(path.resolve())), num_jobs,
+                              cluster_gpus=cluster.num_gpus)  # fmt: skip
         except (TraceError, ValueError, OSError) as error:
             raise PlanError(f"--trace: {one_line(error)}") from None
-        if not jobs:
+        if not read.jobs:
             raise PlanError(f"--trace: {text}: no usable jobs")
         label = unique(path.name)
         specs.append(
-            WorkloadSpec(label, str(path.resolve()), num_jobs, file_sha256(path), len(jobs))
+            WorkloadSpec(
+                label,
+                str(path.resolve()),
+                num_jobs,
+                file_sha256(path),
+                len(read.jobs),
+                read.total_jobs,
+            )
         )
     if not specs:
         specs = [WorkloadSpec(w, w, num_jobs or preset.num_jobs) for w in preset.workloads]
@@ -445,6 +453,7 @@ def make_plan(
     built_cluster = _check_cluster(cluster_spec)
     policy_specs = _resolve_policies(policies, headless, chosen.include_zoo, notes)
     workload_specs = _resolve_workloads(workloads, traces, chosen, num_jobs, built_cluster)
+    notes += [note for w in workload_specs if (note := w.trace_cut_note)]
     labels = [p.label for p in policy_specs]
     gantt_tokens = list(gantt) if gantt is not None else [reference, baseline]
     if [t.lower() for t in gantt_tokens] == ["none"]:

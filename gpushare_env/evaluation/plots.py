@@ -83,7 +83,8 @@ def plot_metric_bars(
     """One bar chart per metric: policy means with their confidence intervals.
 
     Args:
-        summary: :func:`gpushare_env.evaluation.report.summarize_runs`'s dict.
+        summary: :func:`gpushare_env.evaluation.report.summarize_runs`'s dict (means over
+            complete runs; a policy with incomplete runs is labelled so).
         workload: Which workload's section to draw.
         path: Output PNG.
         metrics: Metrics to draw (default: all of the summary's).
@@ -96,6 +97,7 @@ def plot_metric_bars(
     names = list(metrics or summary["metrics"])
     policies = list(entry["policies"])
     colours = _colours(policies)
+    labels = [_bar_label(p, entry["policies"][p]) for p in policies]
     columns = min(4, len(names))
     rows = math.ceil(len(names) / columns)
     figure, axes = plt.subplots(
@@ -118,7 +120,7 @@ def plot_metric_bars(
         if all(m >= 0 for m in means if not math.isnan(m)):
             ax.set_ylim(bottom=0)  # non-negative metric: keep the axis at zero
         ax.set_title(metric, fontsize=9)
-        ax.set_xticks(x, policies, rotation=60, ha="right", fontsize=7)
+        ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=7)
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(axis="y", alpha=0.3)
     for ax in list(axes.flat)[len(names) :]:
@@ -130,6 +132,13 @@ def plot_metric_bars(
     figure.savefig(path, dpi=_DPI)
     plt.close(figure)
     return path
+
+
+def _bar_label(policy: str, cell: Mapping[str, Any]) -> str:
+    """A policy's tick label, flagged when its bars cover only some of its runs."""
+    if not cell.get("incomplete_seeds"):
+        return policy
+    return f"{policy} (incomplete: {cell['n']}/{cell['runs']} runs)"
 
 
 def plot_jct_cdf(jcts_by_policy: Mapping[str, np.ndarray], path: Path, title: str) -> Path:
