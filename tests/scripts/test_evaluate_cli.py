@@ -538,11 +538,11 @@ def test_a_headless_run_stopped_by_the_decision_cap_is_reported_truncated() -> N
         )
 
     whole = execute_run(spec())
-    assert whole.row["truncated"] == 0
+    assert whole.row["truncated"] == 0 and whole.row["status"] == "complete"
     assert whole.row["num_jobs"] == 15
     cap = int(whole.row["decisions"]) - 1  # the last decision is the one that finishes
     capped = execute_run(spec(max_decisions=cap))
-    assert capped.row["truncated"] == 1
+    assert capped.row["truncated"] == 1 and capped.row["status"] == "truncated_decisions"
     assert capped.row["decisions"] == cap
     assert 0 < capped.row["num_jobs"] < 15
     assert capped.gantt is not None
