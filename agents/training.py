@@ -21,6 +21,7 @@ import copy
 import dataclasses
 import json
 import math
+import os
 import platform
 import sys
 import time
@@ -225,7 +226,10 @@ class EnvsConfig(_Group):
     Attributes:
         cluster: Cluster preset (or dict) of the env.
         workloads: Workload presets; training envs alternate over them.
-        num_jobs: Jobs per episode.
+        num_jobs: Jobs per episode (none: each workload's own count, every job of a trace
+            and 100 for a generator). From the preset, except with a trace among the
+            workloads: then none, so a trace plays whole unless this is given (a trace cut
+            short warns).
         pending_window: Env ``pending_window``.
         running_window: Env ``running_window``.
         env_overrides: Further ``GPUShare-v0`` config keys, nested or flat (e.g.
@@ -248,7 +252,7 @@ class EnvsConfig(_Group):
 
     cluster: str | Mapping[str, Any] = "medium"
     workloads: tuple[str, ...] = ("philly", "philly_bursty")
-    num_jobs: int = 300
+    num_jobs: int | None = 300
     pending_window: int = 16
     running_window: int = 16
     env_overrides: Mapping[str, Any] = field(default_factory=dict)
@@ -509,6 +513,10 @@ class TrainConfig:
             raise ValueError(f"unknown preset {preset!r}; available: {sorted(EVALUATION_PRESETS)}")
         spec = EVALUATION_PRESETS[preset]
         values = {"cluster": spec.cluster, "workloads": spec.workloads, "num_jobs": spec.num_jobs}
+        given = _paths(overrides)
+        workloads = given.get("envs.workloads", spec.workloads)
+        if "envs.num_jobs" not in given and any(_is_trace(w) for w in workloads):
+            values["num_jobs"] = None  # the preset's episode size is not a trace's: play it whole
         return cls.from_any(values, **overrides)
 
     def as_dict(self) -> dict[str, Any]:
@@ -562,6 +570,13 @@ def _paths(spec: Mapping[str, Any]) -> dict[str, Any]:
                 f"flat keys of earlier versions {list(FLAT_KEYS)}"
             )
     return out
+
+
+def _is_trace(workload: Any) -> bool:
+    """True for a workload given as a ``.csv`` / ``.json`` trace path."""
+    if not isinstance(workload, (str, os.PathLike)):
+        return False
+    return Path(workload).suffix.lower() in (".csv", ".json")
 
 
 def env_configs(config: TrainConfig) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -23,7 +23,14 @@ from gpushare_env.sim import (
     apply_decision,
 )
 
-__all__ = ["RunResult", "SchedulingPolicy", "run_headless"]
+__all__ = ["RunResult", "SchedulingPolicy", "TruncatedBy", "run_headless"]
+
+#: Why a run stopped with jobs left: its decision cap (``"decisions"``), its simulated-time
+#: cap (``"time"``, the env's ``limits.max_time_s``), or no valid action left
+#: (``"deadlock"``, the env only: a headless run raises instead). ``GPUShare-v0`` says it
+#: in ``info["truncated_by"]`` on the step that truncates, a headless run in
+#: ``RunResult.truncated_by``.
+TruncatedBy = Literal["decisions", "time", "deadlock"]
 
 
 class SchedulingPolicy(Protocol):
@@ -55,8 +62,10 @@ class RunResult:
         wall_s: Wall-clock time of the run.  # [s]
         steps: Decisions the policy made, ``ADVANCE`` included (what ``max_decisions``
             counts).
-        truncated: The run stopped at ``max_decisions`` with jobs unfinished (``records``
-            and ``metrics`` then cover the jobs finished so far).
+        truncated: The run stopped at ``max_decisions`` or ``max_time_s`` with jobs
+            unfinished (``records`` and ``metrics`` then cover the jobs finished so far).
+        truncated_by: Which cap stopped it (``"decisions"`` or ``"time"``), ``None`` if
+            every job finished.
     """
 
     records: list[JobRecord]
@@ -67,6 +76,7 @@ class RunResult:
     wall_s: float  # [s]
     steps: int = 0
     truncated: bool = False
+    truncated_by: TruncatedBy | None = None
 
 
 def run_headless(
@@ -81,6 +91,7 @@ def run_headless(
     pending_window: int | None = None,
     running_window: int | None = None,
     max_decisions: int | None = None,
+    max_time_s: float | None = None,
     max_decisions_per_instant: int | None = None,
     on_decision: Callable[[Simulator], None] | None = None,
 ) -> RunResult:
@@ -96,7 +107,11 @@ def run_headless(
             env; ``None`` (default) is unbounded.
         running_window: Running jobs the policy may address, likewise.
         max_decisions: Stop after this many decisions (``ADVANCE`` included) even if jobs
-            are left; the result is then ``truncated``. ``None`` (default): no cap.
+            are left; the result is then ``truncated`` by ``"decisions"``. ``None``
+            (default): no cap.
+        max_time_s: Stop once simulated time reaches this, as the env's
+            ``limits.max_time_s`` does (checked after every decision); the result is then
+            ``truncated`` by ``"time"``. ``None`` (default): no cap.  # [s]
         max_decisions_per_instant: Raise after more than this many decisions in a row
             without letting time run. ``None`` (default): no check.
         on_decision: Called with the simulator after every decision (``ADVANCE``
@@ -114,7 +129,14 @@ def run_headless(
     view = SimView(sim)
     policy.reset(view, pending_window, running_window)
     steps = in_a_row = 0
-    while not sim.done and (max_decisions is None or steps < max_decisions):
+    truncated_by: TruncatedBy | None = None
+    while not sim.done:
+        if max_decisions is not None and steps >= max_decisions:
+            truncated_by = "decisions"
+            break
+        if max_time_s is not None and sim.now_s >= max_time_s:
+            truncated_by = "time"
+            break
         decision = policy.decide(view)
         apply_decision(sim, decision)
         steps += 1
@@ -145,5 +167,6 @@ def run_headless(
         decisions=sim.decisions,
         wall_s=time.perf_counter() - start,
         steps=steps,
-        truncated=not sim.done,
+        truncated=truncated_by is not None,
+        truncated_by=truncated_by,
     )

@@ -75,7 +75,8 @@ def test_max_decisions_truncates_and_on_decision_sees_every_decision():
         max_decisions=full.steps - 1,  # the last decision is the one that finishes the run
         on_decision=count,
     )
-    assert capped.truncated
+    assert capped.truncated and capped.truncated_by == "decisions"
+    assert full.truncated_by is None
     assert capped.steps == full.steps - 1
     assert len(seen) == full.steps - 1  # once per decision, ADVANCE included
     assert seen == sorted(seen)
@@ -94,6 +95,33 @@ def test_max_decisions_truncates_and_on_decision_sees_every_decision():
     assert not roomy.truncated
     assert roomy.records == full.records
     assert roomy.steps == full.steps == len(seen)
+
+
+def test_max_time_s_truncates_as_the_envs_time_cap_does():
+    c = make_cluster("thesis")
+    jobs = make_workload("thesis", np.random.default_rng(0), num_jobs=40)
+    full = run_headless(jobs, c, FifoPack(), SimConfig(), rng=np.random.default_rng(0))
+    last_finish = max(r.finish_s for r in full.records)
+    cap_s = last_finish / 2
+    seen: list[float] = []
+    capped = run_headless(
+        jobs,
+        c,
+        FifoPack(),
+        SimConfig(),
+        rng=np.random.default_rng(0),
+        max_time_s=cap_s,
+        on_decision=lambda sim: seen.append(sim.now_s),
+    )
+    assert capped.truncated and capped.truncated_by == "time"
+    assert seen[-1] >= cap_s > seen[-2]  # stopped at the first decision past the cap
+    assert 0 < len(capped.records) < len(jobs)
+    assert all(r.finish_s <= seen[-1] for r in capped.records)
+    # a cap the run never reaches changes nothing
+    roomy = run_headless(
+        jobs, c, FifoPack(), SimConfig(), rng=np.random.default_rng(0), max_time_s=2 * last_finish
+    )
+    assert roomy.truncated_by is None and roomy.records == full.records
 
 
 def test_windows_reach_the_policy_and_decisions_per_instant_are_capped():

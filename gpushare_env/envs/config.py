@@ -421,8 +421,10 @@ class EnvConfig:
             dict of ``WorkloadConfig`` fields, or the path of a ``.csv`` / ``.json`` trace.
             A new workload is drawn at every reset from the env's generator; a trace is
             read once and replayed every episode.
-        num_jobs: Jobs per episode, >= 1 (``None``: the workload's own count; for a trace,
-            every job).
+        num_jobs: Jobs per episode, >= 1 (``None``, the default: the workload's own count:
+            its ``num_jobs`` if it sets one, else 100 for a generator and every job for a
+            trace). A trace cut short by it warns once (``UserWarning``) and says so in
+            ``reset``'s ``info["trace_cut"]``.
         jobs: A fixed job list replayed every episode (overrides ``workload`` and
             ``num_jobs``); ``reset(options={"jobs": [...]})`` does the same for one episode.
         windows: The jobs actions address (``WindowsConfig``: ``pending``, ``running``).
@@ -444,7 +446,7 @@ class EnvConfig:
 
     cluster: str | Mapping[str, Any] | ClusterConfig = "thesis"
     workload: str | os.PathLike[str] | Mapping[str, Any] = "thesis"
-    num_jobs: int | None = 100
+    num_jobs: int | None = None
     jobs: tuple[JobSpec, ...] | None = field(default=None, repr=False)
     windows: WindowsConfig = field(default_factory=WindowsConfig)
     observation: ObservationConfig = field(default_factory=ObservationConfig)

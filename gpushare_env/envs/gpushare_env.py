@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any, SupportsFloat
 
@@ -19,7 +20,7 @@ from gpushare_env.envs.observation import (
     split_observation,
 )
 from gpushare_env.envs.render import render_ansi, render_rgb
-from gpushare_env.seeding import trace_generator
+from gpushare_env.runner import TruncatedBy
 from gpushare_env.sim.cluster import Cluster, make_cluster
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend
 from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Simulator
@@ -28,6 +29,7 @@ from gpushare_env.sim.types import JobSpec
 from gpushare_env.sim.view import SimView
 from gpushare_env.workloads.config import WorkloadConfig
 from gpushare_env.workloads.jobs import fit_to_cluster
+from gpushare_env.workloads.trace_cut import TraceCutWarning, TraceRead, read_trace
 
 __all__ = ["GPUShareEnv", "InvalidActionError"]
 
@@ -150,22 +152,28 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``reset`` draws a new workload from the env's generator (``EnvConfig.workload``,
     ``num_jobs`` jobs; jobs that can never fit the cluster are dropped and counted in
     ``info["rejected_jobs"]``), starts an empty cluster at time 0 and runs to the first
-    decision point (the first arrival). The same ``seed`` gives the same workload and the
-    same measurement noise whatever the policy, so policies compared on ``reset(seed=s)``
-    see identical jobs. ``reset(options={"jobs": [...]})`` (or ``config["jobs"]``) replays
-    a given list of ``JobSpec``.
+    decision point (the first arrival). A trace is read once and replayed whole
+    (``num_jobs=None``, the default); a ``num_jobs`` below its size keeps its first jobs,
+    with a ``TraceCutWarning`` (a ``UserWarning``, once) and ``info["trace_cut"]``. The
+    same ``seed`` gives the same workload and the same measurement noise whatever the
+    policy, so policies compared on ``reset(seed=s)`` see identical jobs.
+    ``reset(options={"jobs": [...]})`` (or ``config["jobs"]``) replays a given list of
+    ``JobSpec``.
 
     ## Episode End
 
     Terminated when every job has finished. Truncated after ``limits.max_decisions``
     decisions (default ``50 x jobs + 1000``), when simulated time reaches
     ``limits.max_time_s`` (if set), or if no action is valid (cannot happen on homogeneous
-    clusters; ``info["deadlock"]``). Running out the clock is no way out: the last step of
-    a truncated episode charges the ``jct`` and ``makespan`` terms with what the
-    unfinished jobs would still cost run one at a time from then, alone, in arrival order
+    clusters; ``info["deadlock"]``); the truncating step's ``info["truncated_by"]`` says
+    which: ``"decisions"``, ``"time"`` or ``"deadlock"`` (the first that holds, in that
+    order). Running out the clock is no way out: the last step of a truncated episode
+    charges the ``jct`` and ``makespan`` terms with what the unfinished jobs would still
+    cost run one at a time from then, alone, in arrival order
     (``Simulator.truncation_cost``, the sequential schedule without sharing). The final
     ``info["metrics"]`` holds every metric of ``gpushare_env.metrics.summarize`` over the
-    finished jobs.
+    finished jobs only (``jobs_done`` of ``num_jobs``): the metrics of a truncated episode
+    are not comparable with those of a whole one.
 
     ## Arguments
 
@@ -197,8 +205,11 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     Info keys: ``action_mask``, ``reward_terms``, ``time_s``, ``jobs_done``,
     ``decisions``, ``invalid`` (every step); ``elapsed_s``, the simulated time the step
-    let run, the SMDP sojourn time (every step but reset); ``num_jobs``,
-    ``rejected_jobs`` (reset); ``metrics`` and ``deadlock`` (last step).
+    let run, the SMDP sojourn time (every step but reset); ``num_jobs`` (jobs in the
+    episode, after unfit ones are dropped), ``rejected_jobs`` (reset); for a trace
+    workload also ``trace_jobs`` (jobs of the whole trace) and ``trace_cut`` (``True`` if
+    ``num_jobs`` kept fewer) (reset); ``metrics`` and ``deadlock`` (last step);
+    ``truncated_by`` (the step that truncates).
 
     ## Version History
 
@@ -233,7 +244,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         )
         self._sim_config: SimConfig = cfg.sim_config()
         self._workload = WorkloadConfig.from_any(cfg.workload)
-        self._trace_jobs: list[JobSpec] | None = None
+        self._trace: TraceRead | None = None  # read at the first reset
         self._weights = cfg.reward.weights()
         self._max_memory = float(self.cluster.gpu_memory_gib.max())
         self._sim: Simulator | None = None
@@ -243,6 +254,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._bounds = observation_bounds(
             self.cluster.num_gpus, self.pending_window, self.running_window, **observe
         )
+        self._decision_cap = 0  # the episode's (reset)
         self._over = True
 
     # ------------------------------------------------------------ public API
@@ -352,6 +364,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         workload_rng, noise_rng = self.np_random.spawn(2)
         jobs, rejected = self._episode_jobs(given, workload_rng)
         cfg = self.config
+        self._decision_cap = cfg.limits.decision_cap(len(jobs))
         episode = EpisodeOptions(
             pending_window=self.pending_window,
             running_window=self.running_window,
@@ -361,7 +374,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             time_scale_s=cfg.reward.time_scale_s,
             auto_advance=cfg.auto_advance,
             max_time_s=cfg.limits.max_time_s,
-            decision_cap=cfg.limits.decision_cap(len(jobs)),
+            decision_cap=self._decision_cap,
             invalid_penalty=cfg.reward.invalid_penalty,
         )
         self._sim = sim = Simulator(
@@ -374,6 +387,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         info = self._info(invalid=False)
         info["num_jobs"] = len(jobs)
         info["rejected_jobs"] = rejected
+        if self._trace is not None and given is None and cfg.jobs is None:
+            info["trace_jobs"] = self._trace.total_jobs
+            info["trace_cut"] = self._trace.cut
         info["deadlock"] = core.deadlock
         return split_observation(core.buffer_array.copy(), self._bounds), info
 
@@ -396,6 +412,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if self._over:
             info["metrics"] = self._metrics()
             info["deadlock"] = core.deadlock
+        if truncated:
+            info["truncated_by"] = self._truncated_by()
         obs = split_observation(core.buffer_array.copy(), self._bounds)
         return obs, reward, terminated, truncated, info
 
@@ -443,13 +461,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         elif cfg.jobs is not None:
             jobs = list(cfg.jobs)
         elif self._workload.kind == "trace":
-            if self._trace_jobs is None:
+            if self._trace is None:
                 # read once, with a fixed generator for model columns left empty, so every
                 # episode (and every env) replays the same trace
-                self._trace_jobs = self._workload.generate(
-                    trace_generator(), num_jobs=cfg.num_jobs, cluster_gpus=num_gpus
-                )
-            jobs = self._trace_jobs
+                self._trace = read_trace(self._workload, cfg.num_jobs, cluster_gpus=num_gpus)
+                if self._trace.cut:
+                    self._warn_trace_cut(self._trace)
+            jobs = self._trace.jobs
         else:
             jobs = self._workload.generate(rng, num_jobs=cfg.num_jobs, cluster_gpus=num_gpus)
         fit = fit_to_cluster(jobs, num_gpus, self._max_memory, on_unfit=cfg.on_unfit)  # type: ignore[arg-type]
@@ -459,6 +477,28 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 f"(rejected: {fit.rejected})"
             )
         return fit.jobs, fit.num_rejected
+
+    def _warn_trace_cut(self, trace: TraceRead) -> None:
+        """Say (once per env, at the first reset) that ``num_jobs`` cut a trace short."""
+        cfg = self.config
+        limit = cfg.num_jobs if cfg.num_jobs is not None else self._workload.num_jobs
+        warnings.warn(
+            f"GPUShare-v0: {trace.describe()} (num_jobs={limit}); every episode plays "
+            "these only (num_jobs=None plays the whole trace)",
+            TraceCutWarning,
+            stacklevel=2,
+        )
+
+    def _truncated_by(self) -> TruncatedBy:
+        """Why the episode was truncated: the first of its decision cap, its time cap and
+        a deadlock that holds (the core's own truncation test, reason by reason)."""
+        core = self._core
+        max_time_s = self.config.limits.max_time_s
+        if core.decisions >= self._decision_cap:
+            return "decisions"
+        if max_time_s is not None and core.now >= max_time_s:
+            return "time"
+        return "deadlock"
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         core = self._core

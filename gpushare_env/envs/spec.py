@@ -59,7 +59,8 @@ def _config_docs() -> dict[str, str]:
         "cluster": "cluster preset (tiny, tiny2, thesis, medium, philly, mixed) or dict",
         "workload": "workload preset (thesis, thesis_poisson, philly, philly_parametric, "
         "philly_bursty), dict of WorkloadConfig fields, or .csv/.json trace path",
-        "num_jobs": "jobs per episode (None: the workload's own count)",
+        "num_jobs": "jobs per episode (None: the workload's own count, 100 generated or "
+        "every job of a trace)",
         "jobs": "fixed list of JobSpec replayed every episode (overrides workload)",
         "windows.pending": "W: waiting jobs addressable by schedule actions, 1..1024",
         "windows.running": "R: running jobs addressable by suspend actions, 1..1024",

@@ -11,7 +11,8 @@
 * :mod:`~gpushare_env.evaluation.specs`: the run specifications and results they share;
 * :mod:`~gpushare_env.evaluation.stats`: Student-t confidence intervals, paired
   differences, ratios (no scipy needed);
-* :mod:`~gpushare_env.evaluation.report`: rows -> ``summary.json`` dict -> ``summary.md``;
+* :mod:`~gpushare_env.evaluation.report`: rows -> ``summary.json`` dict -> ``summary.md``,
+  over complete runs only (:class:`~gpushare_env.evaluation.report.RunStatus`);
 * :mod:`~gpushare_env.evaluation.gantt`: per-job GPU holds recorded during a run;
 * :mod:`~gpushare_env.evaluation.plots`: PNG plots (matplotlib, imported lazily);
 * :mod:`~gpushare_env.evaluation.presets`: the ``thesis`` and ``philly`` set-ups and the
@@ -32,7 +33,9 @@ from gpushare_env.evaluation.report import (
     HEADLINE_METRICS,
     HIGHER_IS_BETTER,
     RUN_COLUMNS,
+    RunStatus,
     render_markdown,
+    run_status,
     summarize_runs,
 )
 from gpushare_env.evaluation.stats import (
@@ -56,10 +59,12 @@ __all__ = [
     "EvaluationPreset",
     "MeanCI",
     "PairedDiff",
+    "RunStatus",
     "mean_ci",
     "paired_difference",
     "ratio_of_means",
     "render_markdown",
+    "run_status",
     "summarize_runs",
     "t_cdf",
     "t_quantile",

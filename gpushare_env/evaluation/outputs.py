@@ -20,7 +20,9 @@ from gpushare_env.evaluation.plan import Plan
 from gpushare_env.evaluation.report import (
     HEADLINE_METRICS,
     RUN_COLUMNS,
+    RunStatus,
     render_markdown,
+    run_status,
     summarize_runs,
 )
 from gpushare_env.evaluation.specs import (
@@ -181,16 +183,22 @@ def build_config(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
 def write_plots(
     plan: Plan, outputs: Sequence[RunOutput], summary: Mapping[str, Any], folder: Path
 ) -> list[Path]:
-    """Every PNG: metric bars, JCT CDF, utilisation over time, Gantt views."""
+    """Every PNG: metric bars, JCT CDF, utilisation over time, Gantt views.
+
+    Incomplete runs are left out (their jobs, series and Gantt views would show a
+    different, partial workload); the bars are the summary's, over complete runs, and
+    name a policy with incomplete runs as such.
+    """
     from gpushare_env.evaluation import plots
 
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    complete = [o for o in outputs if run_status(o.row) is RunStatus.COMPLETE]
     for workload in plan.workloads:
         name = workload.label
         if name not in summary["workloads"]:
             continue
-        mine = [o for o in outputs if o.row["workload"] == name]
+        mine = [o for o in complete if o.row["workload"] == name]
         written.append(
             plots.plot_metric_bars(summary, name, folder / f"metrics_{safe_name(name)}.png")
         )
@@ -201,7 +209,7 @@ def write_plots(
             plots.plot_jct_cdf(
                 {p: np.concatenate(v) for p, v in jcts.items()},
                 folder / f"jct_cdf_{safe_name(name)}.png",
-                f"{name}: JCT CDF, all jobs of seeds {plan.seeds}",
+                f"{name}: JCT CDF, all jobs of the complete runs of seeds {plan.seeds}",
             )
         )
         series = {o.row["policy"]: o.series for o in mine if o.series is not None}
@@ -247,12 +255,11 @@ def _preamble(plan: Plan, argv: Sequence[str], outputs: Sequence[RunOutput]) -> 
     for workload in plan.workloads:
         if workload.cluster is not None:
             lines.append(f"- `{workload.label}` ran on its own cluster: {_cluster_line(workload)}")
-    truncated = [o.row for o in outputs if o.row.get("truncated")]
-    if truncated:
+    incomplete = [o.row for o in outputs if run_status(o.row) is not RunStatus.COMPLETE]
+    if incomplete:  # listed run by run in the section "Incomplete runs"
         lines.append(
-            f"- **{len(truncated)} run(s) truncated** at the decision cap; their metrics "
-            "cover finished jobs only: "
-            + ", ".join(f"{r['policy']}/{r['workload']}/{r['seed']}" for r in truncated)
+            f"- **{len(incomplete)} run(s) incomplete, left out of every statistic** (see "
+            "*Incomplete runs* below)"
         )
     rejected = {o.row["workload"]: o.row.get("rejected_jobs", 0) for o in outputs}
     for workload, count in rejected.items():
@@ -309,7 +316,10 @@ def write_outputs(
     """Write every file into ``plan.out``; returns the summary dict and its markdown.
 
     Failed runs are left out of ``runs.csv``, the statistics and the plots, and listed in
-    ``config.json`` (``failed_runs``) and ``summary.md``.
+    ``config.json`` (``failed_runs``) and ``summary.md``. Incomplete runs (truncated, or
+    with jobs unfinished) are in ``runs.csv`` with their ``status``, left out of the
+    statistics and the plots, and listed in ``summary.json`` (``runs``) and
+    ``summary.md``.
     """
     plan.out.mkdir(parents=True, exist_ok=True)
     failed = [o for o in outputs if o.error is not None]

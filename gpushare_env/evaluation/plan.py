@@ -33,7 +33,7 @@ from gpushare_env.evaluation.specs import (
     one_line,
     safe_name,
 )
-from gpushare_env.seeding import policy_seed, trace_generator
+from gpushare_env.seeding import policy_seed
 
 __all__ = ["Plan", "agent_env_overrides", "agent_recorded_rules", "file_sha256", "make_plan"]
 
@@ -77,13 +77,8 @@ def _resolve_workloads(
     load of their own to size by, so they are refused there.
     """
     from gpushare_env.sim import make_cluster
-    from gpushare_env.workloads import (
-        TraceError,
-        WorkloadConfig,
-        make_workload,
-        parse_load_rule,
-        sized_cluster,
-    )
+    from gpushare_env.workloads import TraceError, WorkloadConfig, parse_load_rule, sized_cluster
+    from gpushare_env.workloads.trace_cut import read_trace
 
     load = parse_load_rule(cluster_spec)
     cluster_gpus = None if load is not None else make_cluster(cluster_spec).num_gpus
@@ -128,18 +123,24 @@ def _resolve_workloads(
             raise PlanError(f"--trace: no such file: {text}")
         if path.suffix.lower() not in (".csv", ".json"):
             raise PlanError(f"--trace: {text}: expected a .csv or .json trace")
-        try:
-            jobs = make_workload(str(path.resolve()), trace_generator(), num_jobs=num_jobs,
-                                 cluster_gpus=cluster_gpus)  # fmt: skip
-            own_cluster = sized_cluster(jobs, load) if load is not None and jobs else None
+        try:  # the whole trace is counted too: a cut one is noted (WorkloadSpec.trace_cut_note)
+            read = read_trace(WorkloadConfig.from_any(str(path.resolve())), num_jobs,
+                              cluster_gpus=cluster_gpus)  # fmt: skip
+            own_cluster = sized_cluster(read.jobs, load) if load is not None and read.jobs else None
         except (TraceError, ValueError, OSError) as error:
             raise PlanError(f"--trace: {one_line(error)}") from None
-        if not jobs:
+        if not read.jobs:
             raise PlanError(f"--trace: {text}: no usable jobs")
         label = unique(path.name)
         specs.append(
             WorkloadSpec(
-                label, str(path.resolve()), num_jobs, file_sha256(path), len(jobs), own_cluster
+                label,
+                str(path.resolve()),
+                num_jobs,
+                file_sha256(path),
+                len(read.jobs),
+                read.total_jobs,
+                own_cluster,
             )
         )
     return specs
@@ -472,6 +473,7 @@ def make_plan(
     _check_cluster(cluster_spec)
     policy_specs = _resolve_policies(policies, headless, chosen.include_zoo, notes)
     workload_specs = _resolve_workloads(workloads, traces, chosen, num_jobs, cluster_spec)
+    notes += [note for w in workload_specs if (note := w.trace_cut_note)]
     labels = [p.label for p in policy_specs]
     gantt_tokens = list(gantt) if gantt is not None else [reference, baseline]
     if [t.lower() for t in gantt_tokens] == ["none"]:

@@ -83,7 +83,9 @@ def plot_metric_bars(
     """One bar chart per metric: policy means with their confidence intervals.
 
     Args:
-        summary: :func:`gpushare_env.evaluation.report.summarize_runs`'s dict.
+        summary: :func:`gpushare_env.evaluation.report.summarize_runs`'s dict (means over
+            complete runs; the bars of a policy with incomplete runs are hatched and its
+            label marked ``†``).
         workload: Which workload's section to draw.
         path: Output PNG.
         metrics: Metrics to draw (default: all of the summary's).
@@ -96,6 +98,8 @@ def plot_metric_bars(
     names = list(metrics or summary["metrics"])
     policies = list(entry["policies"])
     colours = _colours(policies)
+    partial = [bool(entry["policies"][p].get("incomplete_seeds")) for p in policies]
+    labels = [f"{p} †" if flagged else p for p, flagged in zip(policies, partial, strict=True)]
     columns = min(4, len(names))
     rows = math.ceil(len(names) / columns)
     figure, axes = plt.subplots(
@@ -114,19 +118,23 @@ def plot_metric_bars(
             means.append(np.nan if stats["mean"] is None else stats["mean"])
             errors.append(0.0 if stats["half_width"] is None else stats["half_width"])
         x = np.arange(len(policies))
-        ax.bar(x, means, yerr=errors, capsize=3, color=[colours[p] for p in policies])
+        bars = ax.bar(x, means, yerr=errors, capsize=3, color=[colours[p] for p in policies])
+        for bar, flagged in zip(bars, partial, strict=True):
+            if flagged:  # a mean over some of its runs only
+                bar.set_hatch("//")
         if all(m >= 0 for m in means if not math.isnan(m)):
             ax.set_ylim(bottom=0)  # non-negative metric: keep the axis at zero
         ax.set_title(metric, fontsize=9)
-        ax.set_xticks(x, policies, rotation=60, ha="right", fontsize=7)
+        ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=7)
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(axis="y", alpha=0.3)
     for ax in list(axes.flat)[len(names) :]:
         ax.set_visible(False)
     level = summary.get("level", 0.95)
-    figure.suptitle(
-        f"{workload}: mean over seeds {entry['seeds']} with {level:.0%} CI", fontsize=10
-    )
+    title = f"{workload}: mean over seeds {entry['seeds']} with {level:.0%} CI"
+    if any(partial):
+        title += "; † hatched: incomplete runs left out, mean of the complete ones only"
+    figure.suptitle(title, fontsize=10)
     figure.savefig(path, dpi=_DPI)
     plt.close(figure)
     return path

@@ -1,24 +1,34 @@
 """From per-run rows to a summary: means with CIs, ratios to a baseline, paired differences.
 
 A *row* is one run: a mapping with at least ``policy``, ``workload``, ``seed`` and one
-float per metric (the columns of ``runs.csv``). :func:`summarize_runs` groups the rows by
-workload and policy and returns a plain, JSON-ready dict (``summary.json``);
-:func:`render_markdown` turns that dict into ``summary.md``. Both are pure.
+float per metric (the columns of ``runs.csv``), and its ``status`` (:class:`RunStatus`).
+:func:`summarize_runs` groups the rows by workload and policy and returns a plain,
+JSON-ready dict (``summary.json``); :func:`render_markdown` turns that dict into
+``summary.md``. Both are pure.
 
-Statistics (see :mod:`gpushare_env.evaluation.stats`):
+Only complete runs count. A run that stopped with jobs unfinished (truncated by its
+decision or time cap, or stuck) has metrics over the jobs that did finish, the short
+and easy ones first: its mean JCT can look better than any complete run's. Such a run
+stays in ``runs.csv`` and is listed (``summary.json``'s ``runs``, a bold section of
+``summary.md``), but no statistic uses it, and its policy is flagged wherever it appears.
+
+Statistics (see :mod:`gpushare_env.evaluation.stats`), over complete runs only:
     * mean and two-sided Student-t CI over the seeds of each (policy, workload);
-    * ratio to the baseline (``fifo``): ratio of the two means over the same workload;
-    * paired difference to the reference (``thesis``): ``policy - reference`` per seed the
-      two share, with a paired-t CI and p-value. Every policy runs the same seeded
-      workload, so the pairs are matched and the paired test is the right one.
+    * ratio to the baseline (``fifo``): ratio of the two means over the seeds where both
+      completed;
+    * paired difference to the reference (``thesis``): ``policy - reference`` per seed
+      where both completed, with a paired-t CI and p-value. Every policy runs the same
+      seeded workload, so the pairs are matched and the paired test is the right one.
     * best value per workload and metric: the lowest mean, or the highest for metrics
-      where higher is better (:data:`HIGHER_IS_BETTER`); ties are all best.
+      where higher is better (:data:`HIGHER_IS_BETTER`); ties are all best. A policy
+      with an incomplete run is never best (its mean covers other seeds).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 from gpushare_env.evaluation.stats import mean_ci, paired_difference, ratio_of_means
@@ -27,9 +37,16 @@ from gpushare_env.metrics import METRIC_DOCS
 __all__ = [
     "HEADLINE_METRICS",
     "HIGHER_IS_BETTER",
+    "INCOMPLETE_MARK",
+    "PARTIAL_MARK",
     "RUN_COLUMNS",
+    "STATUS_DOCS",
+    "RunStatus",
+    "describe_incomplete_run",
     "format_value",
+    "incomplete_runs",
     "render_markdown",
+    "run_status",
     "summarize_runs",
 ]
 
@@ -59,6 +76,54 @@ RUN_COLUMNS: tuple[str, ...] = (
     "wall_s",
 )
 
+
+class RunStatus(StrEnum):
+    """How a run ended (``runs.csv``'s ``status`` column); only ``COMPLETE`` runs count.
+
+    Attributes:
+        COMPLETE: Every job of the workload finished.
+        TRUNCATED_DECISIONS: Stopped by the decision cap (``--max-decisions``, the env's
+            ``limits.max_decisions``) with jobs unfinished.
+        TRUNCATED_TIME: Stopped by the simulated-time cap (the env's
+            ``limits.max_time_s``) with jobs unfinished.
+        UNFINISHED: Ended with jobs unfinished for another reason (the env found no valid
+            action: a deadlock).
+    """
+
+    COMPLETE = "complete"
+    TRUNCATED_DECISIONS = "truncated_decisions"
+    TRUNCATED_TIME = "truncated_time"
+    UNFINISHED = "unfinished"
+
+
+def run_status(row: Mapping[str, Any]) -> RunStatus:
+    """A row's :class:`RunStatus`: its ``status``, else (rows written before the column
+    existed) ``UNFINISHED`` if its ``truncated`` flag is set, else ``COMPLETE``.
+
+    Raises:
+        ValueError: A ``status`` that is not a :class:`RunStatus` value.
+    """
+    status = row.get("status")
+    if status not in (None, ""):
+        try:
+            return RunStatus(str(status))
+        except ValueError:
+            allowed = [s.value for s in RunStatus]
+            raise ValueError(f"unknown run status {status!r}; allowed: {allowed}") from None
+    truncated = row.get("truncated")
+    if truncated not in (None, "") and float(truncated) != 0:
+        return RunStatus.UNFINISHED
+    return RunStatus.COMPLETE
+
+
+_COMPLETE = RunStatus.COMPLETE
+
+
+def incomplete_runs(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The entries of ``summary["runs"]`` that are not complete, in report order."""
+    return [r for r in summary.get("runs", []) if r["status"] != RunStatus.COMPLETE]
+
+
 #: Metrics where a larger value is better; for every other metric smaller is better.
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"gpu_util", "gpu_alloc", "jain_fairness"})
 
@@ -68,6 +133,14 @@ _REL_TIE = 1e-9
 def _ordered_unique(values: Iterable[Any]) -> list[Any]:
     """Values in first-seen order without repeats."""
     return list(dict.fromkeys(values))
+
+
+def _int_or_none(value: Any) -> int | None:
+    """An int from a row's value (``"12"`` from a CSV, ``12.0``), ``None`` if missing."""
+    if value is None or value == "":
+        return None
+    number = float(value)
+    return int(number) if math.isfinite(number) else None
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -97,8 +170,13 @@ def summarize_runs(
 ) -> dict[str, Any]:
     """Aggregate per-run rows into the summary (the content of ``summary.json``).
 
+    Every statistic is over complete runs only (:func:`run_status`); ratios and paired
+    differences over the seeds where both policies completed.
+
     Args:
-        rows: One mapping per run with ``policy``, ``workload``, ``seed`` and the metrics.
+        rows: One mapping per run with ``policy``, ``workload``, ``seed`` and the metrics;
+            ``status`` (missing: complete unless ``truncated`` is set), ``num_jobs``
+            (finished jobs) and ``jobs_total`` when known.
         metrics: Metric columns to summarise, in report order.
         baseline: Policy the ratios refer to (``ratio_to_<baseline>``); absent: no ratios.
         reference: Policy the paired differences refer to; absent: no differences.
@@ -108,20 +186,27 @@ def summarize_runs(
 
     Returns:
         ``{"level", "baseline", "reference", "metrics": {name: {"doc", "higher_is_better"}},
-        "workloads": {workload: {"seeds", "policies": {policy: {"n", "metrics": {metric:
-        {"n", "mean", "std", "half_width", "ci_low", "ci_high", "ratio_to_baseline",
-        "best", "vs_reference"}}}}}}}``; ``vs_reference`` is ``None`` for the reference
-        itself (and when it is absent), else ``{"n", "mean", "half_width", "ci_low",
-        "ci_high", "relative", "t", "p_value", "significant"}``. Undefined numbers are
-        ``None``. When the rows carry ``mean_solo_s`` (the jobs' mean solo duration, the
-        same for every policy on a seed), a workload also has ``"jct_lower_bound_s":
-        {"n", "mean", "half_width"}`` over its seeds: no scheduler's mean JCT is lower.
+        "runs": [{"policy", "workload", "seed", "status", "jobs_finished", "jobs_total"}],
+        "workloads": {workload: {"seeds", "policies": {policy: {"n", "runs",
+        "incomplete_seeds", "metrics": {metric: {"n", "mean", "std", "half_width",
+        "ci_low", "ci_high", "ratio_to_baseline", "best", "vs_reference"}}}}}}}``.
+        ``runs`` lists every run (policy, then workload, then seed) with its status; a
+        cell's ``n`` counts its complete runs (the statistics' sample), ``runs`` all of
+        them, ``incomplete_seeds`` the others. ``vs_reference`` is ``None`` for the
+        reference itself (and when it is absent), else ``{"n", "mean", "half_width",
+        "ci_low", "ci_high", "relative", "t", "p_value", "significant"}``. Undefined
+        numbers are ``None``. When the rows carry ``mean_solo_s`` (the jobs' mean solo
+        duration, the same for every policy on a seed), a workload also has
+        ``"jct_lower_bound_s": {"n", "mean", "half_width"}`` over the seeds of its complete
+        runs: no scheduler's mean JCT is lower.
 
     Raises:
-        ValueError: A row misses a key, or a (policy, workload, seed) appears twice.
+        ValueError: A row misses a key or has an unknown status, or a (policy, workload,
+            seed) appears twice.
     """
     seen: set[tuple[str, str, int]] = set()
     by_cell: dict[tuple[str, str], dict[int, Mapping[str, Any]]] = {}
+    status: dict[tuple[str, str, int], RunStatus] = {}
     for index, row in enumerate(rows):
         missing = [k for k in ("policy", "workload", "seed", *metrics) if k not in row]
         if missing:
@@ -130,6 +215,7 @@ def summarize_runs(
         if key in seen:
             raise ValueError(f"run {key} appears more than once")
         seen.add(key)
+        status[key] = run_status(row)
         by_cell.setdefault((key[1], key[0]), {})[key[2]] = row
     policy_order = (
         list(policies) if policies is not None else _ordered_unique(str(r["policy"]) for r in rows)
@@ -139,6 +225,14 @@ def summarize_runs(
         if workloads is not None
         else _ordered_unique(str(r["workload"]) for r in rows)
     )
+
+    def complete(workload: str, policy: str) -> dict[int, Mapping[str, Any]] | None:
+        """The complete runs of a cell by seed (``None``: the policy did not run it)."""
+        runs = by_cell.get((workload, policy))
+        if runs is None:
+            return None
+        return {s: r for s, r in runs.items() if status[(policy, workload, s)] is _COMPLETE}
+
     summary: dict[str, Any] = {
         "level": level,
         "baseline": baseline,
@@ -147,6 +241,19 @@ def summarize_runs(
             m: {"doc": METRIC_DOCS.get(m, ""), "higher_is_better": m in HIGHER_IS_BETTER}
             for m in metrics
         },
+        "runs": [
+            {
+                "policy": policy,
+                "workload": workload,
+                "seed": seed,
+                "status": status[(policy, workload, seed)].value,
+                "jobs_finished": _int_or_none(row.get("num_jobs")),
+                "jobs_total": _int_or_none(row.get("jobs_total")),
+            }
+            for policy in policy_order
+            for workload in workload_order
+            for seed, row in sorted(by_cell.get((workload, policy), {}).items())
+        ],
         "workloads": {},
     }
     for workload in workload_order:
@@ -156,13 +263,22 @@ def summarize_runs(
         seeds = sorted({s for p in present for s in by_cell[(workload, p)]})
         entry: dict[str, Any] = {"seeds": seeds, "policies": {}}
         means: dict[str, dict[str, float]] = {m: {} for m in metrics}
+        base_runs = complete(workload, baseline)
+        ref_runs = complete(workload, reference)
         for policy in present:
-            runs = by_cell[(workload, policy)]
-            cell: dict[str, Any] = {"n": len(runs), "metrics": {}}
+            runs = complete(workload, policy) or {}
+            every = by_cell[(workload, policy)]
+            cell: dict[str, Any] = {
+                "n": len(runs),
+                "runs": len(every),
+                "incomplete_seeds": sorted(set(every) - set(runs)),
+                "metrics": {},
+            }
             for metric in metrics:
                 values = [float(runs[s][metric]) for s in sorted(runs)]
                 ci = mean_ci(values, level)
-                means[metric][policy] = ci.mean
+                if not cell["incomplete_seeds"]:  # a partial mean is never ranked
+                    means[metric][policy] = ci.mean
                 stats: dict[str, Any] = {
                     "n": ci.n,
                     "mean": _finite_or_none(ci.mean),
@@ -174,13 +290,14 @@ def summarize_runs(
                     "best": False,
                     "vs_reference": None,
                 }
-                base_runs = by_cell.get((workload, baseline))
                 if base_runs is not None:
-                    base_values = [float(base_runs[s][metric]) for s in sorted(base_runs)]
+                    common = sorted(set(runs) & set(base_runs))
                     stats["ratio_to_baseline"] = _finite_or_none(
-                        ratio_of_means(values, base_values)
+                        ratio_of_means(
+                            [float(runs[s][metric]) for s in common],
+                            [float(base_runs[s][metric]) for s in common],
+                        )
                     )
-                ref_runs = by_cell.get((workload, reference))
                 if ref_runs is not None and policy != reference:
                     common = sorted(set(runs) & set(ref_runs))
                     diff = paired_difference(
@@ -207,7 +324,7 @@ def summarize_runs(
         solo = {
             seed: float(row["mean_solo_s"])
             for policy in present
-            for seed, row in by_cell[(workload, policy)].items()
+            for seed, row in (complete(workload, policy) or {}).items()
             if "mean_solo_s" in row
         }
         if solo:
@@ -240,10 +357,38 @@ def format_value(value: float | None) -> str:
     return f"{value:.3f}"
 
 
-def _mean_cell(stats: Mapping[str, Any]) -> str:
+#: What each incomplete status means, in the summary's words.
+STATUS_DOCS: dict[str, str] = {
+    RunStatus.COMPLETE: "every job finished",
+    RunStatus.TRUNCATED_DECISIONS: "stopped by the decision cap",
+    RunStatus.TRUNCATED_TIME: "stopped by the simulated-time cap",
+    RunStatus.UNFINISHED: "ended with jobs left (no valid action)",
+}
+
+#: Marks a policy with incomplete runs in every table, and its partial means.
+INCOMPLETE_MARK = "⚠"
+PARTIAL_MARK = "†"
+
+
+def _is_partial(cell: Mapping[str, Any]) -> bool:
+    """True if a (policy, workload) cell has an incomplete run (absent: summaries from
+    before run statuses, every run complete)."""
+    return bool(cell.get("incomplete_seeds"))
+
+
+def _policy_cell(policy: str, cell: Mapping[str, Any]) -> str:
+    """The policy's name, flagged when some of its runs are incomplete."""
+    if not _is_partial(cell):
+        return policy
+    return f"{policy} {INCOMPLETE_MARK} incomplete ({cell['n']}/{cell['runs']} runs)"
+
+
+def _mean_cell(stats: Mapping[str, Any], partial: bool = False) -> str:
     text = format_value(stats["mean"])
     if stats["half_width"] is not None:
         text += f" ± {format_value(stats['half_width'])}"
+    if partial and stats["mean"] is not None:
+        text += f" {PARTIAL_MARK}"
     return f"**{text}**" if stats["best"] else text
 
 
@@ -267,9 +412,58 @@ def _diff_cell(diff: Mapping[str, Any] | None) -> str:
     return text
 
 
+def _pairs_label(label: str, cell: Mapping[str, Any], seeds: int) -> str:
+    """A policy's label in the paired table, with its number of pairs when runs were
+    left out (``fifo [1 of 3 seeds]``)."""
+    pairs = max(
+        (s["vs_reference"]["n"] for s in cell["metrics"].values() if s["vs_reference"]),
+        default=seeds,
+    )
+    return label if pairs >= seeds else f"{label} [{pairs} of {seeds} seeds]"
+
+
 def _table(header: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in body]
+    return lines
+
+
+def _jobs_text(run: Mapping[str, Any]) -> str:
+    """``finished 395 of 1,181 jobs`` (or what is known of it)."""
+    finished, total = run.get("jobs_finished"), run.get("jobs_total")
+    if finished is None:
+        return "jobs finished unknown"
+    if total is None:
+        return f"finished {finished:,} jobs"
+    return f"finished {finished:,} of {total:,} jobs"
+
+
+def describe_incomplete_run(run: Mapping[str, Any]) -> str:
+    """One incomplete run in words: ``random / thesis / seed 0: truncated_decisions
+    (stopped by the decision cap), finished 395 of 1,181 jobs``."""
+    status = str(run["status"])
+    doc = STATUS_DOCS.get(status)
+    reason = f"{status} ({doc})" if doc else status
+    return f"{run['policy']} / {run['workload']} / seed {run['seed']}: {reason}, {_jobs_text(run)}"
+
+
+def _incomplete_section(summary: Mapping[str, Any]) -> list[str]:
+    """The bold section listing every incomplete run (nothing when every run completed)."""
+    runs = incomplete_runs(summary)
+    if not runs:
+        return []
+    lines = [
+        f"## {INCOMPLETE_MARK} Incomplete runs: left out of every statistic",
+        "",
+        f"**{len(runs)} of {len(summary['runs'])} run(s) stopped with jobs unfinished. Their "
+        "metrics cover only the jobs that did finish (the short ones first), so no mean, "
+        "ratio, paired difference or plot below uses them; their rows stay in `runs.csv` "
+        f"(column `status`). In the tables their policy is marked {INCOMPLETE_MARK}, and "
+        f"its means ({PARTIAL_MARK}) cover its complete runs only and are not ranked.**",
+        "",
+    ]
+    lines += [f"- **{describe_incomplete_run(run)}**" for run in runs]
+    lines.append("")
     return lines
 
 
@@ -281,6 +475,10 @@ def render_markdown(
     main_table_only: bool = False,
 ) -> str:
     """Render :func:`summarize_runs`'s dict as markdown tables, one section per workload.
+
+    Incomplete runs are listed in a bold section before the tables (not with
+    ``main_table_only``); in every table a policy with an incomplete run is flagged
+    (``fifo ⚠ incomplete (2/3 runs)``) and its partial means marked ``†``.
 
     Args:
         summary: The summary dict.
@@ -306,18 +504,33 @@ def render_markdown(
             + ", lowest otherwise).",
             "",
         ]
+        lines += _incomplete_section(summary)
     for workload, entry in summary["workloads"].items():
-        policies = list(entry["policies"])
+        cells = entry["policies"]
+        policies = list(cells)
         seeds = entry["seeds"]
+        labels = {p: _policy_cell(p, cells[p]) for p in policies}
         lines += [f"## Workload `{workload}` (seeds {_seed_text(seeds)})", ""]
         lines += _table(
             ["policy", *metrics],
             (
-                [p, *(_mean_cell(entry["policies"][p]["metrics"][m]) for m in metrics)]
+                [
+                    labels[p],
+                    *(_mean_cell(cells[p]["metrics"][m], _is_partial(cells[p])) for m in metrics),
+                ]
                 for p in policies
             ),
         )
         lines.append("")
+        partial = [p for p in policies if _is_partial(cells[p])]
+        if partial:
+            lines += [
+                f"{INCOMPLETE_MARK} The incomplete runs (truncated, or with jobs unfinished) "
+                f"of {', '.join(f'`{p}`' for p in partial)} are left out; {PARTIAL_MARK} a "
+                "mean over that policy's complete runs only (not the seeds of the others): "
+                "not ranked.",
+                "",
+            ]
         bound = entry.get("jct_lower_bound_s")
         if bound is not None and "mean_jct_s" in metrics:
             lines += [
@@ -327,33 +540,34 @@ def render_markdown(
             ]
         if main_table_only:
             continue
-        if baseline in entry["policies"]:
-            lines += [f"### Ratio of means to `{baseline}`", ""]
+        if baseline in cells:
+            lines += [
+                f"### Ratio of means to `{baseline}` (seeds where both completed)",
+                "",
+            ]
             lines += _table(
                 ["policy", *metrics],
                 (
-                    [p, *(_ratio_cell(entry["policies"][p]["metrics"][m]) for m in metrics)]
+                    [labels[p], *(_ratio_cell(cells[p]["metrics"][m]) for m in metrics)]
                     for p in policies
                 ),
             )
             lines.append("")
-        if reference in entry["policies"] and len(policies) > 1:
+        if reference in cells and len(policies) > 1:
             lines += [
                 f"### Paired difference to `{reference}` (policy − {reference}, same seeds)",
                 "",
                 f"Mean difference ± {level:.0%} paired-t half-width (relative to "
-                f"`{reference}`'s mean); \\* the interval excludes 0.",
+                f"`{reference}`'s mean) over the seeds where both completed (`[k of n "
+                "seeds]` when runs were left out); \\* the interval excludes 0.",
                 "",
             ]
             lines += _table(
                 ["policy", *metrics],
                 (
                     [
-                        p,
-                        *(
-                            _diff_cell(entry["policies"][p]["metrics"][m]["vs_reference"])
-                            for m in metrics
-                        ),
+                        _pairs_label(labels[p], cells[p], len(seeds)),
+                        *(_diff_cell(cells[p]["metrics"][m]["vs_reference"]) for m in metrics),
                     ]
                     for p in policies
                     if p != reference

@@ -2,7 +2,9 @@
 
 :func:`execute_run` turns a :class:`~gpushare_env.evaluation.specs.RunSpec` into a
 :class:`~gpushare_env.evaluation.specs.RunOutput` (its ``runs.csv`` row, job records,
-utilisation series and Gantt holds); :func:`run_all` spreads runs over processes.
+utilisation series and Gantt holds); :func:`run_all` spreads runs over processes. Every
+row says how its run ended (:func:`status_of`): complete, truncated by the decision or
+the time cap, or unfinished.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import functools
 import math
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -20,10 +23,12 @@ import numpy as np
 
 from gpushare_env.evaluation.gantt import PlacementRecorder
 from gpushare_env.evaluation.plots import downsample_steps
-from gpushare_env.evaluation.report import HEADLINE_METRICS
-from gpushare_env.evaluation.specs import EXTRA_COLUMNS, PROG, RunOutput, RunSpec, one_line
+from gpushare_env.evaluation.report import HEADLINE_METRICS, RunStatus
+from gpushare_env.evaluation.specs import OTHER_METRICS, PROG, RunOutput, RunSpec, one_line
 from gpushare_env.rollout import Step, rollout
+from gpushare_env.runner import TruncatedBy
 from gpushare_env.seeding import episode_streams, trace_generator
+from gpushare_env.workloads.trace_cut import TraceCutWarning
 
 __all__ = [
     "agent_algorithm",
@@ -33,6 +38,7 @@ __all__ = [
     "load_agent",
     "make_env",
     "run_all",
+    "status_of",
 ]
 
 
@@ -96,7 +102,11 @@ def agent_algorithm(path: str) -> str:
 
 @dataclass(slots=True)
 class _Episode:
-    """What one finished episode left behind (internal to a worker)."""
+    """What one finished episode left behind (internal to a worker).
+
+    ``jobs_total`` counts the episode's jobs (after unfit ones are dropped);
+    ``truncated_by`` says which cap stopped it, if one did.
+    """
 
     records: list[Any]
     timeline: Any
@@ -106,7 +116,22 @@ class _Episode:
     rejected: int
     cluster: Any
     recorder: PlacementRecorder | None
+    jobs_total: int
+    truncated_by: TruncatedBy | None = None
     invalid: int = 0
+
+
+def status_of(jobs_finished: int, jobs_total: int, truncated_by: str | None) -> RunStatus:
+    """How a run ended: complete if every job finished, else which cap stopped it
+    (``truncated_by`` of :mod:`gpushare_env.runner`: ``"decisions"`` or ``"time"``), else
+    unfinished (a deadlock, or a loop that stopped without saying why)."""
+    if jobs_finished >= jobs_total:
+        return RunStatus.COMPLETE
+    if truncated_by == "decisions":
+        return RunStatus.TRUNCATED_DECISIONS
+    if truncated_by == "time":
+        return RunStatus.TRUNCATED_TIME
+    return RunStatus.UNFINISHED
 
 
 def _run_in_env(spec: RunSpec) -> _Episode:
@@ -131,7 +156,9 @@ def _run_in_env(spec: RunSpec) -> _Episode:
         recorder.observe(env.unwrapped.simulator)
 
     callback = record_holds if recorder is not None else None
-    episode = rollout(policy, env, seed=spec.seed, callback=callback)
+    with warnings.catch_warnings():  # a cut trace is in the plan's notes, once
+        warnings.simplefilter("ignore", TraceCutWarning)
+        episode = rollout(policy, env, seed=spec.seed, callback=callback)
     sim = env.unwrapped.simulator
     records = sim.records()
     timeline = sim.timeline()
@@ -144,7 +171,8 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     rejected = int(episode.reset_info.get("rejected_jobs", 0))  # jobs that never fit, dropped
     return _Episode(
         records, timeline, metrics, episode.steps, episode.truncated, rejected, sim.cluster,
-        recorder, episode.invalid_actions,
+        recorder, int(episode.reset_info["num_jobs"]), episode.info.get("truncated_by"),
+        episode.invalid_actions,
     )  # fmt: skip
 
 
@@ -184,8 +212,9 @@ def _run_headless(spec: RunSpec) -> _Episode:
     same heuristic in the env and gives the same metrics (tested); it only skips the
     observation, mask and reward work. (Unbounded windows would also make each decision
     scan the whole queue, quadratic once a backlog forms.) The loop is
-    :func:`gpushare_env.runner.run_headless`, with the env's decision cap (a capped run is
-    ``truncated``), a livelock check and the Gantt recorder observing after each decision.
+    :func:`gpushare_env.runner.run_headless`, with the env's decision cap and time cap
+    (``limits.max_time_s``; a capped run is ``truncated`` and says by which), a livelock
+    check and the Gantt recorder observing after each decision.
     """
     import baselines
     from gpushare_env.envs.config import EnvConfig
@@ -204,12 +233,13 @@ def _run_headless(spec: RunSpec) -> _Episode:
         pending_window=config.windows.pending,
         running_window=config.windows.running,
         max_decisions=config.decision_cap(len(jobs)),
+        max_time_s=config.limits.max_time_s,
         max_decisions_per_instant=_LIVELOCK_DECISIONS,
         on_decision=recorder.observe if recorder is not None else None,
     )
     return _Episode(
         result.records, result.timeline, result.metrics, result.steps, result.truncated,
-        rejected, cluster, recorder,
+        rejected, cluster, recorder, len(jobs), result.truncated_by,
     )  # fmt: skip
 
 
@@ -230,11 +260,14 @@ def execute_run(spec: RunSpec) -> RunOutput:
         "policy": spec.policy.label,
         "workload": spec.workload.label,
         "seed": spec.seed,
-        "num_jobs": len(records),
+        "num_jobs": len(records),  # finished jobs, which the metrics are over
     }
     for metric in HEADLINE_METRICS:
         row[metric] = float(metrics.get(metric, math.nan))
     row["wall_s"] = wall_s
+    row["status"] = status_of(len(records), episode.jobs_total, episode.truncated_by).value
+    row["jobs_total"] = episode.jobs_total
+    row["jobs_unfinished"] = episode.jobs_total - len(records)
     cluster_spec = spec.env_config.get("cluster", "thesis")
     row["cluster"] = (
         cluster_spec if isinstance(cluster_spec, str) else str(cluster_spec.get("name", "custom"))
@@ -244,7 +277,7 @@ def execute_run(spec: RunSpec) -> RunOutput:
     row["truncated"] = int(episode.truncated)
     row["rejected_jobs"] = episode.rejected
     row["invalid_actions"] = episode.invalid
-    for metric in EXTRA_COLUMNS[6:]:
+    for metric in OTHER_METRICS:
         row[metric] = float(metrics.get(metric, math.nan))
     jct_s = np.array([r.finish_s - r.arrival_s for r in records], dtype=float)
     jobs = [_job_row(spec, r) for r in records] if spec.keep_jobs else []

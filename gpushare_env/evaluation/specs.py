@@ -25,15 +25,28 @@ PROG = "gpushare-evaluate"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ZOO_DIR = REPO_ROOT / "agents" / "zoo"
 
+#: How each run ended, in ``runs.csv`` after the required columns: ``status`` (a
+#: :class:`~gpushare_env.evaluation.report.RunStatus`: ``complete``,
+#: ``truncated_decisions``, ``truncated_time``, ``unfinished``), ``jobs_total`` (jobs of
+#: the workload once those that never fit are dropped) and ``jobs_unfinished``
+#: (``jobs_total - num_jobs``; ``num_jobs`` counts the finished jobs, over which the
+#: metrics are).
+STATUS_COLUMNS: tuple[str, ...] = ("status", "jobs_total", "jobs_unfinished")
+
+#: The metrics of ``gpushare_env.metrics.summarize`` that ``runs.csv`` has besides
+#: ``RUN_COLUMNS``'s, in order.
+OTHER_METRICS: tuple[str, ...] = tuple(m for m in METRIC_DOCS if m not in RUN_COLUMNS)
+
 #: Columns of ``runs.csv`` after the required ones (``RUN_COLUMNS``), in order.
 EXTRA_COLUMNS: tuple[str, ...] = (
+    *STATUS_COLUMNS,
     "cluster",
     "mode",
     "decisions",
     "truncated",
     "rejected_jobs",
     "invalid_actions",
-    *(m for m in METRIC_DOCS if m not in RUN_COLUMNS),
+    *OTHER_METRICS,
 )
 
 #: Columns of ``jobs.csv``.
@@ -128,6 +141,8 @@ class WorkloadSpec:
         num_jobs: Jobs per episode (``None``: the whole trace).
         trace_sha256: Checksum of the trace file, for ``config.json``.
         size: Jobs of a trace as loaded when planning (``None`` for generators).
+        trace_jobs: Jobs of the whole trace (``None`` for generators); more than ``size``
+            when ``num_jobs`` cut it.
         cluster: The cluster this workload runs on when it has its own (a trace sized by
             ``--cluster load=X``), else ``None``: the plan's cluster.
     """
@@ -137,7 +152,16 @@ class WorkloadSpec:
     num_jobs: int | None
     trace_sha256: str | None = None
     size: int | None = None
+    trace_jobs: int | None = None
     cluster: Mapping[str, Any] | None = None
+
+    @property
+    def trace_cut_note(self) -> str | None:
+        """``"trace VC.csv: first 100 of 1,181 jobs (--num-jobs)"`` when ``num_jobs`` cut
+        the trace, else ``None``."""
+        if self.size is None or self.trace_jobs is None or self.size >= self.trace_jobs:
+            return None
+        return f"trace {self.label}: first {self.size:,} of {self.trace_jobs:,} jobs (--num-jobs)"
 
 
 @dataclass(frozen=True, slots=True)

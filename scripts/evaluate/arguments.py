@@ -18,7 +18,32 @@ from gpushare_env.evaluation.plan import Plan, make_plan
 from gpushare_env.evaluation.presets import EVALUATION_PRESETS
 from gpushare_env.evaluation.specs import DECISIONS_PER_JOB, PROG, PlanError
 
-__all__ = ["UsageError", "build_parser", "parse_seeds", "plan_from_args"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INCOMPLETE",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "build_parser",
+    "parse_seeds",
+    "plan_from_args",
+]
+
+#: Exit statuses of ``gpushare-evaluate`` (a crashed run wins over an incomplete one).
+EXIT_OK = 0
+EXIT_FAILED = 1  # a run crashed (a bug in a policy); the other runs are written
+EXIT_USAGE = 2  # bad arguments: nothing was run
+EXIT_INCOMPLETE = 3  # a run stopped with jobs unfinished (unless --allow-incomplete)
+
+_EXIT_TEXT = f"""\
+Exit status:
+  {EXIT_OK}  every run completed (or --allow-incomplete was given)
+  {EXIT_FAILED}  a run crashed (reported on stderr and in summary.md; the others are written)
+  {EXIT_USAGE}  bad arguments (one line on stderr; nothing is run)
+  {EXIT_INCOMPLETE}  a run stopped with jobs unfinished: truncated by the decision cap
+     (--max-decisions) or the time cap, or stuck. Its row stays in runs.csv (status
+     column) but every mean, comparison and plot leaves it out; stderr and summary.md
+     name it. --allow-incomplete accepts such runs (exit 0, still flagged everywhere)."""
 
 
 class UsageError(PlanError):
@@ -39,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Every policy on identical seeded workloads, with statistics and plots.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Presets: "
-        + "; ".join(f"{p.name}: {p.description}" for p in EVALUATION_PRESETS.values()),
+        + "; ".join(f"{p.name}: {p.description}" for p in EVALUATION_PRESETS.values())
+        + "\n\n"
+        + _EXIT_TEXT,
     )
     parser.add_argument(
         "--preset",
@@ -78,7 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="episode seeds: integers, ranges like 0-9, or comma lists",
     )
     parser.add_argument(
-        "--num-jobs", type=str, metavar="N", help="jobs per episode (a trace: the first N)"
+        "--num-jobs",
+        type=str,
+        metavar="N",
+        help="jobs per episode (default: the preset's; a trace: every job, or its first N, "
+        "which the log and summary.md say)",
     )
     parser.add_argument(
         "--workers",
@@ -90,7 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-decisions",
         metavar="N",
         help=f"truncate an episode after N decisions (default {DECISIONS_PER_JOB} per job "
-        "+ 10,000); truncated runs are flagged",
+        "+ 10,000); truncated runs are left out of the statistics, flagged, and make the "
+        f"exit status {EXIT_INCOMPLETE}",
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="exit 0 even if a run stopped with jobs unfinished (it is still left out of "
+        "the statistics and flagged everywhere)",
     )
     parser.add_argument("--out", metavar="DIR", help="output folder (default results/<preset>)")
     parser.add_argument(

@@ -18,6 +18,7 @@ from agents.training import (
     ImitationConfig,
     RunConfig,
     TrainConfig,
+    env_configs,
 )
 from scripts.train import build_parser, config_from_args
 from tests.agents.helpers import TINY_TRAINING
@@ -221,3 +222,13 @@ def test_dqn_takes_its_own_defaults_where_ppos_do_not_apply() -> None:
     assert _cli("--algo", "dqn", "--extractor", "perm").network.extractor == "perm"
     with pytest.raises(ValueError, match="time_constant_h needs PPO"):
         _cli("--algo", "dqn", "--time-constant-h", "10")
+
+
+def test_a_trace_trains_whole_unless_num_jobs_is_given(tmp_path: Path) -> None:
+    # the preset's episode size (300) is for its generators, not for a trace
+    trace = str(tmp_path / "jobs.csv")
+    assert _cli("--workload", trace).envs.num_jobs is None
+    assert env_configs(_cli("--workload", trace))[0]["num_jobs"] is None
+    assert _cli("--workload", trace, "--num-jobs", "50").envs.num_jobs == 50
+    assert _cli("--workload", "philly_heavy").envs.num_jobs == 300
+    assert _cli().envs.num_jobs == 300

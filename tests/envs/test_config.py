@@ -23,7 +23,10 @@ from tests.jobs import job
 
 def test_defaults_are_documented_quick_episode() -> None:
     config = EnvConfig()
-    assert (config.cluster, config.workload, config.num_jobs) == ("thesis", "thesis", 100)
+    # num_jobs None: the workload's own count, 100 jobs for the thesis generator
+    assert (config.cluster, config.workload, config.num_jobs) == ("thesis", "thesis", None)
+    _, info = GPUShareEnv(config).reset(seed=0)
+    assert info["num_jobs"] == 100 and "trace_cut" not in info
     assert (config.windows.pending, config.windows.running) == (16, 16)
     assert config.reward == RewardConfig(jct=1.0, invalid=1.0)
     assert config.invalid_action == "noop"

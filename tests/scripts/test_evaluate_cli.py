@@ -397,16 +397,18 @@ def tiny_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_a_saved_agent_is_evaluated_with_masks(tiny_agent: Path, tmp_path: Path) -> None:
     # untrained, the agent may suspend and resume forever: a small cap ends such a run
+    # (incomplete, which --allow-incomplete accepts)
     argv = ["--policies", "fifo", str(tiny_agent), "--num-jobs", "8", "--seeds", "0", "1"]
     argv += ["--workload", "thesis", "--cluster", "tiny", "--workers", "1"]
     argv += ["--out", str(tmp_path), "--quiet", "--no-plots", "--max-decisions", "300"]
+    argv += ["--allow-incomplete"]
     assert evaluate.main(argv) == 0
     rows = _rows(tmp_path / "runs.csv")
     assert [r["policy"] for r in rows] == ["fifo", "fifo", "tiny_agent", "tiny_agent"]
     for row in rows:
         assert int(row["decisions"]) <= 300
         assert row["invalid_actions"] == "0"  # masked: never an invalid action
-        assert row["truncated"] == "1" or row["num_jobs"] == "8"
+        assert row["status"] == "truncated_decisions" or row["num_jobs"] == "8"
     config = json.loads((tmp_path / "config.json").read_text())
     entry = next(r for r in config["runs"] if r["policy"] == "tiny_agent")
     assert entry["policy_spec"]["params"]["algorithm"] == "MaskablePPO"
@@ -536,11 +538,11 @@ def test_a_headless_run_stopped_by_the_decision_cap_is_reported_truncated() -> N
         )
 
     whole = execute_run(spec())
-    assert whole.row["truncated"] == 0
+    assert whole.row["truncated"] == 0 and whole.row["status"] == "complete"
     assert whole.row["num_jobs"] == 15
     cap = int(whole.row["decisions"]) - 1  # the last decision is the one that finishes
     capped = execute_run(spec(max_decisions=cap))
-    assert capped.row["truncated"] == 1
+    assert capped.row["truncated"] == 1 and capped.row["status"] == "truncated_decisions"
     assert capped.row["decisions"] == cap
     assert 0 < capped.row["num_jobs"] < 15
     assert capped.gantt is not None

@@ -249,3 +249,102 @@ def test_summary_reports_the_solo_time_lower_bound_per_workload() -> None:
     assert bound["half_width"] == pytest.approx(4.302653 * 10 / math.sqrt(3), abs=1e-4)
     text = render_markdown(summary, main_table_only=True)
     assert "Lower bound of `mean_jct_s`" in text and "40.00 ± 24.84" in text
+
+
+def _rows_with_incomplete_runs() -> list[dict[str, object]]:
+    """Four policies x three seeds; two runs stopped with jobs unfinished, whose JCT over
+    the jobs that did finish looks better than any complete run's."""
+    jct = {
+        "fifo": [100.0, 110.0, 120.0],
+        "sjf_pack": [40.0, 5.0, 62.0],  # seed 1 truncated: 5.0 over its 40 short jobs
+        "thesis": [50.0, 70.0, 1.0],  # seed 2 truncated by the time cap
+        "tiresias": [90.0, 95.0, 100.0],
+    }
+    incomplete = {("sjf_pack", 1): "truncated_decisions", ("thesis", 2): "truncated_time"}
+    solo = [30.0, 40.0, 50.0]  # the jobs' mean solo time per seed, over all 100 jobs
+    rows: list[dict[str, object]] = []
+    for policy, values in jct.items():
+        for seed, value in enumerate(values):
+            status = incomplete.get((policy, seed), "complete")
+            finished = 100 if status == "complete" else 40
+            rows.append(
+                {
+                    "policy": policy,
+                    "workload": "w",
+                    "seed": seed,
+                    "mean_jct_s": value,
+                    "status": status,
+                    "num_jobs": finished,
+                    "jobs_total": 100,
+                    # over the finished jobs only: wrong for an incomplete run
+                    "mean_solo_s": solo[seed] if status == "complete" else 1.0,
+                }
+            )
+    return rows
+
+
+def test_statistics_leave_incomplete_runs_out_and_list_them() -> None:
+    summary = summarize_runs(_rows_with_incomplete_runs(), ("mean_jct_s",))
+    cells = summary["workloads"]["w"]["policies"]
+    sjf = cells["sjf_pack"]
+    assert (sjf["n"], sjf["runs"], sjf["incomplete_seeds"]) == (2, 3, [1])
+    assert sjf["metrics"]["mean_jct_s"]["mean"] == pytest.approx((40 + 62) / 2)
+    assert cells["thesis"]["metrics"]["mean_jct_s"]["mean"] == pytest.approx(60.0)
+    assert cells["fifo"]["incomplete_seeds"] == []
+    # best among the complete policies only: tiresias (95), not sjf_pack's partial 51
+    best = {p for p, c in cells.items() if c["metrics"]["mean_jct_s"]["best"]}
+    assert best == {"tiresias"}
+    # paired with the reference (thesis, complete on seeds 0 and 1) where both completed
+    fifo_diff = cells["fifo"]["metrics"]["mean_jct_s"]["vs_reference"]
+    assert fifo_diff["n"] == 2 and fifo_diff["mean"] == pytest.approx((50 + 40) / 2)
+    sjf_diff = sjf["metrics"]["mean_jct_s"]["vs_reference"]
+    assert sjf_diff["n"] == 1 and sjf_diff["mean"] == pytest.approx(40 - 50)  # seed 0 only
+    # ratios to the baseline (fifo) over the seeds where both completed
+    thesis_ratio = cells["thesis"]["metrics"]["mean_jct_s"]["ratio_to_baseline"]
+    assert thesis_ratio == pytest.approx(((50 + 70) / 2) / ((100 + 110) / 2))
+    assert sjf["metrics"]["mean_jct_s"]["ratio_to_baseline"] == pytest.approx(51 / 110)
+    # the lower bound from complete runs only: the mean solo time of seeds 0-2
+    assert summary["workloads"]["w"]["jct_lower_bound_s"]["mean"] == pytest.approx(40.0)
+    statuses = {(r["policy"], r["seed"]): r["status"] for r in summary["runs"]}
+    assert len(statuses) == 12
+    assert {k: v for k, v in statuses.items() if v != "complete"} == {
+        ("sjf_pack", 1): "truncated_decisions",
+        ("thesis", 2): "truncated_time",
+    }
+    assert (
+        next(r for r in summary["runs"] if r["policy"] == "sjf_pack" and r["seed"] == 1)[
+            "jobs_finished"
+        ]
+        == 40
+    )
+
+
+def test_the_markdown_flags_incomplete_runs_in_every_table_and_lists_them() -> None:
+    summary = summarize_runs(_rows_with_incomplete_runs(), ("mean_jct_s",))
+    text = render_markdown(summary)
+    assert "## ⚠ Incomplete runs: left out of every statistic" in text
+    assert (
+        "- **sjf_pack / w / seed 1: truncated_decisions (stopped by the decision cap), "
+        "finished 40 of 100 jobs**" in text
+    )
+    assert "- **thesis / w / seed 2: truncated_time (stopped by the simulated-time cap)" in text
+    rows = [line for line in text.splitlines() if line.startswith("| sjf_pack")]
+    assert len(rows) == 3  # means, ratios, paired differences: flagged in each
+    assert all(row.startswith("| sjf_pack ⚠ incomplete (2/3 runs)") for row in rows)
+    assert "51.00 ± " in rows[0] and rows[0].endswith("† |") and "**" not in rows[0]
+    assert "[1 of 3 seeds]" in rows[2]  # paired with the reference on one seed only
+    assert "| tiresias | **95.00 ± " in text
+    console = render_markdown(summary, main_table_only=True)
+    assert "| sjf_pack ⚠ incomplete (2/3 runs) |" in console
+    assert "Lower bound of `mean_jct_s`" in console and "40.00 ± 24.84" in console
+
+
+def test_rows_without_a_status_are_complete_unless_truncated() -> None:
+    from gpushare_env.evaluation.report import RunStatus, run_status
+
+    assert run_status({"truncated": "0"}) is RunStatus.COMPLETE
+    assert run_status({}) is RunStatus.COMPLETE
+    assert run_status({"truncated": "1"}) is RunStatus.UNFINISHED
+    assert run_status({"status": "truncated_time", "truncated": 1}) is RunStatus.TRUNCATED_TIME
+    with pytest.raises(ValueError, match="unknown run status 'partial'"):
+        run_status({"status": "partial"})
