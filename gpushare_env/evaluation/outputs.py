@@ -21,6 +21,7 @@ from gpushare_env.evaluation.report import (
     HEADLINE_METRICS,
     RUN_COLUMNS,
     RunStatus,
+    across_workloads,
     render_markdown,
     run_status,
     summarize_runs,
@@ -193,6 +194,15 @@ def write_plots(
 
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    across = across_workloads(summary)
+    if across is not None:
+        written.append(
+            plots.plot_across_workloads(
+                across,
+                folder / "across_workloads.png",
+                f"mean JCT over the lower bound, mean of seeds {plan.seeds}",
+            )
+        )
     complete = [o for o in outputs if run_status(o.row) is RunStatus.COMPLETE]
     for workload in plan.workloads:
         name = workload.label

@@ -18,6 +18,7 @@ from gpushare_env.evaluation.gantt import OVERHEAD, GpuInterval, assign_lanes
 
 __all__ = [
     "downsample_steps",
+    "plot_across_workloads",
     "plot_gantt",
     "plot_jct_cdf",
     "plot_learning_curve",
@@ -135,6 +136,43 @@ def plot_metric_bars(
     if any(partial):
         title += "; † hatched: incomplete runs left out, mean of the complete ones only"
     figure.suptitle(title, fontsize=10)
+    figure.savefig(path, dpi=_DPI)
+    plt.close(figure)
+    return path
+
+
+def plot_across_workloads(table: Mapping[str, Any], path: Path, title: str) -> Path:
+    """Grouped bars: each policy's mean JCT over the lower bound, per workload (log scale).
+
+    Args:
+        table: :func:`gpushare_env.evaluation.report.across_workloads`'s dict (a missing
+            bar is a workload where the policy had an incomplete run).
+        path: Output PNG.
+        title: Figure title.
+
+    Returns:
+        ``path``.
+    """
+    plt = _pyplot()
+    workloads = list(table["workloads"])
+    policies = list(table["policies"])
+    colours = _colours(policies)
+    width = 0.8 / max(1, len(policies))
+    figure, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(workloads) + 2.5), 3.8))
+    figure.subplots_adjust(left=0.08, right=0.84, top=0.88, bottom=0.14)
+    x = np.arange(len(workloads))
+    for k, policy in enumerate(policies):
+        per = table["policies"][policy]["per_workload"]
+        values = [np.nan if per[w] is None else per[w] for w in workloads]
+        ax.bar(x + (k - (len(policies) - 1) / 2) * width, values, width, label=policy,
+               color=colours[policy])  # fmt: skip
+    ax.set_yscale("log")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(x, workloads, fontsize=8)
+    ax.set_ylabel("mean JCT / lower bound (log)", fontsize=9)
+    ax.grid(axis="y", alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(title, fontsize=10)
     figure.savefig(path, dpi=_DPI)
     plt.close(figure)
     return path

@@ -42,9 +42,11 @@ __all__ = [
     "RUN_COLUMNS",
     "STATUS_DOCS",
     "RunStatus",
+    "across_workloads",
     "describe_incomplete_run",
     "format_value",
     "incomplete_runs",
+    "render_across_workloads",
     "render_markdown",
     "run_status",
     "summarize_runs",
@@ -467,6 +469,88 @@ def _incomplete_section(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def across_workloads(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Each policy's mean JCT over the lower bound, per workload and overall.
+
+    The lower bound is the workload's mean solo duration (``jct_lower_bound_s``), so the
+    ratio (>= 1) compares workloads of very different lengths on one scale. ``overall``
+    is the geometric mean over the workloads where the policy completed every run (a
+    policy with an incomplete run on some workload has no overall figure). ``None`` when
+    fewer than two workloads have a lower bound.
+
+    Returns:
+        ``{"workloads": [...], "policies": {policy: {"per_workload": {w: ratio or None},
+        "overall": ratio or None}}}``.
+    """
+    entries = {
+        w: e
+        for w, e in summary["workloads"].items()
+        if e.get("jct_lower_bound_s", {}).get("mean") and "mean_jct_s" in summary["metrics"]
+    }
+    if len(entries) < 2:
+        return None
+    policies = _ordered_unique(p for e in entries.values() for p in e["policies"])
+    table: dict[str, Any] = {"workloads": list(entries), "policies": {}}
+    for policy in policies:
+        per: dict[str, float | None] = {}
+        for workload, entry in entries.items():
+            cell = entry["policies"].get(policy)
+            mean = None if cell is None else cell["metrics"]["mean_jct_s"]["mean"]
+            complete = cell is not None and not _is_partial(cell)
+            bound = entry["jct_lower_bound_s"]["mean"]
+            per[workload] = mean / bound if mean is not None and complete else None
+        values = [v for v in per.values() if v is not None]
+        overall = (
+            math.exp(sum(math.log(v) for v in values) / len(values))
+            if values and len(values) == len(per)
+            else None
+        )
+        table["policies"][policy] = {"per_workload": per, "overall": overall}
+    return table
+
+
+def render_across_workloads(table: Mapping[str, Any]) -> list[str]:
+    """The markdown section of :func:`across_workloads` (best of each column in bold)."""
+    workloads = list(table["workloads"])
+    columns = [*workloads, "overall"]
+    rows = table["policies"]
+    best: dict[str, float] = {}
+    for column in columns:
+        values = [
+            (r["overall"] if column == "overall" else r["per_workload"][column])
+            for r in rows.values()
+        ]
+        finite = [v for v in values if v is not None]
+        best[column] = min(finite) if finite else math.inf
+
+    def cell(value: float | None, column: str) -> str:
+        if value is None:
+            return "n/a"
+        text = f"{value:.2f}"
+        return f"**{text}**" if value <= best[column] else text
+
+    lines = [
+        "## Across workloads: mean JCT / lower bound",
+        "",
+        "Each policy's mean JCT over the workload's lower bound (the jobs' mean solo "
+        "duration), so 1.00 is unbeatable; `overall` is the geometric mean over the "
+        "workloads (n/a where a run was incomplete).",
+        "",
+    ]
+    lines += _table(
+        ["policy", *(f"`{w}`" for w in workloads), "overall"],
+        (
+            [
+                policy,
+                *(cell(r["per_workload"][w], w) for w in workloads),
+                cell(r["overall"], "overall"),
+            ]
+            for policy, r in rows.items()
+        ),
+    )
+    return [*lines, ""]
+
+
 def render_markdown(
     summary: Mapping[str, Any],
     *,
@@ -505,6 +589,9 @@ def render_markdown(
             "",
         ]
         lines += _incomplete_section(summary)
+    across = across_workloads(summary)
+    if across is not None:
+        lines += render_across_workloads(across)
     for workload, entry in summary["workloads"].items():
         cells = entry["policies"]
         policies = list(cells)

@@ -14,7 +14,12 @@ from gpushare_env.evaluation.presets import (
     PHILLY_TEST_SEEDS,
     PHILLY_TRAIN_SEEDS,
 )
-from gpushare_env.evaluation.report import render_markdown, summarize_runs
+from gpushare_env.evaluation.report import (
+    across_workloads,
+    render_across_workloads,
+    render_markdown,
+    summarize_runs,
+)
 from gpushare_env.evaluation.stats import (
     mean_ci,
     paired_difference,
@@ -348,3 +353,30 @@ def test_rows_without_a_status_are_complete_unless_truncated() -> None:
     assert run_status({"status": "truncated_time", "truncated": 1}) is RunStatus.TRUNCATED_TIME
     with pytest.raises(ValueError, match="unknown run status 'partial'"):
         run_status({"status": "partial"})
+
+
+def test_across_workloads_divides_by_each_lower_bound_and_takes_the_geometric_mean() -> None:
+    rows = _rows_with_incomplete_runs()  # workload "w": lower bound 40 (complete runs)
+    for row in _rows_with_incomplete_runs():
+        if row["policy"] in ("fifo", "thesis", "tiresias"):
+            # workload "v": every run complete, JCT 4x the bound of 10
+            rows.append({**row, "workload": "v", "mean_jct_s": 40.0, "mean_solo_s": 10.0,
+                         "status": "complete", "num_jobs": 100})  # fmt: skip
+    summary = summarize_runs(rows, ("mean_jct_s",))
+    table = across_workloads(summary)
+    assert table is not None and table["workloads"] == ["w", "v"]
+    fifo = table["policies"]["fifo"]
+    assert fifo["per_workload"] == {"w": pytest.approx(110 / 40), "v": pytest.approx(4.0)}
+    assert fifo["overall"] == pytest.approx(math.sqrt(110 / 40 * 4.0))
+    # thesis: incomplete on "w" (seed 2), so no ratio there and no overall figure
+    assert table["policies"]["thesis"]["per_workload"]["w"] is None
+    assert table["policies"]["thesis"]["overall"] is None
+    # sjf_pack ran on "w" only (and incompletely)
+    assert table["policies"]["sjf_pack"]["per_workload"] == {"w": None, "v": None}
+    text = "\n".join(render_across_workloads(table))
+    assert "| fifo | 2.75 | **4.00** | 3.32 |" in text  # a tie: every 4.00 is best
+    assert "| tiresias | **2.38** | **4.00** | **3.08** |" in text  # 95/40; sqrt(2.375 * 4)
+    assert "| thesis | n/a | **4.00** | n/a |" in text
+    assert "## Across workloads" in render_markdown(summary)
+    # one workload: nothing to compare across
+    assert across_workloads(summarize_runs(_rows_with_incomplete_runs(), ("mean_jct_s",))) is None

@@ -94,6 +94,7 @@ def test_every_heuristic_finishes_real_excerpts_headless(
         assert row["cluster"].startswith(("5x8 v100", "7x8 v100"))
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "`2869ce_100.csv` ran on its own cluster: 7 nodes x 8 v100 = 56 GPUs" in summary
+    assert "## Across workloads: mean JCT / lower bound" in summary
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))
     assert config["cluster"]["rule"] == "load=0.9"
 
