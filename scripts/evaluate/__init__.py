@@ -59,22 +59,29 @@ whose runs play their episodes with :func:`gpushare_env.rollout.rollout`.
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from gpushare_env.evaluation.outputs import write_outputs
+import numpy as np
+
+from gpushare_env.evaluation.outputs import build_config, write_outputs
+from gpushare_env.evaluation.plan import Plan
 from gpushare_env.evaluation.report import (
     describe_incomplete_run,
     incomplete_runs,
     render_markdown,
 )
-from gpushare_env.evaluation.runs import run_all
-from gpushare_env.evaluation.specs import PROG, PlanError, RunOutput, one_line
+from gpushare_env.evaluation.runs import WorkerDied, run_all
+from gpushare_env.evaluation.specs import PROG, PlanError, RunOutput, RunSpec, one_line
+from gpushare_env.evaluation.store import RunStore, check_writable, prepare_folder, run_id
 from scripts.evaluate.arguments import (
     EXIT_FAILED,
     EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
@@ -86,6 +93,7 @@ from scripts.evaluate.arguments import (
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INCOMPLETE",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
@@ -93,40 +101,78 @@ __all__ = [
     "main",
     "parse_seeds",
     "plan_from_args",
+    "resume_command",
 ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``gpushare-evaluate``; returns the exit status (``EXIT_*``: 0 fine,
-    1 a run crashed, 2 bad arguments, 3 a run incomplete without ``--allow-incomplete``)."""
+    1 a run crashed or a worker died, 2 bad arguments or an unusable output folder, 3 a
+    run incomplete without ``--allow-incomplete``, 130 interrupted)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    folder: Path | None = None
     try:
         args = build_parser().parse_args(arguments)
+        if args.out is not None:  # before planning, which may load agents: fail at once
+            folder = Path(args.out)
+            check_writable(folder)
         plan = plan_from_args(args)
+        folder = plan.out
+        check_writable(folder)
+        jobs_csv = not args.no_jobs_csv
+        config = build_config(plan, arguments, jobs_csv=jobs_csv)
+        kept, previous = prepare_folder(
+            plan.out, config["runs"], resume=args.resume, force=args.force, jobs_csv=jobs_csv
+        )
+        store = RunStore(plan.out, jobs_csv=jobs_csv)
+        store.open(config)
     except PlanError as error:
         print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
-    if not args.quiet:
-        print(
-            f"{PROG}: {len(plan.runs)} runs ({len(plan.policies)} policies x "
-            f"{len(plan.workloads)} workloads x {len(plan.seeds)} seeds) on "
-            f"{plan.workers} worker(s) -> {plan.out}",
-            file=sys.stderr,
+    except OSError as error:  # the folder passed its check, then could not be written
+        print(f"{PROG}: error: --out {folder}: {one_line(error)}", file=sys.stderr)
+        return EXIT_USAGE
+    old_commit, new_commit = previous.config.get("git_commit"), config.get("git_commit")
+    if kept and old_commit != new_commit:
+        plan.notes.append(
+            f"resumed: {len(kept)} run(s) were recorded at commit {old_commit}, the others "
+            f"at {new_commit}"
         )
-        for note in plan.notes:
-            print(f"{PROG}: note: {note}", file=sys.stderr)
+    todo = [run for run in plan.runs if _spec_id(run) not in kept]
+    if not args.quiet:
+        _say_plan(plan, len(todo))
     start = time.perf_counter()
-    outputs = run_all(plan.runs, plan.workers, progress=not args.quiet)
-    summary, _ = write_outputs(plan, outputs, arguments, not args.no_plots, not args.no_jobs_csv)
+    failed: list[RunOutput] = []
+
+    def record(output: RunOutput) -> None:
+        if not store.record(output):
+            failed.append(output)
+
+    try:
+        run_all(todo, min(plan.workers, max(1, len(todo))), not args.quiet, on_done=record)
+        rows = store.finish([_spec_id(run) for run in plan.runs])
+        outputs = _recorded_outputs(plan, store, rows)
+        summary, _ = write_outputs(
+            plan, outputs, arguments, not args.no_plots, config=config, failed=failed,
+            resumed=len(kept),
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        _say_stopped("interrupted", plan, store, arguments)
+        return EXIT_INTERRUPTED
+    except WorkerDied as error:
+        _say_stopped(f"error: {error}", plan, store, arguments)
+        return EXIT_FAILED
+    except OSError as error:
+        _say_stopped(f"error: cannot write {plan.out}: {one_line(error)}", plan, store, arguments)
+        return EXIT_FAILED
     if not args.quiet and summary["workloads"]:
         table = render_markdown(summary, title=f"{plan.title}: mean ± 95% CI", main_table_only=True)
         print(table)
         print(
-            f"{PROG}: {len(outputs)} runs in {time.perf_counter() - start:.1f} s; "
+            f"{PROG}: {len(todo)} runs in {time.perf_counter() - start:.1f} s; "
             f"results in {plan.out}/ (summary.md, runs.csv, plots/)",
             file=sys.stderr,
         )
-    failed = [o for o in outputs if o.error is not None]
     by_error: dict[str, list[RunOutput]] = {}
     for output in failed:
         by_error.setdefault(str(output.error), []).append(output)
@@ -142,6 +188,74 @@ def main(argv: Sequence[str] | None = None) -> int:
     if incomplete and not args.allow_incomplete:
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def _spec_id(run: RunSpec) -> tuple[str, str, str]:
+    """A planned run's identity, as :func:`~gpushare_env.evaluation.store.run_id` gives
+    a recorded row's."""
+    return run_id({"policy": run.policy.label, "workload": run.workload.label, "seed": run.seed})
+
+
+def _say_plan(plan: Plan, todo: int) -> None:
+    """The opening lines on stderr: what runs where, and what a resume skips."""
+    print(
+        f"{PROG}: {len(plan.runs)} runs ({len(plan.policies)} policies x "
+        f"{len(plan.workloads)} workloads x {len(plan.seeds)} seeds) on "
+        f"{plan.workers} worker(s) -> {plan.out}",
+        file=sys.stderr,
+    )
+    if todo < len(plan.runs):
+        print(
+            f"{PROG}: resuming: {len(plan.runs) - todo} runs already recorded, {todo} to run",
+            file=sys.stderr,
+        )
+    for note in plan.notes:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
+
+
+def _recorded_outputs(
+    plan: Plan, store: RunStore, rows: Sequence[Mapping[str, Any]]
+) -> list[RunOutput]:
+    """Every recorded run with its plot data, in plan order (a run whose plot data is
+    missing is noted and left out of the plots that need it)."""
+    index = {_spec_id(run): run.index for run in plan.runs}
+    outputs, missing = [], 0
+    for row in rows:
+        output = store.load_output(index[run_id(row)], row)
+        if output is None:
+            missing += 1
+            output = RunOutput(index[run_id(row)], dict(row), np.zeros(0), [], None, None,
+                               (0, 0, []))  # fmt: skip
+        outputs.append(output)
+    if missing:
+        plan.notes.append(
+            f"the plot data of {missing} run(s) is missing from plot_data/: they are left "
+            "out of the JCT CDFs, utilisation and Gantt plots"
+        )
+    return outputs
+
+
+def resume_command(arguments: Sequence[str]) -> str:
+    """The command line that resumes an evaluation: the same options, ``--force``
+    dropped (it would delete what was saved), ``--resume`` added."""
+
+    def names(token: str, option: str) -> bool:  # argparse takes unique prefixes too
+        return len(token) > 3 and "=" not in token and option.startswith(token)
+
+    kept = [token for token in arguments if not names(token, "--force")]
+    if not any(names(token, "--resume") for token in kept):
+        kept.append("--resume")
+    return shlex.join([PROG, *kept])
+
+
+def _say_stopped(reason: str, plan: Plan, store: RunStore, arguments: Sequence[str]) -> None:
+    """Say why the evaluation stopped, what is saved and how to go on (even ``--quiet``)."""
+    saved = len(store.recorded)
+    print(
+        f"{PROG}: {reason}; {saved} of {len(plan.runs)} runs are saved in "
+        f"{plan.out}/runs.csv. To resume:\n  {resume_command(arguments)}",
+        file=sys.stderr,
+    )
 
 
 def _warn_incomplete(incomplete: Sequence[Mapping[str, Any]], total: int, allowed: bool) -> None:
