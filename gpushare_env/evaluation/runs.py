@@ -361,6 +361,7 @@ def run_all(
     workers: int,
     progress: bool = True,
     on_done: Callable[[RunOutput], Any] | None = None,
+    keep: bool = True,
 ) -> list[RunOutput]:
     """Execute every run, over ``workers`` processes, and return outputs in spec order.
 
@@ -375,9 +376,11 @@ def run_all(
         workers: Processes; 1 runs everything in this process.
         progress: Show a progress bar (tqdm when installed) on stderr.
         on_done: Called with each output as it completes (in completion order).
+        keep: Keep the outputs to return them; ``False`` when ``on_done`` takes care of
+            them (a long evaluation's job records need not stay in memory).
 
     Returns:
-        One output per spec, sorted by ``RunSpec.index``.
+        One output per spec, sorted by ``RunSpec.index`` (none unless ``keep``).
 
     Raises:
         KeyboardInterrupt: Ctrl-C; the runs in progress are abandoned.
@@ -387,7 +390,8 @@ def run_all(
     outputs: list[RunOutput] = []
 
     def done(output: RunOutput) -> None:
-        outputs.append(output)
+        if keep:
+            outputs.append(output)
         bar.update(1)
         if on_done:
             with _interrupts_deferred():
@@ -410,9 +414,7 @@ def _run_in_pool(specs: Sequence[RunSpec], workers: int, done: Callable[[RunOutp
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_worker_setup
-    )
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_setup)
     try:
         futures = [pool.submit(execute_run_safely, spec) for spec in specs]
         for future in as_completed(futures):

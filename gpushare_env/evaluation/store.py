@@ -215,6 +215,56 @@ def read_csv_rows(path: Path) -> tuple[list[str], list[list[str]], bool]:
     return header, whole, repaired or len(whole) < len(rows)
 
 
+def _job_blocks(path: Path) -> tuple[bytes, list[tuple[RunId, int, int]], bool]:
+    """Where each run's rows are in ``jobs.csv``, without reading it whole.
+
+    A run's job rows are appended in one write, so they are contiguous: a *block*.
+
+    Returns:
+        ``(header, blocks, complete)``: the header line (``b""`` when there is none), then
+        ``(run identity, start, end)`` byte offsets of each block in file order, and
+        whether the file ends with a complete line (a partial last line is left out).
+    """
+    if not path.is_file():
+        return b"", [], True
+    blocks: list[tuple[RunId, int, int]] = []
+    with open(path, "rb") as handle:
+        header = handle.readline()
+        if not header.endswith(b"\n"):
+            return b"", [], not header
+        offset = len(header)
+        record = b""
+        for line in handle:
+            if not line.endswith(b"\n"):
+                return header, blocks, False
+            record += line
+            if record.count(b'"') % 2:  # a quoted field goes on over a newline
+                continue
+            fields = next(csv.reader([record.decode("utf-8", errors="replace")]), [])
+            padded = [*fields, "", "", ""]  # (policy, workload, seed, ...)
+            identity = (padded[0], padded[1], padded[2])
+            if blocks and blocks[-1][0] == identity and blocks[-1][2] == offset:
+                blocks[-1] = (identity, blocks[-1][1], offset + len(record))
+            else:
+                blocks.append((identity, offset, offset + len(record)))
+            offset += len(record)
+            record = b""
+    return header, blocks, not record
+
+
+def _copy_blocks(path: Path, header: bytes, blocks: Sequence[tuple[RunId, int, int]]) -> None:
+    """Replace a CSV by its header and these byte ranges of it, in this order."""
+    with open(path, "rb") as source, _replacing(path, "wb") as target:
+        target.write(header)
+        for _, start, end in blocks:
+            source.seek(start)
+            remaining = end - start
+            while remaining:
+                chunk = source.read(min(remaining, 1 << 20))
+                target.write(chunk)
+                remaining -= len(chunk)
+
+
 def _fsync_folder(folder: Path) -> None:
     """Make a folder's new or renamed entries durable (POSIX; a no-op where unsupported)."""
     try:
@@ -539,13 +589,18 @@ class RunStore:
         elif repaired:
             self._rewrite(self.runs_path, header, rows)
         if self.jobs_csv:
-            jobs_header, jobs, jobs_repaired = read_csv_rows(self.jobs_path)
-            kept = [j for j in jobs if (j[0], j[1], j[2]) in self.recorded]
-            if not jobs_header:
+            header_bytes, blocks, complete = _job_blocks(self.jobs_path)
+            kept = [block for block in blocks if block[0] in self.recorded]
+            if not header_bytes:
                 with _replacing(self.jobs_path) as handle:
                     handle.write(csv_line(JOB_COLUMNS))
-            elif jobs_repaired or len(kept) < len(jobs):
-                self._rewrite(self.jobs_path, jobs_header, kept)
+            elif not complete or len(kept) < len(blocks):  # a partial line, orphaned rows
+                _copy_blocks(self.jobs_path, header_bytes, kept)
+        # what an earlier invocation derived from other runs than these would mislead
+        for name in ("summary.json", "summary.md"):
+            with contextlib.suppress(FileNotFoundError):
+                (self.folder / name).unlink()
+        _clear_files(self.folder / "plots", PLOT_PATTERNS)
         write_json(self.folder / "config.json", config, default=str)
         _fsync_folder(self.folder)
 
@@ -604,14 +659,23 @@ class RunStore:
         ordered = sorted((i for i in by_id if i in rank), key=rank.__getitem__)
         self._rewrite(self.runs_path, RUNS_CSV_COLUMNS, [by_id[i] for i in ordered])
         if self.jobs_csv:
-            jobs_header, jobs, _ = read_csv_rows(self.jobs_path)
-            kept = [j for j in jobs if (j[0], j[1], j[2]) in by_id]
-            positions = [rank.get((j[0], j[1], j[2]), -1) for j in kept]
-            in_order = all(a <= b for a, b in itertools.pairwise(positions))
-            if not in_order or len(kept) < len(jobs):
-                kept.sort(key=lambda j: rank.get((j[0], j[1], j[2]), -1))  # stable: by job id
-                self._rewrite(self.jobs_path, jobs_header or JOB_COLUMNS, kept)
+            header_bytes, blocks, complete = _job_blocks(self.jobs_path)
+            kept = [block for block in blocks if block[0] in by_id and block[0] in rank]
+            ranks = [rank[block[0]] for block in kept]
+            in_order = all(a <= b for a, b in itertools.pairwise(ranks))
+            if not (in_order and complete and len(kept) == len(blocks)):
+                kept.sort(key=lambda block: rank[block[0]])  # stable: a run's rows stay together
+                _copy_blocks(self.jobs_path, header_bytes or csv_line(JOB_COLUMNS).encode(), kept)
+        self._prune_plot_data(ordered)
         return [typed_row(dict(zip(header, by_id[i], strict=True))) for i in ordered]
+
+    def _prune_plot_data(self, recorded: Sequence[RunId]) -> None:
+        """Remove the plot data of runs that are not recorded (a run killed after its
+        plot data was written, an earlier evaluation's)."""
+        wanted = {self.data_path(identity).name for identity in recorded}
+        for path in self.data_folder.glob(PLOT_DATA_PATTERN):
+            if path.name not in wanted:
+                path.unlink()
 
     def load_output(self, index: int, row: Mapping[str, Any]) -> RunOutput | None:
         """A recorded run as a :class:`RunOutput` (its plot data read back; no job rows),

@@ -59,10 +59,12 @@ whose runs play their episodes with :func:`gpushare_env.rollout.rollout`.
 
 from __future__ import annotations
 
+import argparse
 import shlex
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,34 +112,61 @@ def main(argv: Sequence[str] | None = None) -> int:
     1 a run crashed or a worker died, 2 bad arguments or an unusable output folder, 3 a
     run incomplete without ``--allow-incomplete``, 130 interrupted)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    folder: Path | None = None
     try:
-        args = build_parser().parse_args(arguments)
-        if args.out is not None:  # before planning, which may load agents: fail at once
-            folder = Path(args.out)
-            check_writable(folder)
-        plan = plan_from_args(args)
-        folder = plan.out
-        check_writable(folder)
-        jobs_csv = not args.no_jobs_csv
-        config = build_config(plan, arguments, jobs_csv=jobs_csv)
+        session = _prepare(arguments)
+    except PlanError as error:
+        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted before the first run", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return _evaluate(session, arguments)
+
+
+@dataclass(slots=True)
+class _Session:
+    """An evaluation ready to run: its plan, ``config.json``, store and recorded runs."""
+
+    args: argparse.Namespace
+    plan: Plan
+    config: dict[str, Any]
+    store: RunStore
+    kept: set[tuple[str, str, str]]
+
+
+def _prepare(arguments: Sequence[str]) -> _Session:
+    """Parse, plan, and get the output folder ready before the first run.
+
+    Raises:
+        PlanError: Bad arguments, or an output folder that cannot be used.
+    """
+    args = build_parser().parse_args(arguments)
+    if args.out is not None:  # before planning, which may load agents: fail at once
+        check_writable(Path(args.out))
+    plan = plan_from_args(args)
+    check_writable(plan.out)
+    jobs_csv = not args.no_jobs_csv
+    config = build_config(plan, arguments, jobs_csv=jobs_csv)
+    try:
         kept, previous = prepare_folder(
             plan.out, config["runs"], resume=args.resume, force=args.force, jobs_csv=jobs_csv
         )
         store = RunStore(plan.out, jobs_csv=jobs_csv)
         store.open(config)
-    except PlanError as error:
-        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
-        return EXIT_USAGE
     except OSError as error:  # the folder passed its check, then could not be written
-        print(f"{PROG}: error: --out {folder}: {one_line(error)}", file=sys.stderr)
-        return EXIT_USAGE
+        raise PlanError(f"--out {plan.out}: {one_line(error)}") from None
     old_commit, new_commit = previous.config.get("git_commit"), config.get("git_commit")
     if kept and old_commit != new_commit:
         plan.notes.append(
             f"resumed: {len(kept)} run(s) were recorded at commit {old_commit}, the others "
             f"at {new_commit}"
         )
+    return _Session(args, plan, config, store, kept)
+
+
+def _evaluate(session: _Session, arguments: Sequence[str]) -> int:
+    """Run what is not recorded yet, then write the summary and plots; the exit status."""
+    args, plan, store, kept = session.args, session.plan, session.store, session.kept
     todo = [run for run in plan.runs if _spec_id(run) not in kept]
     if not args.quiet:
         _say_plan(plan, len(todo))
@@ -149,12 +178,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             failed.append(output)
 
     try:
-        run_all(todo, min(plan.workers, max(1, len(todo))), not args.quiet, on_done=record)
+        workers = min(plan.workers, max(1, len(todo)))
+        run_all(todo, workers, not args.quiet, on_done=record, keep=False)
         rows = store.finish([_spec_id(run) for run in plan.runs])
         outputs = _recorded_outputs(plan, store, rows)
         summary, _ = write_outputs(
-            plan, outputs, arguments, not args.no_plots, config=config, failed=failed,
-            resumed=len(kept),
+            plan, outputs, arguments, not args.no_plots, config=session.config,
+            failed=failed, resumed=len(kept),
         )  # fmt: skip
     except KeyboardInterrupt:
         _say_stopped("interrupted", plan, store, arguments)
