@@ -4,7 +4,7 @@ Each run is one (policy, workload, seed). Every policy, heuristic or learned, ac
 the same ``GPUShare-v0`` env on the same seeded workload (``env.reset(seed=seed)``), with
 stable-baselines3's ``predict`` protocol; learned agents also get ``action_masks``. Runs are
 spread over processes; the results do not depend on ``--workers`` (rows are sorted by
-policy, workload and seed). The output folder holds:
+policy, workload and seed once every run is done). The output folder holds:
 
 * ``runs.csv``: one row per run (``policy, workload, seed, num_jobs`` (the finished
   jobs, which the metrics are over), the metrics, ``wall_s``, then ``status``,
@@ -16,7 +16,30 @@ policy, workload and seed). The output folder holds:
   of each metric, the ratio to ``fifo``, the paired difference to ``thesis`` (same seeds),
   best values in bold, all over complete runs only; the status of every run;
 * ``plots/``: metric bars with CIs, JCT CDFs, GPU utilisation over time (first seed), and
-  Gantt views (jobs by GPU over time, one lane per sharing slot) of one run.
+  Gantt views (jobs by GPU over time, one lane per sharing slot) of one run;
+* ``plot_data/``: per run, what the plots need (JCTs, utilisation series, Gantt holds),
+  so that a resumed evaluation draws the same plots without running a run again.
+
+**Nothing finished is lost.** Each run is saved as soon as it ends: its plot data, its
+``jobs.csv`` rows, then its ``runs.csv`` row, each an append of whole lines flushed to
+disk (:class:`~gpushare_env.evaluation.store.RunStore`); ``config.json`` is written
+before the first run, with a key of each run's configuration. A Ctrl-C stops the workers
+and says how many runs are saved and the command that resumes (exit status 130); a
+worker that dies (killed, out of memory) ends the evaluation the same way (exit 1); a
+killed main process or machine keeps every run saved before (a half-written last row
+is ignored, then cut off). ``--resume`` skips the runs recorded with the same
+configuration (policy and parameters, workload or trace checksum, env config, seed,
+mode, model checksum), runs the others, and writes the summaries and plots from all of
+them: ``runs.csv`` (in plan order), ``jobs.csv``, ``summary.json`` and the plots are the
+same as an uninterrupted evaluation's, apart from ``wall_s`` (each run's measured time,
+kept from when it ran). Runs that crashed are not saved, so a resume runs them again.
+
+The output folder is checked before the first run: an unwritable ``--out`` is a usage
+error at once; a folder holding an earlier evaluation's results is refused unless
+``--resume`` (which also refuses one holding another evaluation, or the same runs with
+other settings) or ``--force``, which deletes them (``runs.csv``, ``jobs.csv``,
+``config.json``, ``summary.*``, the harness's files in ``plots/`` and ``plot_data/``;
+never another file) so that no stale plot sits beside new results.
 
 Examples::
 
@@ -46,15 +69,16 @@ A trace plays every one of its jobs unless ``--num-jobs`` keeps its first N; the
 and ``summary.md`` say so (``trace X: first N of M jobs (--num-jobs)``).
 
 Exit status: 0 when every run completed; 1 when a run crashed (a bug in a policy: it does
-not stop the others, and is reported on stderr and in ``summary.md``); 2 for bad arguments
-(unknown policy, missing or malformed trace, negative seed, ...: one line on stderr,
-nothing run); 3 when a run is incomplete, unless ``--allow-incomplete`` (then 0, the run
-still flagged everywhere). A crash wins over an incomplete run.
+not stop the others, and is reported on stderr and in ``summary.md``) or a worker process
+died; 2 for bad arguments (unknown policy, missing or malformed trace, negative seed, an
+unwritable or already used output folder, ...: one line on stderr, nothing run); 3 when a
+run is incomplete, unless ``--allow-incomplete`` (then 0, the run still flagged
+everywhere); 130 when interrupted. A crash wins over an incomplete run.
 
 This package is the command line only (``arguments``: the options and the plan they
 ask for; :func:`main`); the harness itself is the library
-:mod:`gpushare_env.evaluation` (``plan``, ``runs``, ``outputs``, ``report``, ``plots``),
-whose runs play their episodes with :func:`gpushare_env.rollout.rollout`.
+:mod:`gpushare_env.evaluation` (``plan``, ``runs``, ``store``, ``outputs``, ``report``,
+``plots``), whose runs play their episodes with :func:`gpushare_env.rollout.rollout`.
 """
 
 from __future__ import annotations

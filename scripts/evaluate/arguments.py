@@ -51,12 +51,15 @@ Exit status:
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the finished runs are saved; stderr gives the
      command that resumes (the same one with --resume)
 
-Output folder: each run is saved in runs.csv (and jobs.csv) as soon as it finishes, so
-an interrupted evaluation loses only the runs in progress. The folder is checked before
-the first run: it must be writable, and new, empty, or hold this same evaluation, which
---resume continues (recorded runs with the same configuration are skipped; the summary
-and plots are drawn from every run) and --force deletes (runs.csv, jobs.csv, config.json,
-summary.*, plots/, plot_data/; nothing else) to start over."""
+Output folder: each run is saved (runs.csv, jobs.csv, plot_data/) as soon as it
+finishes, so an interrupted evaluation loses only the runs in progress. The folder is
+checked before the first run: it must be writable and hold no earlier results (other
+files are left alone), unless
+  --resume  continues the evaluation saved there: the runs recorded with the same
+            configuration are skipped, the others run, and the summary and plots are
+            drawn from all of them (the same files as an uninterrupted evaluation);
+  --force   deletes the earlier results (runs.csv, jobs.csv, config.json, summary.*,
+            plots/, plot_data/; nothing else) and starts over."""
 
 
 class UsageError(PlanError):
@@ -146,8 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out",
         metavar="DIR",
-        help="output folder (default results/<preset>): new or empty, or holding this "
-        "evaluation with --resume or --force",
+        help="output folder (default results/<preset>); one holding earlier results needs "
+        "--resume or --force",
     )
     reuse = parser.add_mutually_exclusive_group()
     reuse.add_argument(
