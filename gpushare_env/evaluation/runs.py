@@ -368,8 +368,8 @@ def run_all(
     ``on_done`` sees each output as soon as its run ends (to record it: see
     :meth:`~gpushare_env.evaluation.store.RunStore.record`); a Ctrl-C waits until it
     returns. On Ctrl-C (``KeyboardInterrupt``, re-raised) the workers are stopped at
-    once: they ignore SIGINT themselves, so a terminal's Ctrl-C reaches the main process
-    only in effect and prints one message, not a traceback per worker.
+    once. They ignore SIGINT themselves: a terminal's Ctrl-C, sent to every process of
+    the group, is handled by the main process alone (no traceback from each worker).
 
     Args:
         specs: The runs.

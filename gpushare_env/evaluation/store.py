@@ -11,10 +11,13 @@ or a killed machine loses only the runs in progress, and ``--resume`` runs the r
 3. its row of ``runs.csv``: the commit. A run is recorded if and only if its row is there.
 
 Both CSVs are opened with ``O_APPEND``, and each batch of rows goes in one ``write`` of
-complete lines, then ``fsync``: a killed process never leaves half a row. Only a kill of
-the machine mid-``write`` can leave a partial last line: readers ignore it, and a resume
-cuts it off. A resume also drops the job rows of a run whose ``runs.csv`` row never came
-(killed between steps 2 and 3), before that run is done again.
+complete lines, then ``fsync`` (so a row that is there stays there, even if the machine
+stops). A ``runs.csv`` row, a few hundred bytes, is written whole or not at all; a long
+batch of job rows cut by a kill, or a machine that stops mid-``write``, can leave a
+partial last line: readers ignore it, and a resume cuts it off before appending. A resume
+also drops the job rows of a run whose ``runs.csv`` row never came (killed between steps
+2 and 3) before that run is done again. Only one process writes: the one collecting the
+runs' outputs (the workers return them).
 
 ``config.json`` is written before the first run with every planned run's *key*
 (:func:`run_key`, a digest of its configuration: policy label and parameters, workload
@@ -353,8 +356,18 @@ def check_writable(folder: Path) -> None:
 
 
 def _harness_entries(folder: Path) -> list[str]:
-    """The names of the harness's files and folders present in ``folder``."""
-    return [name for name in HARNESS_FILES if (folder / name).exists()]
+    """The names of the harness's files present in ``folder`` (``plots`` and
+    ``plot_data`` when they hold files named as the harness names its own)."""
+    patterns = {"plots": PLOT_PATTERNS, "plot_data": (PLOT_DATA_PATTERN,)}
+    found = []
+    for name in HARNESS_FILES:
+        path = folder / name
+        if name in patterns:
+            if path.is_dir() and any(any(path.glob(p)) for p in patterns[name]):
+                found.append(name)
+        elif path.exists():
+            found.append(name)
+    return found
 
 
 def clear_folder(folder: Path) -> list[str]:

@@ -270,21 +270,36 @@ def _say_plan(plan: Plan, todo: int) -> None:
 def _recorded_outputs(
     plan: Plan, store: RunStore, rows: Sequence[Mapping[str, Any]]
 ) -> list[RunOutput]:
-    """Every recorded run with its plot data, in plan order (a run whose plot data is
-    missing is noted and left out of the plots that need it)."""
-    index = {_spec_id(run): run.index for run in plan.runs}
-    outputs, missing = [], 0
+    """Every recorded run with its plot data, in plan order.
+
+    Only the series and Gantt views this plan asks for are drawn (a resume may change
+    ``--gantt``); a run whose plot data is missing, or lacks a Gantt view asked for now,
+    is noted and left out of the plots that need it.
+    """
+    specs = {_spec_id(run): run for run in plan.runs}
+    outputs, missing, no_gantt = [], 0, []
     for row in rows:
-        output = store.load_output(index[run_id(row)], row)
+        spec = specs[run_id(row)]
+        output = store.load_output(spec.index, row)
         if output is None:
             missing += 1
-            output = RunOutput(index[run_id(row)], dict(row), np.zeros(0), [], None, None,
-                               (0, 0, []))  # fmt: skip
+            output = RunOutput(spec.index, dict(row), np.zeros(0), [], None, None, (0, 0, []))
+        if not spec.record_series:
+            output.series = None
+        if not spec.record_gantt:
+            output.gantt = None
+        elif output.gantt is None and output.layout[0]:
+            no_gantt.append(f"{row['policy']}/{row['workload']}/seed {row['seed']}")
         outputs.append(output)
     if missing:
         plan.notes.append(
             f"the plot data of {missing} run(s) is missing from plot_data/: they are left "
             "out of the JCT CDFs, utilisation and Gantt plots"
+        )
+    if no_gantt:
+        plan.notes.append(
+            f"no Gantt view of {', '.join(no_gantt)}: recorded without one (--gantt was "
+            "another when it ran)"
         )
     return outputs
 

@@ -285,6 +285,11 @@ def test_a_resumed_evaluation_draws_the_same_plots(
     config = json.loads((out / "config.json").read_text())
     assert config["resumed_runs"] == 2
     assert "resumed (`--resume`): 2 of the 4 runs" in (out / "summary.md").read_text()
+    # resumed with other Gantt choices: the views drawn are this command's
+    assert evaluate.main([*command[1:], "--gantt", "none"]) == 0
+    assert sorted(p.name for p in (out / "plots").glob("*.png")) == [
+        name for name in plots if not name.startswith("gantt_")
+    ]
 
 
 def test_a_trailing_half_written_row_is_ignored_then_repaired(tmp_path: Path) -> None:
@@ -384,6 +389,16 @@ def test_force_deletes_the_earlier_results_and_nothing_else(tmp_path: Path) -> N
     assert [r["seed"] for r in _rows(tmp_path / "runs.csv")] == ["0", "1", "0", "1"]
     assert len(list((tmp_path / "plot_data").glob("*.npz"))) == 4
     assert evaluate.main([*argv, "--force", "--resume"]) == evaluate.EXIT_USAGE
+
+
+def test_a_folder_holding_only_other_files_is_used_and_they_stay(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("the user's\n")
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "mine.txt").write_text("the user's\n")
+    assert evaluate.main([*TINY, "--no-plots", "--out", str(tmp_path)]) == 0
+    assert len(_rows(tmp_path / "runs.csv")) == 4
+    assert (tmp_path / "notes.md").read_text() == "the user's\n"
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["mine.txt"]
 
 
 def test_resume_adds_the_runs_of_more_seeds(tmp_path: Path) -> None:
