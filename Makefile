@@ -1,5 +1,6 @@
 # Two entry points do all the set-up on a fresh machine with only python3:
-#   make run    -> the default evaluation (installs the core, plotting and RL deps: the
+#   make run    -> the default evaluation, redone from scratch each time (--force; ARGS=... to
+#                  choose; installs the core, plotting and RL deps: the
 #                  default evaluation includes the shipped learned agent)
 #   make test   -> the whole test suite (installs torch's CPU build, the rl and dev extras)
 PY ?= python3
@@ -25,7 +26,7 @@ $(VENV)/.full: $(BIN)/python pyproject.toml setup.py gpushare_env/compiled/_core
 	touch $@ $(VENV)/.core
 
 run: $(VENV)/.core
-	$(BIN)/python -m scripts.evaluate $(ARGS)
+	$(BIN)/python -m scripts.evaluate $(or $(ARGS),--force)
 
 test: $(VENV)/.full
 	$(BIN)/python -m pytest -q -n 2 $(ARGS)

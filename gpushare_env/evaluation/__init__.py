@@ -6,8 +6,11 @@
   and runs (:func:`~gpushare_env.evaluation.plan.make_plan`);
 * :mod:`~gpushare_env.evaluation.runs`: carrying out runs, in the env (through
   :func:`gpushare_env.rollout.rollout`) or headless, over processes;
-* :mod:`~gpushare_env.evaluation.outputs`: ``runs.csv``, ``jobs.csv``, ``config.json``,
-  ``summary.md`` / ``summary.json`` and the plots of a finished evaluation;
+* :mod:`~gpushare_env.evaluation.store`: the output folder as a durable record of
+  finished runs (``runs.csv``, ``jobs.csv``, ``plot_data/``, appended run by run; the
+  run keys a resume compares; the folder's checks, ``--resume`` and ``--force``);
+* :mod:`~gpushare_env.evaluation.outputs`: ``config.json``, ``summary.md`` /
+  ``summary.json`` and the plots, drawn from every recorded run;
 * :mod:`~gpushare_env.evaluation.specs`: the run specifications and results they share;
 * :mod:`~gpushare_env.evaluation.stats`: Student-t confidence intervals, paired
   differences, ratios (no scipy needed);

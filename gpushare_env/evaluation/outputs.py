@@ -1,11 +1,16 @@
-"""What a finished evaluation writes: CSVs, ``config.json``, summaries and plots."""
+"""What an evaluation writes besides the runs' rows: ``config.json``, summaries and plots.
+
+``runs.csv`` and ``jobs.csv`` are written run by run as the runs finish
+(:class:`~gpushare_env.evaluation.store.RunStore`); :func:`build_config` is written before
+the first run, and :func:`write_outputs` draws the summaries and plots from every
+recorded run once they are all done.
+"""
 
 from __future__ import annotations
 
-import csv
+import contextlib
 import dataclasses
 import json
-import math
 import platform
 import shlex
 import subprocess
@@ -19,7 +24,6 @@ import numpy as np
 from gpushare_env.evaluation.plan import Plan
 from gpushare_env.evaluation.report import (
     HEADLINE_METRICS,
-    RUN_COLUMNS,
     RunStatus,
     across_workloads,
     render_markdown,
@@ -27,8 +31,6 @@ from gpushare_env.evaluation.report import (
     summarize_runs,
 )
 from gpushare_env.evaluation.specs import (
-    EXTRA_COLUMNS,
-    JOB_COLUMNS,
     PROG,
     REPO_ROOT,
     RunOutput,
@@ -36,36 +38,7 @@ from gpushare_env.evaluation.specs import (
     WorkloadSpec,
     safe_name,
 )
-
-
-def _csv_value(value: Any) -> str:
-    """Exact, locale-free text: ``repr`` of floats (shortest round-trip), ints as is."""
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return "nan" if math.isnan(value) else repr(value)
-    if isinstance(value, (np.integer,)):
-        return str(int(value))
-    return str(value)
-
-
-def write_runs_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
-    """``runs.csv``: the required columns in order, then ``EXTRA_COLUMNS``."""
-    columns = [*RUN_COLUMNS, *EXTRA_COLUMNS]
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow([_csv_value(row.get(c, "")) for c in columns])
-
-
-def write_jobs_csv(outputs: Sequence[RunOutput], path: Path) -> None:
-    """``jobs.csv``: one row per finished job per run (sorted by run, then job id)."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(JOB_COLUMNS)
-        for output in outputs:
-            for job in sorted(output.jobs, key=lambda j: j[3]):
-                writer.writerow([_csv_value(v) for v in job])
+from gpushare_env.evaluation.store import PLOT_PATTERNS, run_key, write_json
 
 
 def _versions() -> dict[str, str]:
@@ -143,8 +116,36 @@ def _resolved_cluster(spec: Any) -> dict[str, Any]:
     }
 
 
-def build_config(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
-    """The content of ``config.json``."""
+def run_entry(run: RunSpec) -> dict[str, Any]:
+    """A run's entry in ``config.json``: everything needed to repeat it, and its ``key``
+    (:func:`~gpushare_env.evaluation.store.run_key`, how a resume tells whether a recorded
+    run matches)."""
+    entry: dict[str, Any] = {
+        "policy": run.policy.label,
+        "workload": run.workload.label,
+        "seed": run.seed,
+        "mode": "headless" if run.headless else "env",
+        "policy_spec": {
+            "name": run.policy.name,
+            "path": run.policy.path,
+            "params": dict(run.policy.params),
+            "env_overrides": dict(run.policy.env_overrides),
+        },
+        "workload_spec": run.workload.spec,
+        "workload_resolved": _resolved_workload(run.workload.spec),
+        "trace_sha256": run.workload.trace_sha256,
+        "num_jobs": run.workload.num_jobs,
+        "env_config": dict(run.env_config),
+        "reset": {"seed": run.seed},
+        "reproduce": _reproduce_command(run),
+    }
+    entry["key"] = run_key(entry)
+    return entry
+
+
+def build_config(plan: Plan, argv: Sequence[str], jobs_csv: bool = True) -> dict[str, Any]:
+    """The content of ``config.json`` (written before the first run, completed at the end
+    with ``failed_runs`` and ``resumed_runs``)."""
     return {
         "command": shlex.join([PROG, *argv]),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -154,30 +155,13 @@ def build_config(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
         "cluster": _resolved_cluster(plan.cluster),
         "seeds": plan.seeds,
         "workers": plan.workers,
+        "jobs_csv": jobs_csv,
         "notes": plan.notes,
-        "runs_key": "runs.csv rows match runs[] entries by (policy, workload, seed)",
-        "runs": [
-            {
-                "policy": run.policy.label,
-                "workload": run.workload.label,
-                "seed": run.seed,
-                "mode": "headless" if run.headless else "env",
-                "policy_spec": {
-                    "name": run.policy.name,
-                    "path": run.policy.path,
-                    "params": dict(run.policy.params),
-                    "env_overrides": dict(run.policy.env_overrides),
-                },
-                "workload_spec": run.workload.spec,
-                "workload_resolved": _resolved_workload(run.workload.spec),
-                "trace_sha256": run.workload.trace_sha256,
-                "num_jobs": run.workload.num_jobs,
-                "env_config": dict(run.env_config),
-                "reset": {"seed": run.seed},
-                "reproduce": _reproduce_command(run),
-            }
-            for run in plan.runs
-        ],
+        "runs_key": "runs.csv rows match runs[] entries by (policy, workload, seed); key: "
+        "a digest of the run's configuration, which --resume compares",
+        "failed_runs": [],
+        "resumed_runs": 0,
+        "runs": [run_entry(run) for run in plan.runs],
     }
 
 
@@ -321,28 +305,40 @@ def _rules_line(plan: Plan) -> str:
 
 
 def write_outputs(
-    plan: Plan, outputs: Sequence[RunOutput], argv: Sequence[str], plots: bool, jobs_csv: bool
+    plan: Plan,
+    outputs: Sequence[RunOutput],
+    argv: Sequence[str],
+    plots: bool,
+    *,
+    config: dict[str, Any],
+    failed: Sequence[RunOutput] = (),
+    resumed: int = 0,
 ) -> tuple[dict[str, Any], str]:
-    """Write every file into ``plan.out``; returns the summary dict and its markdown.
+    """Write ``config.json``, ``summary.json``, ``summary.md`` and the plots into
+    ``plan.out``, from every recorded run; returns the summary dict and its markdown.
 
-    Failed runs are left out of ``runs.csv``, the statistics and the plots, and listed in
-    ``config.json`` (``failed_runs``) and ``summary.md``. Incomplete runs (truncated, or
-    with jobs unfinished) are in ``runs.csv`` with their ``status``, left out of the
-    statistics and the plots, and listed in ``summary.json`` (``runs``) and
-    ``summary.md``.
+    ``runs.csv`` and ``jobs.csv`` are already written (run by run, then in plan order:
+    :class:`~gpushare_env.evaluation.store.RunStore`). Failed runs are not in them, nor in
+    the statistics and the plots; they are listed in ``config.json`` (``failed_runs``)
+    and ``summary.md``. Incomplete runs (truncated, or with jobs unfinished) are in
+    ``runs.csv`` with their ``status``, left out of the statistics and the plots, and
+    listed in ``summary.json`` (``runs``) and ``summary.md``. The plots of an earlier
+    evaluation in ``plots/`` are removed first, so none is left beside the new ones.
+
+    Args:
+        plan: The plan.
+        outputs: The recorded runs, in plan order (from the store, with their plot data).
+        argv: The command line.
+        plots: Draw the PNGs.
+        config: ``config.json`` as written before the first run.
+        failed: The runs that crashed.
+        resumed: How many of ``outputs`` an earlier invocation recorded (``--resume``).
     """
     plan.out.mkdir(parents=True, exist_ok=True)
-    failed = [o for o in outputs if o.error is not None]
-    outputs = [o for o in outputs if o.error is None]
     rows = [o.row for o in outputs]
-    write_runs_csv(rows, plan.out / "runs.csv")
-    if jobs_csv:
-        write_jobs_csv(outputs, plan.out / "jobs.csv")
-    config = build_config(plan, argv)
-    config["failed_runs"] = [{**o.row, "error": o.error} for o in failed]
-    with open(plan.out / "config.json", "w", encoding="utf-8") as handle:
-        json.dump(config, handle, indent=2, default=str)
-        handle.write("\n")
+    config = {**config, "failed_runs": [{**o.row, "error": o.error} for o in failed]}
+    config["resumed_runs"] = resumed
+    write_json(plan.out / "config.json", config, default=str)
     summary = summarize_runs(
         rows,
         HEADLINE_METRICS,
@@ -352,18 +348,25 @@ def write_outputs(
         workloads=[w.label for w in plan.workloads],
     )
     summary["notes"] = plan.notes
-    with open(plan.out / "summary.json", "w", encoding="utf-8") as handle:
-        json.dump(summary, handle, indent=2, allow_nan=False)
-        handle.write("\n")
+    write_json(plan.out / "summary.json", summary, allow_nan=False)
     preamble = _preamble(plan, argv, outputs)
+    if resumed:
+        preamble.append(
+            f"- resumed (`--resume`): {resumed} of the {len(outputs)} runs were recorded by "
+            "an earlier, interrupted invocation"
+        )
     preamble += [
         f"- **failed run** {o.row['policy']}/{o.row['workload']}/seed {o.row['seed']}: `{o.error}`"
         for o in failed
     ]
     markdown = render_markdown(summary, title=f"Evaluation: {plan.title}", preamble=preamble)
+    folder = plan.out / "plots"
+    for pattern in PLOT_PATTERNS:  # an earlier evaluation's plots never stay beside these
+        for stale in folder.glob(pattern):
+            stale.unlink()
     if plots:
         try:
-            written = write_plots(plan, outputs, summary, plan.out / "plots")
+            written = write_plots(plan, outputs, summary, folder)
         except ImportError:
             plan.notes.append("plots skipped: matplotlib is not installed (gpushare[plot])")
             written = []
@@ -371,5 +374,7 @@ def write_outputs(
             markdown += (
                 "\n## Plots\n\n" + "\n".join(f"![{p.stem}](plots/{p.name})" for p in written) + "\n"
             )
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # only when empty (--no-plots)
     (plan.out / "summary.md").write_text(markdown, encoding="utf-8")
     return summary, markdown

@@ -4,17 +4,23 @@
 :class:`~gpushare_env.evaluation.specs.RunOutput` (its ``runs.csv`` row, job records,
 utilisation series and Gantt holds); :func:`run_all` spreads runs over processes. Every
 row says how its run ended (:func:`status_of`): complete, truncated by the decision or
-the time cap, or unfinished.
+the time cap, or unfinished. A Ctrl-C stops the workers at once, without a traceback
+from each (:class:`KeyboardInterrupt` reaches the caller); a worker that dies ends the
+pool (:class:`WorkerDied`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
+import os
+import signal
 import sys
+import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +37,7 @@ from gpushare_env.seeding import episode_streams, trace_generator
 from gpushare_env.workloads.trace_cut import TraceCutWarning
 
 __all__ = [
+    "WorkerDied",
     "agent_algorithm",
     "execute_run",
     "execute_run_safely",
@@ -344,46 +351,149 @@ def _job_row(spec: RunSpec, record: Any) -> tuple[Any, ...]:
     )
 
 
+class WorkerDied(RuntimeError):
+    """A worker process died mid-run (killed by a signal, out of memory): the runs it
+    and the other workers had in progress are lost, the finished ones were recorded."""
+
+
 def run_all(
     specs: Sequence[RunSpec],
     workers: int,
     progress: bool = True,
-    on_done: Callable[[RunOutput], None] | None = None,
+    on_done: Callable[[RunOutput], Any] | None = None,
+    keep: bool = True,
 ) -> list[RunOutput]:
     """Execute every run, over ``workers`` processes, and return outputs in spec order.
+
+    ``on_done`` sees each output as soon as its run ends (to record it: see
+    :meth:`~gpushare_env.evaluation.store.RunStore.record`); a Ctrl-C waits until it
+    returns. On Ctrl-C (``KeyboardInterrupt``, re-raised) the workers are stopped at
+    once. They ignore SIGINT themselves: a terminal's Ctrl-C, sent to every process of
+    the group, is handled by the main process alone (no traceback from each worker).
 
     Args:
         specs: The runs.
         workers: Processes; 1 runs everything in this process.
         progress: Show a progress bar (tqdm when installed) on stderr.
-        on_done: Called with each output as it completes.
+        on_done: Called with each output as it completes (in completion order).
+        keep: Keep the outputs to return them; ``False`` when ``on_done`` takes care of
+            them (a long evaluation's job records need not stay in memory).
 
     Returns:
-        One output per spec, sorted by ``RunSpec.index``.
+        One output per spec, sorted by ``RunSpec.index`` (none unless ``keep``).
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C; the runs in progress are abandoned.
+        WorkerDied: A worker process died; the other runs are abandoned.
     """
     bar = _progress_bar(len(specs), progress)
     outputs: list[RunOutput] = []
+
+    def done(output: RunOutput) -> None:
+        if keep:
+            outputs.append(output)
+        bar.update(1)
+        if on_done:
+            with _interrupts_deferred():
+                on_done(output)
+
     try:
         if workers <= 1 or len(specs) <= 1:
             for spec in specs:
-                outputs.append(execute_run_safely(spec))
-                bar.update(1)
-                if on_done:
-                    on_done(outputs[-1])
+                done(execute_run_safely(spec))
         else:
-            import multiprocessing
-
-            context = multiprocessing.get_context("forkserver")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                futures = [pool.submit(execute_run_safely, spec) for spec in specs]
-                for future in as_completed(futures):
-                    outputs.append(future.result())
-                    bar.update(1)
-                    if on_done:
-                        on_done(outputs[-1])
+            _run_in_pool(specs, workers, done)
     finally:
         bar.close()
     return sorted(outputs, key=lambda o: o.index)
+
+
+def _run_in_pool(specs: Sequence[RunSpec], workers: int, done: Callable[[RunOutput], None]) -> None:
+    """Run the specs over a process pool, calling ``done`` as each one ends."""
+    import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context("forkserver")
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_setup)
+    try:
+        futures = [pool.submit(execute_run_safely, spec) for spec in specs]
+        for future in as_completed(futures):
+            try:
+                output = future.result()
+            except BrokenProcessPool:
+                raise WorkerDied(
+                    "a worker process died (killed by a signal, or out of memory)"
+                ) from None
+            done(output)
+    except BaseException:
+        with _interrupts_ignored():  # a second Ctrl-C must not cut this short
+            _stop_pool(pool)
+        raise
+    pool.shutdown()
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued runs and end the workers now (not after their current run)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    # the executor has no public way to end running calls: stop its processes
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(timeout=5)
+    pool.shutdown(wait=True)
+
+
+def _worker_setup() -> None:
+    """Worker initializer: leave Ctrl-C to the main process (which stops the workers), and
+    end with the main process: killed, it would leave its workers waiting for work
+    forever (each holds its task queue's write end, so it never reads an end of file)."""
+    import multiprocessing
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+
+
+def _exit_with(parent: Any) -> None:
+    """Wait for the main process to end (its sentinel pipe closes), then exit at once."""
+    parent.join()
+    os._exit(1)
+
+
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """Ignore Ctrl-C in the block (main thread only; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C back until the block ends (a run being recorded is never cut short);
+    a no-op outside the main thread, where signals are not handled."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    if received and callable(previous):
+        previous(signal.SIGINT, None)  # Python's default handler raises KeyboardInterrupt
+    elif received and previous == signal.SIG_DFL:
+        raise KeyboardInterrupt
 
 
 class _PlainProgress:

@@ -4,7 +4,7 @@ Each run is one (policy, workload, seed). Every policy, heuristic or learned, ac
 the same ``GPUShare-v0`` env on the same seeded workload (``env.reset(seed=seed)``), with
 stable-baselines3's ``predict`` protocol; learned agents also get ``action_masks``. Runs are
 spread over processes; the results do not depend on ``--workers`` (rows are sorted by
-policy, workload and seed). The output folder holds:
+policy, workload and seed once every run is done). The output folder holds:
 
 * ``runs.csv``: one row per run (``policy, workload, seed, num_jobs`` (the finished
   jobs, which the metrics are over), the metrics, ``wall_s``, then ``status``,
@@ -16,7 +16,30 @@ policy, workload and seed). The output folder holds:
   of each metric, the ratio to ``fifo``, the paired difference to ``thesis`` (same seeds),
   best values in bold, all over complete runs only; the status of every run;
 * ``plots/``: metric bars with CIs, JCT CDFs, GPU utilisation over time (first seed), and
-  Gantt views (jobs by GPU over time, one lane per sharing slot) of one run.
+  Gantt views (jobs by GPU over time, one lane per sharing slot) of one run;
+* ``plot_data/``: per run, what the plots need (JCTs, utilisation series, Gantt holds),
+  so that a resumed evaluation draws the same plots without running a run again.
+
+**Nothing finished is lost.** Each run is saved as soon as it ends: its plot data, its
+``jobs.csv`` rows, then its ``runs.csv`` row, each an append of whole lines flushed to
+disk (:class:`~gpushare_env.evaluation.store.RunStore`); ``config.json`` is written
+before the first run, with a key of each run's configuration. A Ctrl-C stops the workers
+and says how many runs are saved and the command that resumes (exit status 130); a
+worker that dies (killed, out of memory) ends the evaluation the same way (exit 1); a
+killed main process or machine keeps every run saved before (a half-written last row
+is ignored, then cut off). ``--resume`` skips the runs recorded with the same
+configuration (policy and parameters, workload or trace checksum, env config, seed,
+mode, model checksum), runs the others, and writes the summaries and plots from all of
+them: ``runs.csv`` (in plan order), ``jobs.csv``, ``summary.json`` and the plots are the
+same as an uninterrupted evaluation's, apart from ``wall_s`` (each run's measured time,
+kept from when it ran). Runs that crashed are not saved, so a resume runs them again.
+
+The output folder is checked before the first run: an unwritable ``--out`` is a usage
+error at once; a folder holding an earlier evaluation's results is refused unless
+``--resume`` (which also refuses one holding another evaluation, or the same runs with
+other settings) or ``--force``, which deletes them (``runs.csv``, ``jobs.csv``,
+``config.json``, ``summary.*``, the harness's files in ``plots/`` and ``plot_data/``;
+never another file) so that no stale plot sits beside new results.
 
 Examples::
 
@@ -46,35 +69,45 @@ A trace plays every one of its jobs unless ``--num-jobs`` keeps its first N; the
 and ``summary.md`` say so (``trace X: first N of M jobs (--num-jobs)``).
 
 Exit status: 0 when every run completed; 1 when a run crashed (a bug in a policy: it does
-not stop the others, and is reported on stderr and in ``summary.md``); 2 for bad arguments
-(unknown policy, missing or malformed trace, negative seed, ...: one line on stderr,
-nothing run); 3 when a run is incomplete, unless ``--allow-incomplete`` (then 0, the run
-still flagged everywhere). A crash wins over an incomplete run.
+not stop the others, and is reported on stderr and in ``summary.md``) or a worker process
+died; 2 for bad arguments (unknown policy, missing or malformed trace, negative seed, an
+unwritable or already used output folder, ...: one line on stderr, nothing run); 3 when a
+run is incomplete, unless ``--allow-incomplete`` (then 0, the run still flagged
+everywhere); 130 when interrupted. A crash wins over an incomplete run.
 
 This package is the command line only (``arguments``: the options and the plan they
 ask for; :func:`main`); the harness itself is the library
-:mod:`gpushare_env.evaluation` (``plan``, ``runs``, ``outputs``, ``report``, ``plots``),
-whose runs play their episodes with :func:`gpushare_env.rollout.rollout`.
+:mod:`gpushare_env.evaluation` (``plan``, ``runs``, ``store``, ``outputs``, ``report``,
+``plots``), whose runs play their episodes with :func:`gpushare_env.rollout.rollout`.
 """
 
 from __future__ import annotations
 
+import argparse
+import shlex
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from gpushare_env.evaluation.outputs import write_outputs
+import numpy as np
+
+from gpushare_env.evaluation.outputs import build_config, write_outputs
+from gpushare_env.evaluation.plan import Plan
 from gpushare_env.evaluation.report import (
     describe_incomplete_run,
     incomplete_runs,
     render_markdown,
 )
-from gpushare_env.evaluation.runs import run_all
-from gpushare_env.evaluation.specs import PROG, PlanError, RunOutput, one_line
+from gpushare_env.evaluation.runs import WorkerDied, run_all
+from gpushare_env.evaluation.specs import PROG, PlanError, RunOutput, RunSpec, one_line
+from gpushare_env.evaluation.store import RunStore, check_writable, prepare_folder, run_id
 from scripts.evaluate.arguments import (
     EXIT_FAILED,
     EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
@@ -86,6 +119,7 @@ from scripts.evaluate.arguments import (
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INCOMPLETE",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
@@ -93,40 +127,106 @@ __all__ = [
     "main",
     "parse_seeds",
     "plan_from_args",
+    "resume_command",
 ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``gpushare-evaluate``; returns the exit status (``EXIT_*``: 0 fine,
-    1 a run crashed, 2 bad arguments, 3 a run incomplete without ``--allow-incomplete``)."""
+    1 a run crashed or a worker died, 2 bad arguments or an unusable output folder, 3 a
+    run incomplete without ``--allow-incomplete``, 130 interrupted)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(arguments)
-        plan = plan_from_args(args)
+        session = _prepare(arguments)
     except PlanError as error:
         print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
-    if not args.quiet:
-        print(
-            f"{PROG}: {len(plan.runs)} runs ({len(plan.policies)} policies x "
-            f"{len(plan.workloads)} workloads x {len(plan.seeds)} seeds) on "
-            f"{plan.workers} worker(s) -> {plan.out}",
-            file=sys.stderr,
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted before the first run", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return _evaluate(session, arguments)
+
+
+@dataclass(slots=True)
+class _Session:
+    """An evaluation ready to run: its plan, ``config.json``, store and recorded runs."""
+
+    args: argparse.Namespace
+    plan: Plan
+    config: dict[str, Any]
+    store: RunStore
+    kept: set[tuple[str, str, str]]
+
+
+def _prepare(arguments: Sequence[str]) -> _Session:
+    """Parse, plan, and get the output folder ready before the first run.
+
+    Raises:
+        PlanError: Bad arguments, or an output folder that cannot be used.
+    """
+    args = build_parser().parse_args(arguments)
+    if args.out is not None:  # before planning, which may load agents: fail at once
+        check_writable(Path(args.out))
+    plan = plan_from_args(args)
+    check_writable(plan.out)
+    jobs_csv = not args.no_jobs_csv
+    config = build_config(plan, arguments, jobs_csv=jobs_csv)
+    try:
+        kept, previous = prepare_folder(
+            plan.out, config["runs"], resume=args.resume, force=args.force, jobs_csv=jobs_csv
         )
-        for note in plan.notes:
-            print(f"{PROG}: note: {note}", file=sys.stderr)
+        store = RunStore(plan.out, jobs_csv=jobs_csv)
+        store.open(config)
+    except OSError as error:  # the folder passed its check, then could not be written
+        raise PlanError(f"--out {plan.out}: {one_line(error)}") from None
+    old_commit, new_commit = previous.config.get("git_commit"), config.get("git_commit")
+    if kept and old_commit != new_commit:
+        plan.notes.append(
+            f"resumed: {len(kept)} run(s) were recorded at commit {old_commit}, the others "
+            f"at {new_commit}"
+        )
+    return _Session(args, plan, config, store, kept)
+
+
+def _evaluate(session: _Session, arguments: Sequence[str]) -> int:
+    """Run what is not recorded yet, then write the summary and plots; the exit status."""
+    args, plan, store, kept = session.args, session.plan, session.store, session.kept
+    todo = [run for run in plan.runs if _spec_id(run) not in kept]
+    if not args.quiet:
+        _say_plan(plan, len(todo))
     start = time.perf_counter()
-    outputs = run_all(plan.runs, plan.workers, progress=not args.quiet)
-    summary, _ = write_outputs(plan, outputs, arguments, not args.no_plots, not args.no_jobs_csv)
+    failed: list[RunOutput] = []
+
+    def record(output: RunOutput) -> None:
+        if not store.record(output):
+            failed.append(output)
+
+    try:
+        workers = min(plan.workers, max(1, len(todo)))
+        run_all(todo, workers, not args.quiet, on_done=record, keep=False)
+        rows = store.finish([_spec_id(run) for run in plan.runs])
+        outputs = _recorded_outputs(plan, store, rows)
+        summary, _ = write_outputs(
+            plan, outputs, arguments, not args.no_plots, config=session.config,
+            failed=failed, resumed=len(kept),
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        _say_stopped("interrupted", plan, store, arguments)
+        return EXIT_INTERRUPTED
+    except WorkerDied as error:
+        _say_stopped(f"error: {error}", plan, store, arguments)
+        return EXIT_FAILED
+    except OSError as error:
+        _say_stopped(f"error: cannot write {plan.out}: {one_line(error)}", plan, store, arguments)
+        return EXIT_FAILED
     if not args.quiet and summary["workloads"]:
         table = render_markdown(summary, title=f"{plan.title}: mean ± 95% CI", main_table_only=True)
         print(table)
         print(
-            f"{PROG}: {len(outputs)} runs in {time.perf_counter() - start:.1f} s; "
+            f"{PROG}: {len(todo)} runs in {time.perf_counter() - start:.1f} s; "
             f"results in {plan.out}/ (summary.md, runs.csv, plots/)",
             file=sys.stderr,
         )
-    failed = [o for o in outputs if o.error is not None]
     by_error: dict[str, list[RunOutput]] = {}
     for output in failed:
         by_error.setdefault(str(output.error), []).append(output)
@@ -142,6 +242,89 @@ def main(argv: Sequence[str] | None = None) -> int:
     if incomplete and not args.allow_incomplete:
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def _spec_id(run: RunSpec) -> tuple[str, str, str]:
+    """A planned run's identity, as :func:`~gpushare_env.evaluation.store.run_id` gives
+    a recorded row's."""
+    return run_id({"policy": run.policy.label, "workload": run.workload.label, "seed": run.seed})
+
+
+def _say_plan(plan: Plan, todo: int) -> None:
+    """The opening lines on stderr: what runs where, and what a resume skips."""
+    print(
+        f"{PROG}: {len(plan.runs)} runs ({len(plan.policies)} policies x "
+        f"{len(plan.workloads)} workloads x {len(plan.seeds)} seeds) on "
+        f"{plan.workers} worker(s) -> {plan.out}",
+        file=sys.stderr,
+    )
+    if todo < len(plan.runs):
+        print(
+            f"{PROG}: resuming: {len(plan.runs) - todo} runs already recorded, {todo} to run",
+            file=sys.stderr,
+        )
+    for note in plan.notes:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
+
+
+def _recorded_outputs(
+    plan: Plan, store: RunStore, rows: Sequence[Mapping[str, Any]]
+) -> list[RunOutput]:
+    """Every recorded run with its plot data, in plan order.
+
+    Only the series and Gantt views this plan asks for are drawn (a resume may change
+    ``--gantt``); a run whose plot data is missing, or lacks a Gantt view asked for now,
+    is noted and left out of the plots that need it.
+    """
+    specs = {_spec_id(run): run for run in plan.runs}
+    outputs, missing, no_gantt = [], 0, []
+    for row in rows:
+        spec = specs[run_id(row)]
+        output = store.load_output(spec.index, row)
+        if output is None:
+            missing += 1
+            output = RunOutput(spec.index, dict(row), np.zeros(0), [], None, None, (0, 0, []))
+        if not spec.record_series:
+            output.series = None
+        if not spec.record_gantt:
+            output.gantt = None
+        elif output.gantt is None and output.layout[0]:
+            no_gantt.append(f"{row['policy']}/{row['workload']}/seed {row['seed']}")
+        outputs.append(output)
+    if missing:
+        plan.notes.append(
+            f"the plot data of {missing} run(s) is missing from plot_data/: they are left "
+            "out of the JCT CDFs, utilisation and Gantt plots"
+        )
+    if no_gantt:
+        plan.notes.append(
+            f"no Gantt view of {', '.join(no_gantt)}: recorded without one (--gantt was "
+            "another when it ran)"
+        )
+    return outputs
+
+
+def resume_command(arguments: Sequence[str]) -> str:
+    """The command line that resumes an evaluation: the same options, ``--force``
+    dropped (it would delete what was saved), ``--resume`` added."""
+
+    def names(token: str, option: str) -> bool:  # argparse takes unique prefixes too
+        return len(token) > 3 and "=" not in token and option.startswith(token)
+
+    kept = [token for token in arguments if not names(token, "--force")]
+    if not any(names(token, "--resume") for token in kept):
+        kept.append("--resume")
+    return shlex.join([PROG, *kept])
+
+
+def _say_stopped(reason: str, plan: Plan, store: RunStore, arguments: Sequence[str]) -> None:
+    """Say why the evaluation stopped, what is saved and how to go on (even ``--quiet``)."""
+    saved = len(store.recorded)
+    print(
+        f"{PROG}: {reason}; {saved} of {len(plan.runs)} runs are saved in "
+        f"{plan.out}/runs.csv. To resume:\n  {resume_command(arguments)}",
+        file=sys.stderr,
+    )
 
 
 def _warn_incomplete(incomplete: Sequence[Mapping[str, Any]], total: int, allowed: bool) -> None:

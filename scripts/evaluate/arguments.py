@@ -21,6 +21,7 @@ from gpushare_env.evaluation.specs import DECISIONS_PER_JOB, PROG, PlanError
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INCOMPLETE",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
@@ -34,16 +35,31 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # a run crashed (a bug in a policy); the other runs are written
 EXIT_USAGE = 2  # bad arguments: nothing was run
 EXIT_INCOMPLETE = 3  # a run stopped with jobs unfinished (unless --allow-incomplete)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT): the finished runs are saved, --resume goes on
 
 _EXIT_TEXT = f"""\
 Exit status:
   {EXIT_OK}  every run completed (or --allow-incomplete was given)
-  {EXIT_FAILED}  a run crashed (reported on stderr and in summary.md; the others are written)
-  {EXIT_USAGE}  bad arguments (one line on stderr; nothing is run)
+  {EXIT_FAILED}  a run crashed (reported on stderr and in summary.md; the others are written),
+     or a worker process died (the finished runs are saved: --resume goes on)
+  {EXIT_USAGE}  bad arguments, or an output folder that cannot be used (one line on
+     stderr; nothing is run)
   {EXIT_INCOMPLETE}  a run stopped with jobs unfinished: truncated by the decision cap
      (--max-decisions) or the time cap, or stuck. Its row stays in runs.csv (status
      column) but every mean, comparison and plot leaves it out; stderr and summary.md
-     name it. --allow-incomplete accepts such runs (exit 0, still flagged everywhere)."""
+     name it. --allow-incomplete accepts such runs (exit 0, still flagged everywhere).
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): the finished runs are saved; stderr gives the
+     command that resumes (the same one with --resume)
+
+Output folder: each run is saved (runs.csv, jobs.csv, plot_data/) as soon as it
+finishes, so an interrupted evaluation loses only the runs in progress. The folder is
+checked before the first run: it must be writable and hold no earlier results (other
+files are left alone), unless
+  --resume  continues the evaluation saved there: the runs recorded with the same
+            configuration are skipped, the others run, and the summary and plots are
+            drawn from all of them (the same files as an uninterrupted evaluation);
+  --force   deletes the earlier results (runs.csv, jobs.csv, config.json, summary.*,
+            plots/, plot_data/; nothing else) and starts over."""
 
 
 class UsageError(PlanError):
@@ -130,7 +146,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 0 even if a run stopped with jobs unfinished (it is still left out of "
         "the statistics and flagged everywhere)",
     )
-    parser.add_argument("--out", metavar="DIR", help="output folder (default results/<preset>)")
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output folder (default results/<preset>); one holding earlier results needs "
+        "--resume or --force",
+    )
+    reuse = parser.add_mutually_exclusive_group()
+    reuse.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the evaluation saved in --out: skip the runs recorded with the same "
+        "configuration, run the others, then redo the summary and plots from all of them",
+    )
+    reuse.add_argument(
+        "--force",
+        action="store_true",
+        help="delete the results of an earlier evaluation in --out (runs.csv, jobs.csv, "
+        "config.json, summary.*, plots/, plot_data/; nothing else) and start over",
+    )
     parser.add_argument(
         "--headless",
         action="store_true",
