@@ -90,8 +90,8 @@ __all__ = ["DEFAULT_LEASE_S", "DEFAULT_PROMOTE_KNOB", "DEFAULT_THRESHOLDS_GPU_S"
 #: [GPU s]
 DEFAULT_THRESHOLDS_GPU_S: tuple[float, ...] = (3600.0,)
 
-#: Default PROMOTEKNOB: a preempted job is promoted once it has waited 8 x its run time.
-DEFAULT_PROMOTE_KNOB: float = 8.0
+#: Default PROMOTEKNOB: a preempted job is promoted once it has waited 32 x its run time.
+DEFAULT_PROMOTE_KNOB: float = 32.0
 
 #: Default lease: held time after a (re)start before a job may be preempted.  [s]
 DEFAULT_LEASE_S: float = 600.0
