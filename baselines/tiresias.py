@@ -8,14 +8,14 @@ The paper's algorithm (section 3.2, Pseudocode 2), as this policy runs it:
    ``Q_1`` and moves to ``Q_k+1`` once its attained service crosses the threshold
    ``queue_thresholds_gpu_s[k-1]``. Queues are served in order. Inside a queue, jobs are
    served first come, first served: running jobs keep their place ahead of waiting ones
-   (the paper orders a queue by start time "to avoid unnecessary preemptions"; the
-   authors' simulator moves waiting jobs behind running ones), and waiting jobs go in the
-   order they entered the queue.
+   (the paper orders a queue by start time because ordering by submission "can lead to
+   unnecessary preemptions"; the authors' simulator moves waiting jobs behind running
+   ones), and waiting jobs go in the order they entered the queue.
 3. **Walk.** At every decision point the policy walks that order counting GPUs; a job
-   that does not fit is skipped (all-or-nothing gangs, so "high-priority jobs without
-   enough GPUs must be skipped over"). Running jobs outside the set that fits are
-   preempted; waiting jobs inside it start on whole idle GPUs (``exclusive``: as few nodes
-   as possible).
+   that does not fit is skipped (all-or-nothing gangs: "high-priority jobs without enough
+   GPUs must be skipped over"). Running jobs outside the set that fits are preempted;
+   waiting jobs inside it start on whole idle GPUs (``exclusive``: as few nodes as
+   possible). GPUs being vacated stay with the jobs they are vacated for.
 4. **Starvation (STARVELIMIT).** A preempted job whose waiting time ``delta_J`` reaches
    ``promote_knob`` (the paper's PROMOTEKNOB) times its run time ``t_J`` is promoted to
    ``Q_1``, and both clocks restart from zero "to ensure that a promoted job is not
@@ -23,36 +23,47 @@ The paper's algorithm (section 3.2, Pseudocode 2), as this policy runs it:
    counts only the waiting after the job has run since its last promotion, not its first
    queueing nor the wait in ``Q_1`` after a promotion.
 5. **Lease** (this project's addition; the paper has none). A job that has just (re)started
-   keeps its GPUs for at least ``lease_s`` of held time before it may be preempted: a
+   keeps its GPUs for at least ``lease_s`` of held time before it may be preempted. A
    preemption costs a checkpoint and a restart (here 2-5 s and 5-50 s, on GPUs that do
-   nothing meanwhile; Tiresias's testbed measured 62 s per preemption: 13,724 s for 221),
-   and with attained GPU-time thresholds a wide job would otherwise cross ``Q_1`` in
-   seconds (a 64-GPU job attains 1 GPU-hour in 56 s) and be preempted at once.
+   nothing meanwhile; the paper's testbed spent 13,724 s on 221 preemptions, 62 s each),
+   and with GPU-time thresholds a wide job crosses ``Q_1`` in seconds (a 64-GPU job
+   attains 1 GPU-hour in 56 s): without a lease it is preempted as soon as it is back.
+6. **Pending window** (this project's addition, for the env's windows). Only the first
+   ``pending_window`` waiting jobs by arrival can be placed, and a preempted job rejoins
+   them in its arrival order, usually near the front. The policy does not preempt for a
+   waiting job that this would push out of the window: the preempted job would take its
+   GPUs back at the next event, since the job it made room for could not be addressed.
+   Headless with no window this rule never applies.
 
-Defaults, from the paper:
+Defaults:
 
 * ``queue_thresholds_gpu_s = (3600,)``: ``K = 2`` queues and one threshold of 1 GPU-hour,
-  the paper's trace-driven setting ("(2, 1h)", section 5.4). The paper keeps ``K = 2``
-  because "K = 2 limits the number of times a job can be preempted" and 3 or 4 queues
-  improved the average JCT by only 1%; its JCT "almost does not change" for thresholds of
-  1 hour and more, "because 1h GPU time can cover more than 60% of all the jobs" (its
-  testbed used 3,200 GPU-seconds). One GPU-hour covers 64-86% of the jobs of the six
-  Philly development traces and about 80% of the generated ``thesis`` workload (whose
-  lengths are scaled to minutes), so the same threshold separates the short majority from
-  the long tail on both. The previous default, a second threshold at 4 GPU-hours (``K =
-  3``), is gone: it added a second demotion (and preemption) per long job for nothing.
-* ``promote_knob = 8``: the paper sweeps PROMOTEKNOB over 1, 2, 4, ... and infinity and
-  finds its Philly trace insensitive to it (heavy-tailed); with 8 a preempted job waits
-  at most about eight times what it last ran before it runs again, and a long job is
-  promoted (and later preempted again) at most once per 9 x its run time.
-* ``lease_s = 600``: 10 minutes, the project's ``gandiva`` time slice, 12-120 times a
-  restart here, so a preemption costs at most about 10% of the GPU-time between two.
+  the paper's trace-driven setting ("(2, 1h)", section 5.4). The paper keeps ``K = 2``:
+  "K = 2 limits the number of times a job can be preempted", and 3 or 4 queues improved
+  its average JCT by only 1%; its JCT "almost does not change" for thresholds of 1 hour
+  and more (its testbed, with jobs of 2 minutes to 2 hours, used 3,200 GPU-s). The
+  threshold is in GPU-time, not wall time, so one value serves the scaled ``thesis``
+  workload (about 86% of its jobs need less than 1 GPU-hour) and unscaled traces (11-71%
+  of the jobs of the six Philly development traces; the generated ``philly`` workload
+  has no job under 1 hour): a quarter or four times the threshold changed the mean JCT by
+  -5% to +11% there. The previous default added a second threshold at 4 GPU-hours
+  (``K = 3``), a second demotion per long job.
+* ``promote_knob = 32``: the paper offers PROMOTEKNOB as the operator's trade between
+  mean and tail JCT (infinity "focuses on minimizing the average JCT"; its testbed ran
+  without promotion) and found its trace insensitive to it over 1, 2, 4, ... With 32 a
+  preempted job waits at most 32 times what it ran since its last promotion before it
+  returns to ``Q_1``. On the generated workloads the knob hardly matters; on the
+  development traces 8 promoted wide jobs often enough to double the preemptions, and
+  infinity let jobs wait up to 1,700 h; 32 stays within the paper's preemption rate.
+* ``lease_s = 600``: 10 minutes, the project's ``gandiva`` time slice, 12 to 120 times a
+  restart here, so checkpoints and restarts cost at most about 8% of a job's held time.
 
-Measured preemption rate: the paper's testbed (480 jobs, 60 GPUs, Tiresias-L with two
-queues and promotion off) had 221 preemptions, 0.46 per job (Tiresias-G 0.62, SRTF
-0.66). This policy stays below one suspension per job on the six Philly development
-traces with an unlimited suspension budget (docs/baselines.md gives the table); the
-previous version suspended up to 250 times per job there and stopped at the decision cap.
+Preemption rate: the paper's testbed (480 jobs on 60 GPUs, two queues, no promotion)
+made 221 preemptions, 0.46 per job with Tiresias-L (297, 0.62, with Tiresias-G; 316,
+0.66, with SRTF; section 5.2.4). With no suspension budget this policy makes 0.07 to 0.70
+per job on the development traces and 0.06 to 0.35 on the generated presets; the version
+before the lease and the window rule made 3 to 103 per job on the same traces, or was
+cut off at the decision cap (docs/baselines.md has the table).
 
 Differences from the paper: the simulator wakes the policy only at events (arrivals,
 completions, sampling, suspend / resume done), so a demotion, a promotion or the end of a
@@ -69,8 +80,9 @@ GPUs: the walk counts its GPUs as taken (pinned) and preempts the next job in or
 no longer fits, if any; the waiting jobs then start when GPUs free up.
 
 Source: J. Gu, M. Chowdhury, K. G. Shin, Y. Zhu, M. Jeon, J. Qian, H. Liu, C. Guo,
-"Tiresias: A GPU Cluster Manager for Distributed Deep Learning", NSDI'19, sections 3.2
-(Pseudocode 2), 5.2.4 (overheads) and 5.4 (sensitivity); the authors' simulator
+"Tiresias: A GPU Cluster Manager for Distributed Deep Learning", NSDI'19: section 3.2.3
+and Pseudocode 2 (the algorithm), 5.2 (testbed settings, 5.2.4 overheads), 5.4
+(sensitivity to K, thresholds and PROMOTEKNOB); the authors' simulator
 (SymbioticLab/Tiresias, ``simulator/run_sim.py::dlas_sim_jobs``) for the queue order and
 the promotion clocks.
 """
