@@ -344,7 +344,7 @@ def test_cli_teacher_and_the_suspension_budget_bind_teacher_and_agent_alike(
 
     monkeypatch.setattr(agents.bc, "make_env", recording_make_env)
     tight = {**agent_config, "num_jobs": 12, "max_suspends_per_job": 1}
-    teacher = "tiresias:queue_thresholds_gpu_s=[60, 600]"  # preempts often on this workload
+    teacher = "tiresias:queue_thresholds_gpu_s=[60, 600]:lease_s=0"  # preempts often here
     demos = collect_demonstrations([tight], seeds=[0, 1], heuristic=teacher)
     assert budgets == [1, 1]
     assert demos.masks[np.arange(len(demos)), demos.actions].all()

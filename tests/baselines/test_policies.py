@@ -85,8 +85,14 @@ def test_a_name_with_parameters_builds_the_same_policy_as_keywords() -> None:
     ).params()
     assert by_name == by_keywords
     assert by_name != baselines.make("thesis").params()
-    tiresias = baselines.make("tiresias:queue_thresholds_gpu_s=[600, 7200]:promote_knob=0")
-    assert tiresias.params() == {"queue_thresholds_gpu_s": (600.0, 7200.0), "promote_knob": 0}
+    tiresias = baselines.make(
+        "tiresias:queue_thresholds_gpu_s=[600, 7200]:promote_knob=inf:lease_s=60"
+    )
+    assert tiresias.params() == {
+        "queue_thresholds_gpu_s": (600.0, 7200.0),
+        "promote_knob": math.inf,
+        "lease_s": 60.0,
+    }
 
 
 @pytest.mark.parametrize(

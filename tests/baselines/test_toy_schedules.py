@@ -144,34 +144,7 @@ def test_sjf_pack_sample_mode_samples_every_job_then_orders_by_prediction() -> N
     assert all(records[i].suspends == 1 for i in range(4))
 
 
-# -------------------------------------------------------------------- tiresias
-def test_tiresias_demotes_a_long_job_and_promotes_a_starved_one() -> None:
-    # One GPU, one threshold of 100 GPU-s (queue 0 below it, queue 1 above), promotion when
-    # a job has waited since its last promotion as long as it ran (knob 1).
-    # J0 (1000 s) runs from 0. J1 (300 s) arrives at 150: J0 has attained 150 GPU-s and is
-    # in queue 1, J1 is new in queue 0, so J0 is suspended (150-152, its GPU-time 152) and
-    # J1 starts at 152 (first start: no restart cost).
-    # J2 (50 s) arrives at 400: J1 has attained 248 -> queue 1 (demoted, behind J0, which
-    # entered queue 1 earlier); J0 waited 400 - 152 = 248 >= 152 -> promoted to queue 0.
-    # Queue 0 holds J0 and J2 (J0 promoted first): J1 is suspended (400-402, its
-    # GPU-time 250), J0 resumes at 402, restarts until 407 and needs 850 s: ends at 1257.
-    # J2 then starts at 1257 and ends at 1307; J1 (queue 1, 52 s done... 248 s done,
-    # 52 left) resumes at 1307, restarts 5 s, ends at 1364.
-    jobs = [job(0, 0, 1000), job(1, 150, 300), job(2, 400, 50)]
-    records = run("tiresias", jobs, ONE_GPU, queue_thresholds_gpu_s=(100.0,), promote_knob=1.0)
-    assert records[0].suspends == 1 and records[1].suspends == 1
-    assert records[1].first_start_s == 152.0
-    assert records[0].finish_s == pytest.approx(1257.0)
-    assert records[2].first_start_s == pytest.approx(1257.0)
-    assert records[2].finish_s == pytest.approx(1307.0)
-    assert records[1].finish_s == pytest.approx(1364.0)
-    # without promotion J0 stays in queue 1 and the new J2 (queue 0) takes the GPU from
-    # J1 at 400: J2 runs 402-452, then queue 1 in order of entry: J0 (entered at 150)
-    # resumes at 452 and ends at 457 + 850 = 1307, J1 ends at 1307 + 5 + 52 = 1364.
-    plain = run("tiresias", jobs, ONE_GPU, queue_thresholds_gpu_s=(100.0,), promote_knob=0.0)
-    assert plain[2].first_start_s == pytest.approx(402.0)
-    assert plain[0].finish_s == pytest.approx(1307.0)
-    assert plain[1].finish_s == pytest.approx(1364.0)
+# tiresias: its hand-made schedules are in test_tiresias.py
 
 
 # ---------------------------------------------------------------------- thesis
