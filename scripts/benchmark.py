@@ -57,7 +57,12 @@ def headless_benchmark(
         num_cluster_gpus=max(1, round(float(cluster.gpu_speed.sum()))),
         max_gpus=cluster.num_gpus,
     )
-    jobs = fit_to_cluster(jobs, cluster.num_gpus, float(cluster.gpu_memory_gib.max())).jobs
+    jobs = fit_to_cluster(
+        jobs,
+        cluster.num_gpus,
+        float(cluster.gpu_memory_gib.max()),
+        gpu_memory_gib=cluster.gpu_memory_gib,
+    ).jobs
     generate_s = time.perf_counter() - start
     policy = make(policy_name, seed=policy_seed(seed))
     result = run_headless(jobs, cluster, policy, SimConfig(), rng=noise_rng)

@@ -24,6 +24,7 @@ from gpushare_env.runner import TruncatedBy
 from gpushare_env.sim.cluster import Cluster, make_cluster
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend
 from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Simulator
+from gpushare_env.sim.limits import is_int
 from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.sim.view import SimView
@@ -283,9 +284,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
         Raises:
             ValueError: the index is outside the action space or addresses an empty slot.
+            TypeError: ``action`` is not an integer (see ``action_index``).
         """
         pending_ids, running_ids = self._window_ids()
-        a = int(action)
+        a = self.action_index(action)
         if not 0 <= a <= self._advance_action:
             raise ValueError(f"action {a} is outside Discrete({self._advance_action + 1})")
         if a == self._advance_action:
@@ -305,6 +307,39 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 f"{len(running_ids)} job(s) run in the window"
             )
         return Suspend(running_ids[slot])
+
+    def action_index(self, action: Any) -> int:
+        """The action as a Python ``int``, refusing anything that is not an integer.
+
+        Accepted: a Python ``int``, a numpy integer scalar, a 0-d integer array (what
+        SB3's ``predict`` returns for one observation). Refused with ``TypeError``, rather
+        than guessed: ``bool`` (``True`` is not action 1), floats (``-0.5`` is not action
+        0, nor ``3.0`` action 3), strings, arrays of another shape or dtype, ``None``. An
+        integer outside ``Discrete(A)`` is not refused here: ``step`` treats it as any
+        other invalid action (``invalid_action``). docs/bad_input.md lists every case.
+
+        Raises:
+            TypeError: ``action`` is not an integer, naming it and its type.
+        """
+        if type(action) is int:
+            return action
+        if isinstance(action, np.ndarray):
+            if action.shape == () and np.issubdtype(action.dtype, np.integer):
+                return int(action)
+        elif is_int(action):
+            return int(action)
+        shape = f", shape {action.shape}" if isinstance(action, np.ndarray) else ""
+        hint = (
+            " (one action per step: pass action.item() of a 1-element array)"
+            if isinstance(action, np.ndarray) and action.size == 1
+            else ""
+        )
+        raise TypeError(
+            f"GPUShare-v0: an action must be an integer in [0, {self._advance_action}] (a "
+            f"Python or numpy int, or a 0-d integer array), got {action!r} "
+            f"({type(action).__name__}{shape}){hint}; bools, floats and strings are refused, "
+            "not rounded"
+        )
 
     def encode_decision(self, decision: Decision) -> int:
         """The action index of a simulator decision (``Schedule``, ``Suspend``, ``ADVANCE``).
@@ -396,16 +431,25 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     def step(
         self, action: int | np.integer
     ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
-        """Carry out one action, then run to the next decision point."""
+        """Carry out one action, then run to the next decision point.
+
+        Raises:
+            TypeError: ``action`` is not an integer (``action_index``); nothing happens.
+            InvalidActionError: with ``invalid_action="raise"``, an integer outside the
+                action space or masked out now, naming it and why (with ``"noop"`` it is
+                a no-op scored ``-reward.invalid_penalty``).
+            RuntimeError: the episode is over, or was never started.
+        """
         if self._over:
             raise RuntimeError("GPUShare-v0: the episode is over (or not started): call reset()")
+        a = self.action_index(action)
         core = self._core
         started_s = core.now
-        a = int(action)
         invalid = not (0 <= a <= self._advance_action and core.is_valid(a))
         if invalid and self.config.invalid_action == "raise":
             raise InvalidActionError(self._why_invalid(a))
-        reward, terminated, truncated = core.step(a, invalid)
+        # an invalid action reaches the core only as a flag (its index may not fit a C int)
+        reward, terminated, truncated = core.step(-1 if invalid else a, invalid)
         self._over = terminated or truncated
         info = self._info(invalid)
         info["elapsed_s"] = core.now - started_s
@@ -470,7 +514,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             jobs = self._trace.jobs
         else:
             jobs = self._workload.generate(rng, num_jobs=cfg.num_jobs, cluster_gpus=num_gpus)
-        fit = fit_to_cluster(jobs, num_gpus, self._max_memory, on_unfit=cfg.on_unfit)  # type: ignore[arg-type]
+        fit = fit_to_cluster(
+            jobs,
+            num_gpus,
+            self._max_memory,
+            on_unfit=cfg.on_unfit,  # type: ignore[arg-type]
+            gpu_memory_gib=self.cluster.gpu_memory_gib,
+        )
         if not fit.jobs:
             raise ValueError(
                 f"no job of the workload fits the cluster {self.cluster.describe()} "
