@@ -310,13 +310,13 @@ class RewardConfig(_Group):
         for name in REWARD_COMPONENTS:
             value = getattr(self, name)
             if not (_is_finite(value) and abs(value) <= MAX_REWARD_WEIGHT):
-                raise self._bad(name, "a number >= -1e12 and <= 1e12")
+                raise self._bad(name, "a finite number >= -1e12 and <= 1e12")
         if not (_is_finite(self.time_scale_s) and self.time_scale_s >= MIN_TIME_SCALE_S):
             raise self._bad("time_scale_s", f"a finite number {range_text(MIN_TIME_SCALE_S)}")
         if not (
             _is_finite(self.invalid_penalty) and 0 <= self.invalid_penalty <= MAX_REWARD_WEIGHT
         ):
-            raise self._bad("invalid_penalty", f"a number {range_text(0, MAX_REWARD_WEIGHT)}")
+            raise self._bad("invalid_penalty", f"a finite number {range_text(0, MAX_REWARD_WEIGHT)}")
 
     def weights(self) -> tuple[float, ...]:
         """The weights in ``REWARD_COMPONENTS`` order."""

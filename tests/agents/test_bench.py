@@ -27,7 +27,9 @@ def test_a_rollout_that_does_not_split_over_the_envs_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["--train", "--n-envs", "3", "--rollout", "128"]) == 2
-    (line,) = capsys.readouterr().err.splitlines()
+    *usage, line = capsys.readouterr().err.splitlines()
+    assert usage[0].startswith("usage: gpushare-bench")
+    assert line.startswith("gpushare-bench: error: ")
     assert "rollout (128) must be a multiple of n_envs (3)" in line
 
 
