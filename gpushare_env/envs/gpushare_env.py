@@ -79,6 +79,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``encode_decision`` / ``decode_action`` convert to and from the simulator's
     ``Schedule`` / ``Suspend`` / ``ADVANCE`` decisions.
 
+    An action is an integer: a Python ``int``, a numpy integer or a 0-d integer array (what
+    SB3's ``predict`` returns). Anything else, ``bool``, floats (``-0.5``, ``3.0``),
+    strings, arrays of another shape, raises ``TypeError`` naming it, before anything
+    happens; an integer outside ``Discrete`` or masked out is an invalid action
+    (``invalid_action``: a penalised no-op, or ``InvalidActionError``). Every bad input
+    and its error: docs/bad_input.md.
+
     ## Observation Space
 
     A ``Dict`` of flat ``float32`` ``Box`` es in ``[0, 1]`` (SB3 ``MultiInputPolicy``).
@@ -151,9 +158,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ## Starting State
 
     ``reset`` draws a new workload from the env's generator (``EnvConfig.workload``,
-    ``num_jobs`` jobs; jobs that can never fit the cluster are dropped and counted in
-    ``info["rejected_jobs"]``), starts an empty cluster at time 0 and runs to the first
-    decision point (the first arrival). A trace is read once and replayed whole
+    ``num_jobs`` jobs; jobs that can never fit the cluster, on a mixed cluster too, are
+    dropped and counted in ``info["rejected_jobs"]``, their ids in
+    ``info["rejected_job_ids"]``, or refused with ``on_unfit="error"``), starts an empty
+    cluster at time 0 and runs to the first decision point (the first arrival). A trace is read once and replayed whole
     (``num_jobs=None``, the default); a ``num_jobs`` below its size keeps its first jobs,
     with a ``TraceCutWarning`` (a ``UserWarning``, once) and ``info["trace_cut"]``. The
     same ``seed`` gives the same workload and the same measurement noise whatever the
@@ -165,8 +173,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     Terminated when every job has finished. Truncated after ``limits.max_decisions``
     decisions (default ``50 x jobs + 1000``), when simulated time reaches
-    ``limits.max_time_s`` (if set), or if no action is valid (cannot happen on homogeneous
-    clusters; ``info["deadlock"]``); the truncating step's ``info["truncated_by"]`` says
+    ``limits.max_time_s`` (if set), or if no action is valid (``info["deadlock"]``; it
+    cannot happen, since a job that no GPU set of the cluster could hold is dropped or
+    refused at reset, see ``on_unfit``); the truncating step's ``info["truncated_by"]`` says
     which: ``"decisions"``, ``"time"`` or ``"deadlock"`` (the first that holds, in that
     order). Running out the clock is no way out: the last step of a truncated episode
     charges the ``jct`` and ``makespan`` terms with what the unfinished jobs would still
@@ -207,7 +216,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     Info keys: ``action_mask``, ``reward_terms``, ``time_s``, ``jobs_done``,
     ``decisions``, ``invalid`` (every step); ``elapsed_s``, the simulated time the step
     let run, the SMDP sojourn time (every step but reset); ``num_jobs`` (jobs in the
-    episode, after unfit ones are dropped), ``rejected_jobs`` (reset); for a trace
+    episode, after unfit ones are dropped), ``rejected_jobs`` and ``rejected_job_ids``
+    (how many were dropped, and which) (reset); for a trace
     workload also ``trace_jobs`` (jobs of the whole trace) and ``trace_cut`` (``True`` if
     ``num_jobs`` kept fewer) (reset); ``metrics`` and ``deadlock`` (last step);
     ``truncated_by`` (the step that truncates).
@@ -397,7 +407,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         # always spawn both children, so the noise stream does not depend on the workload
         # seeding.episode_streams: the same two children a headless run of this seed draws
         workload_rng, noise_rng = self.np_random.spawn(2)
-        jobs, rejected = self._episode_jobs(given, workload_rng)
+        jobs, rejected_ids = self._episode_jobs(given, workload_rng)
         cfg = self.config
         self._decision_cap = cfg.limits.decision_cap(len(jobs))
         episode = EpisodeOptions(
@@ -421,7 +431,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._over = core.done
         info = self._info(invalid=False)
         info["num_jobs"] = len(jobs)
-        info["rejected_jobs"] = rejected
+        info["rejected_jobs"] = len(rejected_ids)
+        info["rejected_job_ids"] = rejected_ids
         if self._trace is not None and given is None and cfg.jobs is None:
             info["trace_jobs"] = self._trace.total_jobs
             info["trace_cut"] = self._trace.cut
@@ -495,7 +506,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     # ------------------------------------------------------------ internals
     def _episode_jobs(
         self, given: Sequence[JobSpec] | None, rng: np.random.Generator
-    ) -> tuple[list[JobSpec], int]:
+    ) -> tuple[list[JobSpec], tuple[int, ...]]:
+        """The episode's jobs, and the ids of those dropped as unfit (``on_unfit``)."""
         cfg = self.config
         num_gpus = self.cluster.num_gpus
         if given is not None:
@@ -526,7 +538,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 f"no job of the workload fits the cluster {self.cluster.describe()} "
                 f"(rejected: {fit.rejected})"
             )
-        return fit.jobs, fit.num_rejected
+        return fit.jobs, fit.rejected_ids
 
     def _warn_trace_cut(self, trace: TraceRead) -> None:
         """Say (once per env, at the first reset) that ``num_jobs`` cut a trace short."""

@@ -319,6 +319,6 @@ def unfit_reason(
         return (
             "too_few_large_gpus",
             f"its {num_gpus} workers of memory_gib {memory_gib:g} need {num_gpus} GPUs of "
-            f">= {memory_gib:g} GiB, the cluster has {large}",
+            f">= {memory_gib:g} GiB, the cluster has only {large}",
         )
     return None

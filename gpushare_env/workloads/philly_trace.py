@@ -47,7 +47,12 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.sim.catalog import DEFAULT_MODELS, MODELS
-from gpushare_env.sim.limits import MAX_ARRIVAL_S, MAX_CLUSTER_GPUS, MAX_DURATION_S
+from gpushare_env.sim.limits import (
+    MAX_ARRIVAL_S,
+    MAX_CLUSTER_GPUS,
+    MAX_DURATION_S,
+    number_text,
+)
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.jobs import TraceError, jobs_from_arrays, spawn_streams
 
@@ -334,14 +339,14 @@ def _check_limits(
             MAX_ARRIVAL_S,
             "submitted_time",
             "arrives {:g} s after the first job kept (or the window's start), more than "
-            f"{MAX_ARRIVAL_S:g} s: a window keeps a part of a long trace",
+            f"{number_text(MAX_ARRIVAL_S)} s: a window keeps a part of a long trace",
         ),
         (num_gpus, MAX_CLUSTER_GPUS, "attempts", f"holds {{}} GPUs, more than {MAX_CLUSTER_GPUS}"),
         (
             durations,
             MAX_DURATION_S,
             "attempts",
-            f"ran {{:g}} s in total (x duration_scale), more than {MAX_DURATION_S:g} s",
+            f"ran {{:g}} s in total (x duration_scale), more than {number_text(MAX_DURATION_S)} s",
         ),
     )
     for values, limit, field_name, message in checks:
