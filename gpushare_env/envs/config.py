@@ -316,7 +316,8 @@ class RewardConfig(_Group):
         if not (
             _is_finite(self.invalid_penalty) and 0 <= self.invalid_penalty <= MAX_REWARD_WEIGHT
         ):
-            raise self._bad("invalid_penalty", f"a finite number {range_text(0, MAX_REWARD_WEIGHT)}")
+            allowed = f"a finite number {range_text(0, MAX_REWARD_WEIGHT)}"
+            raise self._bad("invalid_penalty", allowed)
 
     def weights(self) -> tuple[float, ...]:
         """The weights in ``REWARD_COMPONENTS`` order."""

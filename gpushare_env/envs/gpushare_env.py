@@ -161,11 +161,12 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``num_jobs`` jobs; jobs that can never fit the cluster, on a mixed cluster too, are
     dropped and counted in ``info["rejected_jobs"]``, their ids in
     ``info["rejected_job_ids"]``, or refused with ``on_unfit="error"``), starts an empty
-    cluster at time 0 and runs to the first decision point (the first arrival). A trace is read once and replayed whole
-    (``num_jobs=None``, the default); a ``num_jobs`` below its size keeps its first jobs,
-    with a ``TraceCutWarning`` (a ``UserWarning``, once) and ``info["trace_cut"]``. The
-    same ``seed`` gives the same workload and the same measurement noise whatever the
-    policy, so policies compared on ``reset(seed=s)`` see identical jobs.
+    cluster at time 0 and runs to the first decision point (the first arrival). A trace is
+    read once and replayed whole (``num_jobs=None``, the default); a ``num_jobs`` below its
+    size keeps its first jobs, with a ``TraceCutWarning`` (a ``UserWarning``, once) and
+    ``info["trace_cut"]``. The same ``seed`` gives the same workload and the same
+    measurement noise whatever the policy, so policies compared on ``reset(seed=s)`` see
+    identical jobs.
     ``reset(options={"jobs": [...]})`` (or ``config["jobs"]``) replays a given list of
     ``JobSpec``.
 
