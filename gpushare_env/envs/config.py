@@ -507,7 +507,7 @@ class EnvConfig:
         except (TypeError, ValueError) as error:
             raise ValueError(f"EnvConfig.{error}") from error
         if self.jobs is not None:
-            jobs = tuple(self.jobs)
+            jobs = tuple(self.jobs) if isinstance(self.jobs, (list, tuple)) else ()
             if not jobs or not all(isinstance(j, JobSpec) for j in jobs):
                 raise bad("jobs", "None or a non-empty sequence of JobSpec")
             object.__setattr__(self, "jobs", jobs)

@@ -125,6 +125,8 @@ class SimConfig:
             raise bad("sample_iterations", "an int >= 0 and <= 2**31 - 1")
         if not (is_finite(self.sample_noise) and 0 <= self.sample_noise < 1):
             raise bad("sample_noise", "a number in [0, 1)")
+        # -0.0 passes the check, but numpy's normal() refuses a negative zero scale
+        object.__setattr__(self, "sample_noise", float(self.sample_noise) + 0.0)
         if not (isinstance(self.duration_info, str) and self.duration_info in DURATION_INFO):
             raise bad("duration_info", f"one of {list(DURATION_INFO)}")
         for name in ("suspend_overhead_s", "resume_overhead_s"):

@@ -56,6 +56,8 @@ _ARRIVALS = {
 _DEFAULT_ARRIVAL = {"thesis": "interval", "philly": "poisson", "trace": "poisson"}
 _DEFAULT_NUM_JOBS = 100
 _TRACE_SUFFIXES = (".csv", ".json")
+#: Offered loads allowed (1e307 would make the mean gap between arrivals 0 s, 1e-320 inf).
+MIN_LOAD, MAX_LOAD = 1e-6, 1e6
 
 
 def _is_int(value: Any) -> bool:
@@ -84,8 +86,8 @@ class WorkloadConfig:
         interval_s: Gap of ``"interval"`` arrivals, > 0 and <= 1e9.  [s]
         mean_gap_s: Mean gap of Poisson or bursty arrivals, > 0 and <= 1e9. ``None``: 60 s for
             ``thesis``; for ``philly`` and arrival-less traces, derived from ``load``.  [s]
-        load: Target offered load, > 0: expected GPU-seconds requested per second over
-            the cluster's GPUs (1.0 fills it exactly without sharing).
+        load: Target offered load, >= 1e-6 and <= 1e6: expected GPU-seconds requested per
+            second over the cluster's GPUs (1.0 fills it exactly without sharing).
         num_cluster_gpus: GPUs the load refers to, >= 1. ``None``: the ``cluster_gpus``
             given to :func:`make_workload`, else 2,048 (the ``philly`` cluster).
         duration_model: ``"empirical"`` (Philly's quantile table) or ``"parametric"``
@@ -143,8 +145,8 @@ class WorkloadConfig:
         arrivals = _ARRIVALS.get(self.kind, ())
         if self.arrival is not None and arrivals and self.arrival not in arrivals:
             bad("arrival", f"None or one of {list(arrivals)} for kind {self.kind!r}")
-        if not (_is_number(self.load) and math.isfinite(self.load) and self.load > 0):
-            bad("load", "a finite number > 0")
+        if not (_is_number(self.load) and MIN_LOAD <= self.load <= MAX_LOAD):
+            bad("load", f"a finite number {range_text(MIN_LOAD, MAX_LOAD)}")
         # a gap or a scale beyond the limits would put every job past them
         for name, high, optional in (
             ("interval_s", MAX_ARRIVAL_S, False),
