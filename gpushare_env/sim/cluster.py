@@ -14,6 +14,7 @@ from gpushare_env.sim.limits import (
     MAX_GPU_MEMORY_GIB,
     MAX_GPUS_PER_NODE,
     MAX_JOBS_PER_GPU,
+    MIN_GPU_MEMORY_GIB,
     is_finite,
     is_int,
     range_text,
@@ -39,7 +40,7 @@ class NodeGroup:
         nodes: Number of servers, an int >= 1 and <= 65536.
         gpus_per_node: GPUs per server, an int >= 1 and <= 256.
         gpu_type: Key of ``GPU_TYPES``.
-        memory_gib: Overrides the type's memory when given, > 0 and <= 1e6.  # [GiB]
+        memory_gib: Overrides the type's memory when given, >= 1e-3 and <= 1e6.  # [GiB]
     """
 
     nodes: int
@@ -65,10 +66,10 @@ class NodeGroup:
             )
         memory = self.memory_gib
         if memory is not None:
-            if not (is_finite(memory) and 0 < memory <= MAX_GPU_MEMORY_GIB):
+            if not (is_finite(memory) and MIN_GPU_MEMORY_GIB <= memory <= MAX_GPU_MEMORY_GIB):
                 raise ValueError(
                     f"{where}.memory_gib must be None or a number "
-                    f"{range_text(0, MAX_GPU_MEMORY_GIB, low_open=True)}, got {memory!r}"
+                    f"{range_text(MIN_GPU_MEMORY_GIB, MAX_GPU_MEMORY_GIB)}, got {memory!r}"
                 )
             object.__setattr__(self, "memory_gib", float(memory))
 

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_JOBS",
     "MAX_JOBS_PER_GPU",
     "MAX_JOB_ID",
+    "MIN_GPU_MEMORY_GIB",
     "MIN_ITER_TIME_S",
     "is_finite",
     "is_int",
@@ -59,7 +60,8 @@ MAX_CLUSTER_GPUS: int = 65_536
 MAX_GPUS_PER_NODE: int = 256
 #: Most workers one GPU may host (``ClusterConfig.max_jobs_per_gpu``).
 MAX_JOBS_PER_GPU: int = 64
-#: Largest memory of one GPU.  [GiB]
+#: Smallest and largest memory of one GPU (the core divides by it).  [GiB]
+MIN_GPU_MEMORY_GIB: float = 1e-3
 MAX_GPU_MEMORY_GIB: float = 1e6
 
 
@@ -93,7 +95,7 @@ def number_text(value: float) -> str:
 
 
 def range_text(low: float, high: float | None = None, *, low_open: bool = False) -> str:
-    """``">= 0 and <= 1e9"`` (or ``"> 0 ..."`` with ``low_open``; ``high=None``: no upper
-    bound), the way every error names an allowed range."""
+    """``">= 0 and <= 1e9"`` (or ``"> 0 ..."`` with ``low_open``; ``high`` ``None`` or
+    infinite: no upper bound), the way every error names an allowed range."""
     text = f"{'>' if low_open else '>='} {number_text(low)}"
-    return text if high is None else f"{text} and <= {number_text(high)}"
+    return text if high is None or high == math.inf else f"{text} and <= {number_text(high)}"

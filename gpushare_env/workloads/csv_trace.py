@@ -269,9 +269,13 @@ def read_csv_trace(
             row["arrival_s"], path, line, "arrival_s", 0.0, strict=False, maximum=MAX_ARRIVAL_S
         )
         num_gpus = _parse_int(row["num_gpus"], path, line, "num_gpus", 1, MAX_CLUSTER_GPUS)
+        # given iterations and step time fix the job (its duration is only checked against
+        # them), and JobSpec bounds the duration they imply; else this one is bounded
+        determined = bool(row.get("iterations", "") and row.get("iter_time_s", ""))
         duration = _parse_float(
-            row["duration_s"], path, line, "duration_s", 0.0, strict=True, maximum=MAX_DURATION_S
-        )
+            row["duration_s"], path, line, "duration_s", 0.0, strict=True,
+            maximum=None if determined else MAX_DURATION_S,
+        )  # fmt: skip
         model_text = row.get("model", "")
         model = _check_model_name(model_text, path, line) if model_text else models[draws[index]]
         intensity = None

@@ -9,6 +9,7 @@ also gives the iteration count, to within half an iteration otherwise).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -177,10 +178,11 @@ def make_job(
     def bad(name: str, value: object, allowed: str) -> ValueError:
         return ValueError(f"job {job_id}: {name} must be {allowed}, got {value!r}")
 
-    if not (is_finite(duration_s) and 0 < duration_s <= MAX_DURATION_S):
-        raise bad(
-            "duration_s", duration_s, f"finite, {range_text(0, MAX_DURATION_S, low_open=True)} s"
-        )
+    # with both iterations and iter_time_s the duration is only checked against them (and
+    # JobSpec bounds the duration they imply); otherwise it sets the iterations
+    highest = math.inf if iterations is not None and iter_time_s is not None else MAX_DURATION_S
+    if not (is_finite(duration_s) and 0 < duration_s <= highest):
+        raise bad("duration_s", duration_s, f"finite, {range_text(0, highest, low_open=True)} s")
     if not (is_int(num_gpus) and 1 <= num_gpus <= MAX_CLUSTER_GPUS):
         raise bad("num_gpus", num_gpus, f"an int {range_text(1, MAX_CLUSTER_GPUS)}")
     batch = spec.batch_size if batch_size is None else batch_size

@@ -19,6 +19,9 @@ from hypothesis import strategies as st
 from gpushare_env.envs import GPUShareEnv, InvalidActionError
 from tests.fuzz.strategies import FUZZ
 
+#: numpy overflow or an invalid value is a limit missing somewhere: fail on it
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 #: What a step may be handed: a tag, turned into a value against the current mask.
 _KINDS = (
     "valid",

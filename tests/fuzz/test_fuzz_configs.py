@@ -23,6 +23,9 @@ from gpushare_env.workloads import WorkloadConfig
 from tests.fuzz.strategies import FUZZ, any_value
 from tests.jobs import job
 
+#: numpy overflow or an invalid value is a limit missing somewhere: fail on it
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 _BASE_ENV: dict[str, Any] = {"cluster": "tiny", "workload": "thesis_poisson", "num_jobs": 4}
 
 

@@ -25,6 +25,9 @@ from gpushare_env.sim.limits import MAX_ARRIVAL_S, MAX_DURATION_S, MAX_JOB_ID
 from gpushare_env.workloads import UnfitJobError, make_job
 from tests.fuzz.strategies import FUZZ
 
+#: numpy overflow or an invalid value is a limit missing somewhere: fail on it
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 _CLUSTERS = {
     "tiny": "tiny",
     "thesis": "thesis",

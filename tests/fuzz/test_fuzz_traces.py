@@ -27,6 +27,9 @@ from tests.fuzz.strategies import (
     valid_csv_rows,
 )
 
+#: numpy overflow or an invalid value is a limit missing somewhere: fail on it
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 
 def _write(folder: str, name: str, text: str) -> Path:
     path = Path(folder) / name
