@@ -155,7 +155,7 @@ def _rows(
     except OSError as error:
         raise TraceError(f"cannot open: {error.strerror}", path=path) from None
     with handle:
-        reader = csv.reader(handle)
+        reader = csv.reader(handle, strict=True)  # a stray quote is an error, not a guess
         try:
             header = next(reader, None)
             while header is not None and not any(cell.strip() for cell in header):
@@ -212,7 +212,7 @@ def read_csv_header(path: PathLike) -> tuple[str, ...]:
     """
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            for row in csv.reader(handle):
+            for row in csv.reader(handle, strict=True):
                 if any(cell.strip() for cell in row):
                     return tuple(cell.strip() for cell in row)
     except OSError as error:

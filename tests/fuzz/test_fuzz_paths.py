@@ -138,3 +138,19 @@ def test_a_job_no_gpu_set_holds_is_refused_alike_on_every_path(
     )
     assert episode.reset_info["rejected_job_ids"] == (job_id,)
     assert episode.terminated and episode.info["jobs_done"] == 1
+
+
+def test_a_simulator_takes_only_a_list_of_jobspec() -> None:
+    cluster = make_cluster("tiny")
+    good = make_job(0, 0.0, 1, 10.0, "resnet50")
+    for jobs, words in (
+        ([1], r"jobs\[0\] must be a JobSpec, got 1"),
+        ([good, "job"], r"jobs\[1\] must be a JobSpec, got 'job'"),
+        ("jobs", "jobs must be a list of JobSpec, got str"),
+        (None, "jobs must be a list of JobSpec, got NoneType"),
+    ):
+        with pytest.raises(TypeError, match=words):
+            Simulator(jobs, cluster)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="the workload has no jobs"):
+        Simulator([], cluster)
+    assert Simulator(iter([good]), cluster).jobs[0].spec == good  # any iterable of jobs
