@@ -108,8 +108,39 @@ class JobSpec:
     iter_time_s: float  # [s]
 
     def __post_init__(self) -> None:
-        # Types first (numpy scalars are accepted and stored as Python numbers), then the
-        # ranges of gpushare_env.sim.limits, so nothing the core cannot hold gets past here.
+        # The fast path (a workload builds 1e5 of these): plain Python numbers within the
+        # limits of gpushare_env.sim.limits pass with one test; anything else is examined.
+        if not (
+            type(self.job_id) is int
+            and type(self.batch_size) is int
+            and type(self.num_gpus) is int
+            and type(self.iterations) is int
+            and type(self.arrival_s) is float
+            and type(self.memory_gib) is float
+            and type(self.intensity) is float
+            and type(self.iter_time_s) is float
+            and type(self.model) is str
+            and 0 <= self.job_id <= MAX_JOB_ID
+            and 0.0 <= self.arrival_s <= MAX_ARRIVAL_S
+            and 1 <= self.num_gpus <= MAX_CLUSTER_GPUS
+            and 1 <= self.iterations <= MAX_ITERATIONS
+            and 0.0 < self.memory_gib < math.inf
+            and 0.0 < self.intensity <= 1.0
+            and MIN_ITER_TIME_S <= self.iter_time_s <= MAX_DURATION_S
+            and 1 <= self.batch_size <= MAX_BATCH_SIZE
+        ):
+            self._normalise_or_refuse()
+        # rounding to whole steps may take a trace's duration of 1e8 s one step beyond
+        if not (self.iterations - 1) * self.step_time_s <= MAX_DURATION_S:
+            raise ValueError(
+                f"job {self.job_id}: the solo duration (iterations x iter_time_s / "
+                f"eff(num_gpus)) must be <= {number_text(MAX_DURATION_S)} s, "
+                f"got {self.solo_duration_s!r}"
+            )
+
+    def _normalise_or_refuse(self) -> None:
+        """Store numpy scalars as Python numbers, then raise ``ValueError`` naming every
+        field of the wrong type or beyond its limit."""
         problems: list[str] = []
         for name in _INT_FIELDS:
             value = getattr(self, name)
@@ -148,12 +179,6 @@ class JobSpec:
         for name, ok, allowed in checks:
             if not ok:
                 problems.append(f"{name} must be {allowed}, got {getattr(self, name)!r}")
-        # rounding to whole steps may take a trace's duration of 1e8 s one step beyond
-        if not problems and not (self.iterations - 1) * self.step_time_s <= MAX_DURATION_S:
-            problems.append(
-                f"the solo duration (iterations x iter_time_s / eff(num_gpus)) must be <= "
-                f"{number_text(MAX_DURATION_S)} s, got {self.solo_duration_s!r}"
-            )
         if problems:
             raise ValueError(f"job {self.job_id}: " + "; ".join(problems))
 
