@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
+from stable_baselines3.common.logger import Logger
 
 from agents.envs import make_vec_env
 from agents.training import VEC_ENVS, TrainConfig, build_model, env_configs
@@ -53,10 +54,15 @@ def train_benchmark(
         process's CPU time (subprocess envs' time is not in it).
 
     Raises:
-        ValueError: an off-policy ``algo``, or ``rollout`` not a multiple of ``n_envs``.
+        ValueError: an off-policy ``algo``, ``n_envs`` or ``rollouts`` below 1, or
+            ``rollout`` not a multiple of ``n_envs``.
     """
     if algo not in ("maskable_ppo", "ppo"):
         raise ValueError(f"train benchmark: algo must be maskable_ppo or ppo, got {algo!r}")
+    if n_envs < 1 or rollouts < 1:
+        raise ValueError(
+            f"train benchmark: n_envs and rollouts must be >= 1, got {n_envs} and {rollouts}"
+        )
     if rollout < n_envs or rollout % n_envs:
         raise ValueError(
             f"train benchmark: rollout ({rollout}) must be a multiple of n_envs ({n_envs})"
@@ -84,6 +90,9 @@ def train_benchmark(
     )
     try:
         model = build_model(config, vec)
+        # a logger of no outputs: SB3's default would make an empty SB3-<date> folder in
+        # the system's temporary directory at every learn()
+        model.set_logger(Logger(folder=None, output_formats=[]))
         model.learn(rollout)  # warm-up: the first reset and update
         start, cpu_start = time.perf_counter(), time.process_time()
         model.learn(rollout * rollouts, reset_num_timesteps=False)

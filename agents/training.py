@@ -92,9 +92,40 @@ class _Group:
         return ValueError(f"TrainConfig.{self.PATH}.{name} {message}")
 
     def _at_least(self, names: Sequence[str], low: int) -> None:
+        """Each setting is an int (numpy ints taken as ints; no bool) >= ``low``."""
         for name in names:
-            if getattr(self, name) < low:
-                raise self._fail(name, f"must be >= {low}, got {getattr(self, name)}")
+            value = getattr(self, name)
+            if isinstance(value, np.integer):
+                value = int(value)
+                object.__setattr__(self, name, value)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= low):
+                raise self._fail(name, f"must be an int >= {low}, got {value!r}")
+
+    def _within(
+        self, names: Sequence[str], low: float, high: float = math.inf, *, low_open: bool = False
+    ) -> None:
+        """Each setting is a finite number in ``[low, high]`` (``(low, high]`` if
+        ``low_open``); ``None`` passes for the settings whose default is ``None``."""
+        for name in names:
+            value = getattr(self, name)
+            if value is None and name in _OPTIONAL_NUMBERS:
+                continue
+            if isinstance(value, (np.integer, np.floating)):
+                value = value.item()
+                object.__setattr__(self, name, value)
+            ok = (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and (value > low if low_open else value >= low)
+                and value <= high
+            )
+            if not ok:
+                bounds = [f"{'>' if low_open else '>='} {low:g}"] if low > -math.inf else []
+                bounds += [f"<= {high:g}"] if high < math.inf else []
+                allowed = " ".join(["a finite number", " and ".join(bounds)]).strip()
+                none = "None or " if name in _OPTIONAL_NUMBERS else ""
+                raise self._fail(name, f"must be {none}{allowed}, got {value!r}")
 
     def _one_of(self, name: str, allowed: Sequence[str] | Mapping[str, Any]) -> None:
         if getattr(self, name) not in allowed:
@@ -129,6 +160,9 @@ class _Group:
 
 
 _G = TypeVar("_G", bound=_Group)
+
+#: Number settings that may be ``None`` (``_Group._within`` lets ``None`` pass for them).
+_OPTIONAL_NUMBERS = frozenset({"target_kl", "time_constant_h"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +217,12 @@ class AlgorithmConfig(_Group):
 
     def __post_init__(self) -> None:
         self._one_of("algo", ALGORITHMS)
-        self._at_least(("critic_warmup",), 0)
+        self._at_least(("critic_warmup", "learning_starts"), 0)
+        self._at_least(("n_steps", "batch_size", "n_epochs", "buffer_size"), 1)
+        self._within(("learning_rate", "critic_warmup_lr", "clip_range"), 0, low_open=True)
+        self._within(("target_kl",), 0, low_open=True)
+        self._within(("gamma", "gae_lambda", "exploration_fraction", "exploration_final_eps"), 0, 1)
+        self._within(("ent_coef",), -math.inf)
         tau = self.time_constant_h
         if tau is not None:
             if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
@@ -216,7 +255,14 @@ class NetworkConfig(_Group):
 
     def __post_init__(self) -> None:
         self._one_of("extractor", EXTRACTORS)
-        object.__setattr__(self, "net_arch", tuple(int(n) for n in self.net_arch))
+        sizes = self.net_arch
+        if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence):
+            raise self._fail("net_arch", f"must be a list of layer sizes, got {sizes!r}")
+        if not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in sizes
+        ):
+            raise self._fail("net_arch", f"must be layer sizes, ints >= 1, got {list(sizes)!r}")
+        object.__setattr__(self, "net_arch", tuple(int(n) for n in sizes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,14 +309,37 @@ class EnvsConfig(_Group):
     reward_reference: str | None = None
 
     def __post_init__(self) -> None:
-        if not self.workloads:
-            raise self._fail("workloads", "must name at least one workload")
+        if isinstance(self.workloads, str) or not self.workloads:
+            raise self._fail(
+                "workloads", f"must name at least one workload, got {self.workloads!r}"
+            )
         self._at_least(("n_envs",), 1)
         self._one_of("vec_env", VEC_ENVS)
         object.__setattr__(self, "workloads", tuple(self.workloads))
-        object.__setattr__(self, "train_seeds", tuple(int(s) for s in self.train_seeds))
+        _seed_tuple(self, "train_seeds", empty=False)
         _no_test_seeds(self, "train_seeds")
+        self._within(("reward_scale",), 0, low_open=True)
         self._heuristic("reward_reference")
+        if not isinstance(self.env_overrides, Mapping):
+            raise self._fail(
+                "env_overrides",
+                f"must be a dict of GPUShare-v0 settings, got {self.env_overrides!r}",
+            )
+        # every env config the run builds, checked now (cluster, workload names, windows,
+        # num_jobs, overrides) rather than when the envs start; a trace file is read then
+        base = {
+            "cluster": self.cluster,
+            "num_jobs": self.num_jobs,
+            "pending_window": self.pending_window,
+            "running_window": self.running_window,
+        }
+        try:
+            for workload in self.workloads:
+                EnvConfig.from_any(
+                    {**base, **EnvConfig.flatten(self.env_overrides)}, workload=workload
+                )
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"TrainConfig.envs: {error}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,8 +377,14 @@ class ImitationConfig(_Group):
     bc_suspend_weight: float = 1.0
 
     def __post_init__(self) -> None:
-        self._at_least(("bc_episodes", "bc_epochs", "dagger_epochs"), 0)
-        if not self.bc_suspend_weight > 0:
+        self._at_least(("bc_episodes", "bc_epochs", "dagger_iterations", "dagger_epochs"), 0)
+        self._at_least(("dagger_episodes",), 1)
+        self._within(("bc_learning_rate",), 0, low_open=True)
+        if not (
+            isinstance(self.bc_suspend_weight, (int, float))
+            and math.isfinite(self.bc_suspend_weight)
+            and self.bc_suspend_weight > 0
+        ):
             raise self._fail("bc_suspend_weight", f"must be > 0, got {self.bc_suspend_weight}")
         self._heuristic("bc_heuristic")
 
@@ -329,8 +404,9 @@ class EvaluationConfig(_Group):
     eval_every: int = 20_000
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "eval_seeds", tuple(int(s) for s in self.eval_seeds))
+        _seed_tuple(self, "eval_seeds", empty=True)
         _no_test_seeds(self, "eval_seeds")
+        self._at_least(("eval_every",), 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,8 +440,38 @@ class RunConfig(_Group):
     verbose: int = 0
 
     def __post_init__(self) -> None:
-        self._at_least(("timesteps",), 0)
+        self._at_least(("timesteps", "verbose"), 0)
         self._at_least(("torch_threads",), 1)
+        self._at_least(("seed",), 0)
+        if self.seed > MAX_SEED:  # numpy's legacy global seed, which SB3 sets, is 32-bit
+            raise self._fail("seed", f"must be <= 2**32 - 1, got {self.seed}")
+        if not (isinstance(self.out, (str, os.PathLike)) and str(self.out).strip()):
+            raise self._fail("out", f"must be a folder name, got {self.out!r}")
+        if self.resume is not None and not isinstance(self.resume, (str, os.PathLike)):
+            raise self._fail("resume", f"must be None or a model file, got {self.resume!r}")
+        for name in ("deterministic_torch", "progress_bar"):
+            if not isinstance(getattr(self, name), bool):
+                raise self._fail(name, f"must be True or False, got {getattr(self, name)!r}")
+
+
+#: Largest run seed (SB3's ``set_random_seed`` seeds numpy's 32-bit legacy generator).
+MAX_SEED = 2**32 - 1
+
+
+def _seed_tuple(group: _Group, name: str, *, empty: bool) -> None:
+    """Store ``group.name`` as a tuple of seeds, ints >= 0 (numpy's generators refuse
+    negative seeds); refuse an empty tuple unless ``empty``."""
+    seeds = getattr(group, name)
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, (Sequence, np.ndarray)):
+        raise group._fail(name, f"must be a list of seeds, got {seeds!r}")
+    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seeds):
+        raise group._fail(name, f"must be ints, got {list(seeds)!r}")
+    values = tuple(int(s) for s in seeds)
+    if any(s < 0 for s in values):
+        raise group._fail(name, f"must be >= 0, got {min(values)}")
+    if not values and not empty:
+        raise group._fail(name, "must hold at least one seed (got none: an empty range?)")
+    object.__setattr__(group, name, values)
 
 
 def _no_test_seeds(group: _Group, name: str) -> None:

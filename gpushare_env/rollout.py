@@ -132,8 +132,19 @@ def takes_action_masks(policy: Any) -> bool:
 
 
 def _action_index(action: Any) -> int:
-    """The index of a ``Discrete`` action as SB3 returns it (a 0-d or 1-element array)."""
-    return int(np.asarray(action).reshape(-1)[0])
+    """The index of a ``Discrete`` action as SB3 returns it (a 0-d or 1-element array).
+
+    Raises:
+        TypeError: not one integer (a float, a bool, a string, several values): a
+            policy's output is never rounded into an action.
+    """
+    array = np.asarray(action)
+    if array.size != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(
+            f"a policy's action must be one integer (an int, a numpy integer or a 1-element "
+            f"integer array), got {action!r}"
+        )
+    return int(array.reshape(-1)[0])
 
 
 def predict_action(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import resource
 import subprocess
 import sys
@@ -57,7 +58,12 @@ def headless_benchmark(
         num_cluster_gpus=max(1, round(float(cluster.gpu_speed.sum()))),
         max_gpus=cluster.num_gpus,
     )
-    jobs = fit_to_cluster(jobs, cluster.num_gpus, float(cluster.gpu_memory_gib.max())).jobs
+    jobs = fit_to_cluster(
+        jobs,
+        cluster.num_gpus,
+        float(cluster.gpu_memory_gib.max()),
+        gpu_memory_gib=cluster.gpu_memory_gib,
+    ).jobs
     generate_s = time.perf_counter() - start
     policy = make(policy_name, seed=policy_seed(seed))
     result = run_headless(jobs, cluster, policy, SimConfig(), rng=noise_rng)
@@ -156,45 +162,89 @@ def median_env_record(records: list[dict[str, Any]]) -> dict[str, Any]:
     return median
 
 
+def usage_error(parser: argparse.ArgumentParser, message: str) -> int:
+    """Print a usage error as argparse does (usage line, ``prog: error: message``) and
+    return its exit status, 2 (``main`` returns it; argparse's own errors exit with it)."""
+    parser.print_usage(sys.stderr)
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def check_args(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, before anything runs (``None``: nothing).
+
+    Every value another module would refuse later (a cluster, a policy, a load) is tried
+    here, so a bad option is a usage error, never a traceback from inside a run.
+    """
+    from gpushare_env.sim import ClusterConfig
+    from gpushare_env.sim.limits import MAX_JOBS
+
+    if any(not 1 <= n <= MAX_JOBS for n in args.jobs):
+        return f"--jobs must be >= 1 and <= {MAX_JOBS:,}, got {args.jobs}"
+    if args.seed < 0:
+        return f"--seed must be >= 0, got {args.seed}"
+    if args.steps < 1 or args.repeat < 1:
+        return f"--steps and --repeat must be >= 1, got {args.steps} and {args.repeat}"
+    if not (math.isfinite(args.load) and args.load > 0):
+        return f"--load must be a finite number > 0, got {args.load}"
+    if args.train:
+        if args.n_envs < 1 or args.rollout < 1 or args.rollouts < 1:
+            return (
+                f"--n-envs, --rollout and --rollouts must be >= 1, got {args.n_envs}, "
+                f"{args.rollout} and {args.rollouts}"
+            )
+        return None
+    try:
+        ClusterConfig.from_any(args.cluster)
+    except (TypeError, ValueError) as error:
+        return f"--cluster: {str(error).removeprefix('cluster: ')}"
+    if args.env:
+        from gpushare_env.envs.bench import OBSERVE_OPTIONS
+
+        unknown = sorted(set(args.observe) - set(OBSERVE_OPTIONS))
+        if unknown:
+            return f"--observe: unknown option(s) {unknown}; allowed: {list(OBSERVE_OPTIONS)}"
+        return None
+    import baselines
+
+    try:
+        baselines.make(args.policy)
+    except (TypeError, ValueError) as error:
+        return f"--policy: {error}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``gpushare-bench``."""
-    args = build_parser().parse_args(argv)
-    if any(n < 1 for n in args.jobs) or args.seed < 0 or args.steps < 1 or args.repeat < 1:
-        print(
-            "gpushare-bench: --jobs, --steps and --repeat must be >= 1 and --seed >= 0",
-            file=sys.stderr,
-        )
-        return 2
+    """Entry point of ``gpushare-bench``; returns the exit status (2: a bad option)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problem = check_args(args)
+    if problem is not None:
+        return usage_error(parser, problem)
     if args.train:
         try:
             from agents.bench import train_benchmark
         except ImportError as exc:
-            print(f"gpushare-bench: --train needs the rl extra ({exc})", file=sys.stderr)
-            return 2
+            return usage_error(parser, f"--train needs the rl extra ({exc})")
         try:
             record = train_benchmark(
                 args.preset, args.algo, args.extractor, args.n_envs, args.vec_env,
                 args.rollout, args.rollouts, args.seed, overrides=parse_settings(args.set),
             )  # fmt: skip
-        except (ValueError, TypeError) as exc:
-            print(f"gpushare-bench: {exc}", file=sys.stderr)
-            return 2
+        except (ValueError, TypeError) as exc:  # a bad --preset or --set, before training
+            return usage_error(parser, str(exc))
         print(json.dumps(record), flush=True)
         return 0
     if args.env:
         from gpushare_env.envs.bench import env_benchmark
 
-        try:
-            for n in args.jobs:
-                runs = [
-                    env_benchmark(args.cluster, n, args.steps, args.seed, observe=args.observe)
-                    for _ in range(args.repeat)
-                ]
-                record = runs[0] if args.repeat == 1 else median_env_record(runs)
-                print(json.dumps(record), flush=True)
-        except ValueError as exc:  # an unknown --observe name
-            print(f"gpushare-bench: {exc}", file=sys.stderr)
-            return 2
+        for n in args.jobs:
+            runs = [
+                env_benchmark(args.cluster, n, args.steps, args.seed, observe=args.observe)
+                for _ in range(args.repeat)
+            ]
+            record = runs[0] if args.repeat == 1 else median_env_record(runs)
+            print(json.dumps(record), flush=True)
         return 0
     if len(args.jobs) > 1:
         # one process per size so each peak RSS is its own

@@ -70,24 +70,51 @@ _METAVARS: dict[str, str] = {
 _FROM_PRESET = ("cluster", "workloads", "num_jobs")
 
 
+#: Most seeds one option may list (a range such as ``0-99`` counts every seed).
+_MAX_SEEDS = 1_000_000
+
+
 def _seeds(text: str) -> tuple[int, ...]:
-    """Parse ``0-99``, ``1,2,5`` or a mix."""
+    """Parse ``0-99``, ``1,2,5`` or a mix (seeds are ints >= 0)."""
     seeds: list[int] = []
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
-        if "-" in part:
-            low, high = (int(x) for x in part.split("-", 1))
-            seeds.extend(range(low, high + 1))
-        else:
-            seeds.append(int(part))
+        try:
+            if "-" in part:
+                low, high = (int(x) for x in part.split("-", 1))
+            else:
+                low = high = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not a seed or a range such as 0-99"
+            ) from None
+        if len(seeds) + (high - low + 1) > _MAX_SEEDS:
+            raise argparse.ArgumentTypeError(f"more than {_MAX_SEEDS:,} seeds in {text!r}")
+        seeds.extend(range(low, high + 1))
     return tuple(seeds)
 
 
 def _sizes(text: str) -> tuple[int, ...]:
     """Parse layer sizes ``256,256``."""
-    return tuple(int(part) for part in text.split(",") if part.strip())
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a list of layer sizes such as 64,64"
+        ) from None
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """Parse a JSON object (``{"jct": 1}``)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error} in {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object {{...}}, got {text!r}")
+    return value
 
 
 def _optional(convert: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -153,7 +180,7 @@ def _add_option(
     base = typing.get_origin(options[0]) or options[0]
     convert: Callable[[str], Any]
     if name == "env_overrides":
-        convert = json.loads
+        convert = _json_object
     elif base is tuple and typing.get_args(options[0])[0] is int:
         convert = _seeds if name.endswith("seeds") else _sizes
     elif base is tuple:  # of names: the flag is repeated
@@ -200,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
         if group_name == "envs":  # shorthands for two env_overrides keys
             group.add_argument(
                 "--reward",
-                type=json.loads,
+                type=_json_object,
                 metavar="JSON",
                 help='reward weights as JSON, e.g. \'{"jct": 1, "makespan": 0.1}\' '
                 "(env_overrides key reward)",
@@ -235,14 +262,45 @@ def config_from_args(args: argparse.Namespace) -> Any:
     return TrainConfig.from_preset(args.preset, **nested)
 
 
+def check_inputs(config: Any) -> str | None:
+    """What the run would fail on only after its set-up, found now (``None``: nothing).
+
+    ``TrainConfig`` checks every setting and the env configs; this adds what needs the
+    file system: the model to resume exists, ``out`` is not a file, and each trace
+    workload reads (a bad row is named by file, line and field).
+    """
+    from gpushare_env.workloads import TraceError, WorkloadConfig
+    from gpushare_env.workloads.trace_cut import read_trace
+
+    run = config.run
+    if run.resume is not None:
+        resume = Path(run.resume)
+        if not (resume.is_file() or resume.with_name(resume.name + ".zip").is_file()):
+            return f"--resume: no model file {str(resume)!r}"
+    if Path(run.out).exists() and not Path(run.out).is_dir():
+        return f"--out: {str(run.out)!r} is a file, not a folder"
+    for workload in config.envs.workloads:
+        spec = WorkloadConfig.from_any(workload)
+        if spec.kind == "trace":
+            try:
+                read_trace(spec, config.envs.num_jobs)
+            except TraceError as error:
+                return f"--workload: {error}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``gpushare-train``; returns the exit status."""
+    """Entry point of ``gpushare-train``; returns the exit status (a bad option exits 2
+    with a usage message, before anything is built)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         config = config_from_args(args)
     except (TypeError, ValueError) as error:
         parser.error(str(error))
+    problem = check_inputs(config)
+    if problem is not None:
+        parser.error(problem)
     from agents.training import train
 
     command = [PROG, *(sys.argv[1:] if argv is None else list(argv))]

@@ -80,7 +80,7 @@ cdef double INV_DECADES = 1.0 / 7.0
 
 
 cdef struct Job:
-    long job_id
+    long long job_id  # int64 (JobSpec bounds ids to [0, 2**63 - 1])
     int num_gpus
     double memory
     double intensity

@@ -33,8 +33,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, TypeVar, cast
 
+import numpy as np
+
 from gpushare_env.sim.cluster import ClusterConfig
 from gpushare_env.sim.engine import DURATION_INFO, SimConfig
+from gpushare_env.sim.limits import MAX_DURATION_S, MAX_JOBS, range_text
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.config import WorkloadConfig
 
@@ -101,6 +104,16 @@ FLAT_KEYS: dict[str, str] = {
 }
 
 
+#: Largest magnitude of a reward weight and of ``invalid_penalty`` (the reward stays finite).
+MAX_REWARD_WEIGHT = 1e12
+#: Smallest ``reward.time_scale_s`` (its inverse scales every term).  [s]
+MIN_TIME_SCALE_S = 1e-6
+#: Largest ``limits.max_decisions`` (a C ``long`` in the core, with room).
+MAX_DECISIONS = 2**62
+#: Largest ``limits.max_suspends_per_job`` (a C ``int`` in the core).
+_MAX_C_INT = 2**31 - 1
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -111,6 +124,13 @@ def _is_number(value: Any) -> bool:
 
 def _is_finite(value: Any) -> bool:
     return _is_number(value) and math.isfinite(value)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar (``np.int64(300)``, ``np.float32(0.5)``, ``np.True_``) as the Python
+    value it holds, so configs accept what numpy code passes and still record plain JSON;
+    anything else unchanged (a Python ``bool`` stays a bool, and is no int here)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _unknown_keys_error(
@@ -172,6 +192,13 @@ class _Group:
         """Every setting by name."""
         return {name: getattr(self, name) for name in self.keys()}
 
+    def _plain_settings(self) -> None:
+        """Store numpy scalars as Python values (``_plain``), before the checks."""
+        for name in self.keys():
+            value = getattr(self, name)
+            if isinstance(value, np.generic):
+                object.__setattr__(self, name, value.item())
+
     def _bad(self, name: str, allowed: str) -> ValueError:
         return ValueError(f"{self.path}.{name} must be {allowed}, got {getattr(self, name)!r}")
 
@@ -193,6 +220,7 @@ class WindowsConfig(_Group):
     running: int = 16
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         for name in self.keys():
             value = getattr(self, name)
             if not (_is_int(value) and 1 <= value <= _MAX_WINDOW):
@@ -232,6 +260,7 @@ class ObservationConfig(_Group):
     rivals: bool = False
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         for name in self.keys():
             if not isinstance(getattr(self, name), bool):
                 raise self._bad(name, "True or False")
@@ -277,13 +306,18 @@ class RewardConfig(_Group):
     invalid_penalty: float = 0.1
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         for name in REWARD_COMPONENTS:
-            if not _is_finite(getattr(self, name)):
-                raise self._bad(name, "a finite number")
-        if not (_is_finite(self.time_scale_s) and self.time_scale_s > 0):
-            raise self._bad("time_scale_s", "a finite number > 0")
-        if not (_is_finite(self.invalid_penalty) and self.invalid_penalty >= 0):
-            raise self._bad("invalid_penalty", "a finite number >= 0")
+            value = getattr(self, name)
+            if not (_is_finite(value) and abs(value) <= MAX_REWARD_WEIGHT):
+                raise self._bad(name, "a finite number >= -1e12 and <= 1e12")
+        if not (_is_finite(self.time_scale_s) and self.time_scale_s >= MIN_TIME_SCALE_S):
+            raise self._bad("time_scale_s", f"a finite number {range_text(MIN_TIME_SCALE_S)}")
+        if not (
+            _is_finite(self.invalid_penalty) and 0 <= self.invalid_penalty <= MAX_REWARD_WEIGHT
+        ):
+            allowed = f"a finite number {range_text(0, MAX_REWARD_WEIGHT)}"
+            raise self._bad("invalid_penalty", allowed)
 
     def weights(self) -> tuple[float, ...]:
         """The weights in ``REWARD_COMPONENTS`` order."""
@@ -321,19 +355,20 @@ class LimitsConfig(_Group):
     min_service_s: float = 0.0  # [s]
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         if self.max_decisions is not None and not (
-            _is_int(self.max_decisions) and self.max_decisions >= 1
+            _is_int(self.max_decisions) and 1 <= self.max_decisions <= MAX_DECISIONS
         ):
-            raise self._bad("max_decisions", "None or an int >= 1")
+            raise self._bad("max_decisions", "None or an int >= 1 and <= 2**62")
         if self.max_time_s is not None and not (
             _is_number(self.max_time_s) and self.max_time_s > 0
         ):
-            raise self._bad("max_time_s", "None or a number > 0")
+            raise self._bad("max_time_s", "None or a number > 0 (inf: no limit)")
         cap = self.max_suspends_per_job
-        if cap is not None and not (_is_int(cap) and cap >= 0):
-            raise self._bad("max_suspends_per_job", "None or an integer >= 0")
-        if not (_is_finite(self.min_service_s) and self.min_service_s >= 0):
-            raise self._bad("min_service_s", "a finite number >= 0")
+        if cap is not None and not (_is_int(cap) and 0 <= cap <= _MAX_C_INT):
+            raise self._bad("max_suspends_per_job", "None or an integer >= 0 and <= 2**31 - 1")
+        if not (_is_finite(self.min_service_s) and 0 <= self.min_service_s <= MAX_DURATION_S):
+            raise self._bad("min_service_s", f"a finite number {range_text(0, MAX_DURATION_S)}")
 
     def decision_cap(self, num_jobs: int) -> int:
         """Decisions after which an episode of ``num_jobs`` jobs is truncated."""
@@ -372,6 +407,7 @@ class SimulatorConfig(_Group):
     sample_noise: float = 0.05
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         kinds: dict[str, type | tuple[type, ...]] = {
             "duration_info": str,
             "sample_iterations": int,
@@ -462,6 +498,8 @@ class EnvConfig:
             return ValueError(f"EnvConfig.{name} must be {allowed}, got {getattr(self, name)!r}")
 
         # normalise the composite fields first (frozen: via object.__setattr__)
+        for name in ("num_jobs", "invalid_action", "auto_advance", "on_unfit"):
+            object.__setattr__(self, name, _plain(getattr(self, name)))
         for name, group in _GROUPS.items():
             object.__setattr__(self, name, group.from_any(getattr(self, name)))
         try:
@@ -469,7 +507,7 @@ class EnvConfig:
         except (TypeError, ValueError) as error:
             raise ValueError(f"EnvConfig.{error}") from error
         if self.jobs is not None:
-            jobs = tuple(self.jobs)
+            jobs = tuple(self.jobs) if isinstance(self.jobs, (list, tuple)) else ()
             if not jobs or not all(isinstance(j, JobSpec) for j in jobs):
                 raise bad("jobs", "None or a non-empty sequence of JobSpec")
             object.__setattr__(self, "jobs", jobs)
@@ -479,13 +517,17 @@ class EnvConfig:
             WorkloadConfig.from_any(self.workload)
         except (TypeError, ValueError) as error:
             raise ValueError(f"EnvConfig.workload: {error}") from error
-        if self.num_jobs is not None and not (_is_int(self.num_jobs) and self.num_jobs >= 1):
-            raise bad("num_jobs", "None or an int >= 1")
-        if self.invalid_action not in INVALID_ACTION_MODES:
+        if self.num_jobs is not None and not (
+            _is_int(self.num_jobs) and 1 <= self.num_jobs <= MAX_JOBS
+        ):
+            raise bad("num_jobs", f"None or an int {range_text(1, MAX_JOBS)}")
+        if not (
+            isinstance(self.invalid_action, str) and self.invalid_action in INVALID_ACTION_MODES
+        ):
             raise bad("invalid_action", f"one of {list(INVALID_ACTION_MODES)}")
         if not isinstance(self.auto_advance, bool):
             raise bad("auto_advance", "True or False")
-        if self.on_unfit not in _ON_UNFIT:
+        if not (isinstance(self.on_unfit, str) and self.on_unfit in _ON_UNFIT):
             raise bad("on_unfit", f"one of {list(_ON_UNFIT)}")
 
     # ------------------------------------------------------------ keys and paths

@@ -24,6 +24,7 @@ from gpushare_env.runner import TruncatedBy
 from gpushare_env.sim.cluster import Cluster, make_cluster
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend
 from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Simulator
+from gpushare_env.sim.limits import is_int
 from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.sim.view import SimView
@@ -77,6 +78,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     valid decisions per job (docs/model.md).
     ``encode_decision`` / ``decode_action`` convert to and from the simulator's
     ``Schedule`` / ``Suspend`` / ``ADVANCE`` decisions.
+
+    An action is an integer: a Python ``int``, a numpy integer or a 0-d integer array (what
+    SB3's ``predict`` returns). Anything else, ``bool``, floats (``-0.5``, ``3.0``),
+    strings, arrays of another shape, raises ``TypeError`` naming it, before anything
+    happens; an integer outside ``Discrete`` or masked out is an invalid action
+    (``invalid_action``: a penalised no-op, or ``InvalidActionError``). Every bad input
+    and its error: docs/bad_input.md.
 
     ## Observation Space
 
@@ -150,13 +158,15 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ## Starting State
 
     ``reset`` draws a new workload from the env's generator (``EnvConfig.workload``,
-    ``num_jobs`` jobs; jobs that can never fit the cluster are dropped and counted in
-    ``info["rejected_jobs"]``), starts an empty cluster at time 0 and runs to the first
-    decision point (the first arrival). A trace is read once and replayed whole
-    (``num_jobs=None``, the default); a ``num_jobs`` below its size keeps its first jobs,
-    with a ``TraceCutWarning`` (a ``UserWarning``, once) and ``info["trace_cut"]``. The
-    same ``seed`` gives the same workload and the same measurement noise whatever the
-    policy, so policies compared on ``reset(seed=s)`` see identical jobs.
+    ``num_jobs`` jobs; jobs that can never fit the cluster, on a mixed cluster too, are
+    dropped and counted in ``info["rejected_jobs"]``, their ids in
+    ``info["rejected_job_ids"]``, or refused with ``on_unfit="error"``), starts an empty
+    cluster at time 0 and runs to the first decision point (the first arrival). A trace is
+    read once and replayed whole (``num_jobs=None``, the default); a ``num_jobs`` below its
+    size keeps its first jobs, with a ``TraceCutWarning`` (a ``UserWarning``, once) and
+    ``info["trace_cut"]``. The same ``seed`` gives the same workload and the same
+    measurement noise whatever the policy, so policies compared on ``reset(seed=s)`` see
+    identical jobs.
     ``reset(options={"jobs": [...]})`` (or ``config["jobs"]``) replays a given list of
     ``JobSpec``.
 
@@ -164,8 +174,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     Terminated when every job has finished. Truncated after ``limits.max_decisions``
     decisions (default ``50 x jobs + 1000``), when simulated time reaches
-    ``limits.max_time_s`` (if set), or if no action is valid (cannot happen on homogeneous
-    clusters; ``info["deadlock"]``); the truncating step's ``info["truncated_by"]`` says
+    ``limits.max_time_s`` (if set), or if no action is valid (``info["deadlock"]``; it
+    cannot happen, since a job that no GPU set of the cluster could hold is dropped or
+    refused at reset, see ``on_unfit``); the truncating step's ``info["truncated_by"]`` says
     which: ``"decisions"``, ``"time"`` or ``"deadlock"`` (the first that holds, in that
     order). Running out the clock is no way out: the last step of a truncated episode
     charges the ``jct`` and ``makespan`` terms with what the unfinished jobs would still
@@ -206,7 +217,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     Info keys: ``action_mask``, ``reward_terms``, ``time_s``, ``jobs_done``,
     ``decisions``, ``invalid`` (every step); ``elapsed_s``, the simulated time the step
     let run, the SMDP sojourn time (every step but reset); ``num_jobs`` (jobs in the
-    episode, after unfit ones are dropped), ``rejected_jobs`` (reset); for a trace
+    episode, after unfit ones are dropped), ``rejected_jobs`` and ``rejected_job_ids``
+    (how many were dropped, and which) (reset); for a trace
     workload also ``trace_jobs`` (jobs of the whole trace) and ``trace_cut`` (``True`` if
     ``num_jobs`` kept fewer) (reset); ``metrics`` and ``deadlock`` (last step);
     ``truncated_by`` (the step that truncates).
@@ -283,9 +295,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
         Raises:
             ValueError: the index is outside the action space or addresses an empty slot.
+            TypeError: ``action`` is not an integer (see ``action_index``).
         """
         pending_ids, running_ids = self._window_ids()
-        a = int(action)
+        a = self.action_index(action)
         if not 0 <= a <= self._advance_action:
             raise ValueError(f"action {a} is outside Discrete({self._advance_action + 1})")
         if a == self._advance_action:
@@ -305,6 +318,39 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 f"{len(running_ids)} job(s) run in the window"
             )
         return Suspend(running_ids[slot])
+
+    def action_index(self, action: Any) -> int:
+        """The action as a Python ``int``, refusing anything that is not an integer.
+
+        Accepted: a Python ``int``, a numpy integer scalar, a 0-d integer array (what
+        SB3's ``predict`` returns for one observation). Refused with ``TypeError``, rather
+        than guessed: ``bool`` (``True`` is not action 1), floats (``-0.5`` is not action
+        0, nor ``3.0`` action 3), strings, arrays of another shape or dtype, ``None``. An
+        integer outside ``Discrete(A)`` is not refused here: ``step`` treats it as any
+        other invalid action (``invalid_action``). docs/bad_input.md lists every case.
+
+        Raises:
+            TypeError: ``action`` is not an integer, naming it and its type.
+        """
+        if type(action) is int:
+            return action
+        if isinstance(action, np.ndarray):
+            if action.shape == () and np.issubdtype(action.dtype, np.integer):
+                return int(action)
+        elif is_int(action):
+            return int(action)
+        shape = f", shape {action.shape}" if isinstance(action, np.ndarray) else ""
+        hint = (
+            " (one action per step: pass action.item() of a 1-element array)"
+            if isinstance(action, np.ndarray) and action.size == 1
+            else ""
+        )
+        raise TypeError(
+            f"GPUShare-v0: an action must be an integer in [0, {self._advance_action}] (a "
+            f"Python or numpy int, or a 0-d integer array), got {action!r} "
+            f"({type(action).__name__}{shape}){hint}; bools, floats and strings are refused, "
+            "not rounded"
+        )
 
     def encode_decision(self, decision: Decision) -> int:
         """The action index of a simulator decision (``Schedule``, ``Suspend``, ``ADVANCE``).
@@ -362,7 +408,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         # always spawn both children, so the noise stream does not depend on the workload
         # seeding.episode_streams: the same two children a headless run of this seed draws
         workload_rng, noise_rng = self.np_random.spawn(2)
-        jobs, rejected = self._episode_jobs(given, workload_rng)
+        jobs, rejected_ids = self._episode_jobs(given, workload_rng)
         cfg = self.config
         self._decision_cap = cfg.limits.decision_cap(len(jobs))
         episode = EpisodeOptions(
@@ -386,7 +432,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._over = core.done
         info = self._info(invalid=False)
         info["num_jobs"] = len(jobs)
-        info["rejected_jobs"] = rejected
+        info["rejected_jobs"] = len(rejected_ids)
+        info["rejected_job_ids"] = rejected_ids
         if self._trace is not None and given is None and cfg.jobs is None:
             info["trace_jobs"] = self._trace.total_jobs
             info["trace_cut"] = self._trace.cut
@@ -396,16 +443,25 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     def step(
         self, action: int | np.integer
     ) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
-        """Carry out one action, then run to the next decision point."""
+        """Carry out one action, then run to the next decision point.
+
+        Raises:
+            TypeError: ``action`` is not an integer (``action_index``); nothing happens.
+            InvalidActionError: with ``invalid_action="raise"``, an integer outside the
+                action space or masked out now, naming it and why (with ``"noop"`` it is
+                a no-op scored ``-reward.invalid_penalty``).
+            RuntimeError: the episode is over, or was never started.
+        """
         if self._over:
             raise RuntimeError("GPUShare-v0: the episode is over (or not started): call reset()")
+        a = self.action_index(action)
         core = self._core
         started_s = core.now
-        a = int(action)
         invalid = not (0 <= a <= self._advance_action and core.is_valid(a))
         if invalid and self.config.invalid_action == "raise":
             raise InvalidActionError(self._why_invalid(a))
-        reward, terminated, truncated = core.step(a, invalid)
+        # an invalid action reaches the core only as a flag (its index may not fit a C int)
+        reward, terminated, truncated = core.step(-1 if invalid else a, invalid)
         self._over = terminated or truncated
         info = self._info(invalid)
         info["elapsed_s"] = core.now - started_s
@@ -451,7 +507,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     # ------------------------------------------------------------ internals
     def _episode_jobs(
         self, given: Sequence[JobSpec] | None, rng: np.random.Generator
-    ) -> tuple[list[JobSpec], int]:
+    ) -> tuple[list[JobSpec], tuple[int, ...]]:
+        """The episode's jobs, and the ids of those dropped as unfit (``on_unfit``)."""
         cfg = self.config
         num_gpus = self.cluster.num_gpus
         if given is not None:
@@ -470,13 +527,19 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             jobs = self._trace.jobs
         else:
             jobs = self._workload.generate(rng, num_jobs=cfg.num_jobs, cluster_gpus=num_gpus)
-        fit = fit_to_cluster(jobs, num_gpus, self._max_memory, on_unfit=cfg.on_unfit)  # type: ignore[arg-type]
+        fit = fit_to_cluster(
+            jobs,
+            num_gpus,
+            self._max_memory,
+            on_unfit=cfg.on_unfit,  # type: ignore[arg-type]
+            gpu_memory_gib=self.cluster.gpu_memory_gib,
+        )
         if not fit.jobs:
             raise ValueError(
                 f"no job of the workload fits the cluster {self.cluster.describe()} "
                 f"(rejected: {fit.rejected})"
             )
-        return fit.jobs, fit.num_rejected
+        return fit.jobs, fit.rejected_ids
 
     def _warn_trace_cut(self, trace: TraceRead) -> None:
         """Say (once per env, at the first reset) that ``num_jobs`` cut a trace short."""

@@ -9,19 +9,38 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.sim.catalog import GPU_TYPES, GPUType
+from gpushare_env.sim.limits import (
+    MAX_CLUSTER_GPUS,
+    MAX_GPU_MEMORY_GIB,
+    MAX_GPUS_PER_NODE,
+    MAX_JOBS_PER_GPU,
+    MIN_GPU_MEMORY_GIB,
+    is_finite,
+    is_int,
+    range_text,
+)
 
-__all__ = ["PRESETS", "Cluster", "ClusterConfig", "NodeGroup", "make_cluster"]
+__all__ = ["PRESETS", "Cluster", "ClusterConfig", "NodeGroup", "make_cluster", "unfit_reason"]
+
+
+_GROUP_KEYS = ("nodes", "gpus_per_node", "gpu_type", "memory_gib")
+
+#: Tolerance of memory comparisons, the engine's own.  [GiB]
+_EPS = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
 class NodeGroup:
     """``nodes`` identical servers of ``gpus_per_node`` GPUs of one type.
 
+    Every field is checked on creation (``ValueError`` naming the key; numpy integers are
+    accepted and stored as ``int``).
+
     Attributes:
-        nodes: Number of servers, >= 1.
-        gpus_per_node: GPUs per server, >= 1.
+        nodes: Number of servers, an int >= 1 and <= 65536.
+        gpus_per_node: GPUs per server, an int >= 1 and <= 256.
         gpu_type: Key of ``GPU_TYPES``.
-        memory_gib: Overrides the type's memory when given.  # [GiB]
+        memory_gib: Overrides the type's memory when given, >= 1e-3 and <= 1e6.  # [GiB]
     """
 
     nodes: int
@@ -30,16 +49,52 @@ class NodeGroup:
     memory_gib: float | None = None  # [GiB]
 
     def __post_init__(self) -> None:
-        if self.nodes < 1:
-            raise ValueError(f"cluster: nodes must be >= 1, got {self.nodes}")
-        if self.gpus_per_node < 1:
-            raise ValueError(f"cluster: gpus_per_node must be >= 1, got {self.gpus_per_node}")
-        if self.gpu_type not in GPU_TYPES:
+        self._check("cluster")
+
+    def _check(self, where: str) -> None:
+        """Raise ``ValueError`` naming the first bad key as ``{where}.{key}``."""
+        for name, high in (("nodes", MAX_CLUSTER_GPUS), ("gpus_per_node", MAX_GPUS_PER_NODE)):
+            value = getattr(self, name)
+            if not (is_int(value) and 1 <= value <= high):
+                raise ValueError(
+                    f"{where}.{name} must be an int {range_text(1, high)}, got {value!r}"
+                )
+            object.__setattr__(self, name, int(value))
+        if not (isinstance(self.gpu_type, str) and self.gpu_type in GPU_TYPES):
             raise ValueError(
-                f"cluster: unknown gpu_type {self.gpu_type!r}; allowed: {sorted(GPU_TYPES)}"
+                f"{where}.gpu_type must be one of {sorted(GPU_TYPES)}, got {self.gpu_type!r}"
             )
-        if self.memory_gib is not None and not self.memory_gib > 0:
-            raise ValueError(f"cluster: memory_gib must be > 0, got {self.memory_gib}")
+        memory = self.memory_gib
+        if memory is not None:
+            if not (is_finite(memory) and MIN_GPU_MEMORY_GIB <= memory <= MAX_GPU_MEMORY_GIB):
+                raise ValueError(
+                    f"{where}.memory_gib must be None or a number "
+                    f"{range_text(MIN_GPU_MEMORY_GIB, MAX_GPU_MEMORY_GIB)}, got {memory!r}"
+                )
+            object.__setattr__(self, "memory_gib", float(memory))
+
+    @classmethod
+    def from_dict(cls, spec: Any, where: str) -> NodeGroup:
+        """A group from a dict of ``_GROUP_KEYS`` (or a ``NodeGroup``), errors naming
+        ``where`` (``cluster.groups[1]``)."""
+        if isinstance(spec, NodeGroup):
+            return spec
+        if not isinstance(spec, Mapping):
+            raise ValueError(f"{where} must be a dict with keys {list(_GROUP_KEYS)}, got {spec!r}")
+        unknown = sorted(set(spec) - set(_GROUP_KEYS), key=str)
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {unknown}; allowed: {sorted(_GROUP_KEYS)}")
+        missing = [key for key in ("nodes", "gpus_per_node") if key not in spec]
+        if missing:
+            raise ValueError(
+                f"{where}: missing key(s) {missing} (a node group needs nodes and "
+                "gpus_per_node; gpu_type and memory_gib are optional)"
+            )
+        group = object.__new__(cls)
+        for key in _GROUP_KEYS:
+            object.__setattr__(group, key, spec.get(key, cls.__dataclass_fields__[key].default))
+        group._check(where)
+        return group
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +102,10 @@ class ClusterConfig:
     """A cluster as a list of node groups (several groups make a heterogeneous cluster).
 
     Attributes:
-        groups: The node groups, in node-index order.
-        max_jobs_per_gpu: Most workers (of different jobs) one GPU may host at once.
+        groups: The node groups, in node-index order; at most 65,536 GPUs in all
+            (``gpushare_env.sim.limits``).
+        max_jobs_per_gpu: Most workers (of different jobs) one GPU may host, an int >= 1
+            and <= 64.
         name: A label for reports.
     """
 
@@ -57,10 +114,29 @@ class ClusterConfig:
     name: str = "custom"
 
     def __post_init__(self) -> None:
+        if isinstance(self.groups, list):
+            object.__setattr__(self, "groups", tuple(self.groups))
+        if not isinstance(self.groups, tuple) or not all(
+            isinstance(group, NodeGroup) for group in self.groups
+        ):
+            raise ValueError(f"cluster.groups must be a list of NodeGroup, got {self.groups!r}")
         if not self.groups:
             raise ValueError("cluster: at least one node group is required")
-        if self.max_jobs_per_gpu < 1:
-            raise ValueError(f"cluster: max_jobs_per_gpu must be >= 1, got {self.max_jobs_per_gpu}")
+        total = sum(group.nodes * group.gpus_per_node for group in self.groups)
+        if total > MAX_CLUSTER_GPUS:
+            raise ValueError(
+                f"cluster: {total} GPUs in all (nodes x gpus_per_node, summed over the "
+                f"groups), more than the {MAX_CLUSTER_GPUS} allowed"
+            )
+        cap = self.max_jobs_per_gpu
+        if not (is_int(cap) and 1 <= cap <= MAX_JOBS_PER_GPU):
+            raise ValueError(
+                f"cluster.max_jobs_per_gpu must be an int {range_text(1, MAX_JOBS_PER_GPU)}, "
+                f"got {cap!r}"
+            )
+        object.__setattr__(self, "max_jobs_per_gpu", int(cap))
+        if not isinstance(self.name, str):
+            raise ValueError(f"cluster.name must be a str, got {self.name!r}")
 
     @classmethod
     def from_any(cls, spec: str | Mapping[str, Any] | ClusterConfig) -> ClusterConfig:
@@ -69,6 +145,11 @@ class ClusterConfig:
         A dict has either ``nodes``, ``gpus_per_node``, ``gpu_type`` (and optionally
         ``memory_gib``) for a homogeneous cluster, or ``groups`` (a list of such dicts);
         ``max_jobs_per_gpu`` and ``name`` are optional.
+
+        Raises:
+            ValueError: An unknown preset or key, a missing key, or a bad value, named by
+                its path (``cluster.groups[1].nodes``) with the allowed range.
+            TypeError: ``spec`` is neither a preset name, a dict nor a ``ClusterConfig``.
         """
         if isinstance(spec, ClusterConfig):
             return spec
@@ -78,27 +159,35 @@ class ClusterConfig:
             return PRESETS[spec]
         if not isinstance(spec, Mapping):
             raise TypeError(f"cluster: expected a preset name or a dict, got {type(spec).__name__}")
-        group_keys = {"nodes", "gpus_per_node", "gpu_type", "memory_gib"}
-        allowed = group_keys | {"groups", "max_jobs_per_gpu", "name"}
+        allowed = {*_GROUP_KEYS, "groups", "max_jobs_per_gpu", "name"}
         unknown = set(spec) - allowed
         if unknown:
-            raise ValueError(f"cluster: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+            raise ValueError(
+                f"cluster: unknown keys {sorted(unknown, key=str)}; allowed: {sorted(allowed)}"
+            )
         if "groups" in spec:
-            groups = []
-            for i, group in enumerate(spec["groups"]):
-                bad = set(group) - group_keys
-                if bad:
-                    raise ValueError(
-                        f"cluster.groups[{i}]: unknown keys {sorted(bad)}; "
-                        f"allowed: {sorted(group_keys)}"
-                    )
-                groups.append(NodeGroup(**group))
+            mixed = sorted(set(spec) & set(_GROUP_KEYS))
+            if mixed:
+                raise ValueError(
+                    f"cluster: give either 'groups' or the keys of one group, not both "
+                    f"(got 'groups' and {mixed})"
+                )
+            specs = spec["groups"]
+            if not isinstance(specs, (list, tuple)) or not specs:
+                raise ValueError(
+                    f"cluster.groups must be a non-empty list of node-group dicts, got {specs!r}"
+                )
+            groups = [
+                NodeGroup.from_dict(group, f"cluster.groups[{i}]") for i, group in enumerate(specs)
+            ]
         else:
-            groups = [NodeGroup(**{k: spec[k] for k in group_keys if k in spec})]
+            groups = [
+                NodeGroup.from_dict({k: v for k, v in spec.items() if k in _GROUP_KEYS}, "cluster")
+            ]
         return cls(
             groups=tuple(groups),
-            max_jobs_per_gpu=int(spec.get("max_jobs_per_gpu", 4)),
-            name=str(spec.get("name", "custom")),
+            max_jobs_per_gpu=spec.get("max_jobs_per_gpu", 4),
+            name=spec.get("name", "custom"),
         )
 
 
@@ -196,3 +285,41 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
         gpu_type=tuple(types),
         node_gpus=node_gpus,
     )
+
+
+def unfit_reason(
+    num_gpus: int, memory_gib: float, memory_desc: np.ndarray
+) -> tuple[str, str] | None:
+    """Why a job can never be placed on a cluster, even empty, or ``None`` if it can.
+
+    A job's workers need distinct GPUs (on any nodes), each with at least the worker's
+    memory, so it fits an empty cluster iff at least ``num_gpus`` GPUs have
+    ``memory_gib``: on a mixed cluster a job may ask for fewer GPUs than the cluster has
+    and less memory than its largest GPU, and still find too few GPUs large enough.
+
+    Args:
+        num_gpus: The job's workers.
+        memory_gib: Memory of one worker.  [GiB]
+        memory_desc: Every GPU's memory, sorted in descending order.  (G,) [GiB]
+
+    Returns:
+        ``(reason, detail)``: the reason key (``"too_many_gpus"``, ``"too_much_memory"``,
+        ``"too_few_large_gpus"``) and a sentence naming the numbers.
+    """
+    total = int(memory_desc.shape[0])
+    if num_gpus > total:
+        return "too_many_gpus", f"num_gpus {num_gpus} > the cluster's {total} GPUs"
+    largest = float(memory_desc[0])
+    if memory_gib > largest + _EPS:
+        return (
+            "too_much_memory",
+            f"memory_gib {memory_gib:g} > the largest GPU's {largest:g} GiB",
+        )
+    if memory_gib > float(memory_desc[num_gpus - 1]) + _EPS:
+        large = int(np.count_nonzero(memory_desc + _EPS >= memory_gib))
+        return (
+            "too_few_large_gpus",
+            f"its {num_gpus} workers of memory_gib {memory_gib:g} need {num_gpus} GPUs of "
+            f">= {memory_gib:g} GiB, the cluster has only {large}",
+        )
+    return None

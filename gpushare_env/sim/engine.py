@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.sim.catalog import MODELS
-from gpushare_env.sim.cluster import Cluster
+from gpushare_env.sim.cluster import Cluster, unfit_reason
 from gpushare_env.sim.interference import InterferenceModel, LinearContention, NoInterference
+from gpushare_env.sim.limits import MAX_DURATION_S, is_finite, is_int, range_text
 from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import (
     Event,
@@ -95,6 +96,9 @@ class SimConfig:
             valid decisions per job (docs/model.md, *Suspension rules*).
         min_service_s: Seconds a resumed job must compute before it may be suspended
             again, >= 0 (a quantum, as Gandiva's time slices; default 0: none).  # [s]
+
+    Every setting is checked on creation: a bad one raises ``ValueError`` naming it
+    (``SimConfig.sample_noise``) and its allowed range; numpy scalars are accepted.
     """
 
     sample_iterations: int = 20
@@ -108,27 +112,52 @@ class SimConfig:
     min_service_s: float = 0.0  # [s]
 
     def __post_init__(self) -> None:
-        if self.sample_iterations < 0:
-            raise ValueError(f"sample_iterations must be >= 0, got {self.sample_iterations}")
-        if not 0 <= self.sample_noise < 1:
-            raise ValueError(f"sample_noise must be in [0, 1), got {self.sample_noise}")
-        if self.duration_info not in DURATION_INFO:
-            raise ValueError(
-                f"duration_info must be one of {list(DURATION_INFO)}, got {self.duration_info!r}"
-            )
+        # numpy scalars are accepted and stored as Python numbers; bool is not an int here
+        for name in _SIM_CONFIG_NUMBERS:
+            value = getattr(self, name)
+            if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+                object.__setattr__(self, name, value.item())
+
+        def bad(name: str, allowed: str) -> ValueError:
+            return ValueError(f"SimConfig.{name} must be {allowed}, got {getattr(self, name)!r}")
+
+        if not (is_int(self.sample_iterations) and 0 <= self.sample_iterations <= _MAX_C_INT):
+            raise bad("sample_iterations", "an int >= 0 and <= 2**31 - 1")
+        if not (is_finite(self.sample_noise) and 0 <= self.sample_noise < 1):
+            raise bad("sample_noise", "a number in [0, 1)")
+        # -0.0 passes the check, but numpy's normal() refuses a negative zero scale
+        object.__setattr__(self, "sample_noise", float(self.sample_noise) + 0.0)
+        if not (isinstance(self.duration_info, str) and self.duration_info in DURATION_INFO):
+            raise bad("duration_info", f"one of {list(DURATION_INFO)}")
         for name in ("suspend_overhead_s", "resume_overhead_s"):
             value = getattr(self, name)
-            if value is not None and value < 0:
-                raise ValueError(f"{name} must be >= 0, got {value}")
-        if self.cross_node_factor is not None and not 0 < self.cross_node_factor <= 1:
-            raise ValueError(f"cross_node_factor must be in (0, 1], got {self.cross_node_factor}")
+            if value is not None and not (is_finite(value) and 0 <= value <= MAX_DURATION_S):
+                raise bad(name, f"None or a number {range_text(0, MAX_DURATION_S)} s")
+        factor = self.cross_node_factor
+        if factor is not None and not (is_finite(factor) and 0 < factor <= 1):
+            raise bad("cross_node_factor", "None or a number in (0, 1]")
+        if not isinstance(self.record_timeline, (bool, np.bool_)):
+            raise bad("record_timeline", "True or False")
+        object.__setattr__(self, "record_timeline", bool(self.record_timeline))
         cap = self.max_suspends_per_job
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
-            raise ValueError(f"max_suspends_per_job must be None or an int >= 0, got {cap!r}")
-        if not (math.isfinite(self.min_service_s) and self.min_service_s >= 0):
-            raise ValueError(
-                f"min_service_s must be a finite number >= 0, got {self.min_service_s}"
-            )
+        if cap is not None and not (is_int(cap) and 0 <= cap <= _MAX_C_INT):
+            raise bad("max_suspends_per_job", "None or an int >= 0 and <= 2**31 - 1")
+        if not (is_finite(self.min_service_s) and 0 <= self.min_service_s <= MAX_DURATION_S):
+            raise bad("min_service_s", f"a finite number {range_text(0, MAX_DURATION_S)} s")
+
+
+#: The numeric settings of ``SimConfig`` (numpy scalars among them become Python numbers).
+_SIM_CONFIG_NUMBERS = (
+    "sample_iterations",
+    "sample_noise",
+    "suspend_overhead_s",
+    "resume_overhead_s",
+    "cross_node_factor",
+    "max_suspends_per_job",
+    "min_service_s",
+)
+#: Largest value of the core's C ``int`` settings.
+_MAX_C_INT = 2**31 - 1
 
 
 @dataclass(slots=True)
@@ -219,8 +248,14 @@ class Simulator:
         self.config = config or SimConfig()
         self.cluster = cluster
         self.interference: InterferenceModel = interference or LinearContention()
+        if isinstance(jobs, (str, bytes, Mapping)) or not isinstance(jobs, Iterable):
+            raise TypeError(f"jobs must be a list of JobSpec, got {type(jobs).__name__}")
+        jobs = list(jobs)
         if not jobs:
             raise ValueError("the workload has no jobs")
+        for position, job in enumerate(jobs):
+            if not isinstance(job, JobSpec):
+                raise TypeError(f"jobs[{position}] must be a JobSpec, got {job!r}")
         ordered = sorted(jobs, key=lambda j: (j.arrival_s, j.job_id))
         self._check_fits(ordered)
         rng = rng if rng is not None else np.random.default_rng(0)
@@ -452,22 +487,23 @@ class Simulator:
 
     # ---------------------------------------------------------------- internals
     def _check_fits(self, jobs: Sequence[JobSpec]) -> None:
+        """Refuse, naming the job, a workload the core cannot run to the end: an entry
+        that is not a ``JobSpec`` (whose checks bound every field), a duplicate id, or a
+        job no placement on this cluster could ever satisfy (too many GPUs, or too few
+        GPUs with the memory of one of its workers: on a mixed cluster this is found
+        here, not as a deadlock at the end)."""
         ids = [j.job_id for j in jobs]
         if len(set(ids)) != len(ids):
             seen: set[int] = set()
             dup = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
             raise ValueError(f"job {dup}: duplicate job_id in the workload")
-        biggest = float(self.cluster.gpu_memory_gib.max())
+        memory_desc = np.sort(self.cluster.gpu_memory_gib)[::-1]
         for j in jobs:
-            if j.num_gpus > self.cluster.num_gpus:
+            unfit = unfit_reason(j.num_gpus, j.memory_gib, memory_desc)
+            if unfit is not None:
                 raise ValueError(
-                    f"job {j.job_id}: needs {j.num_gpus} GPUs, the cluster has "
-                    f"{self.cluster.num_gpus} (filter the workload with fit_to_cluster)"
-                )
-            if j.memory_gib > biggest + _EPS:
-                raise ValueError(
-                    f"job {j.job_id}: a worker needs {j.memory_gib:g} GiB, the largest GPU "
-                    f"has {biggest:g} GiB"
+                    f"job {j.job_id} can never fit the cluster {self.cluster.describe()}: "
+                    f"{unfit[1]} (filter the workload with fit_to_cluster)"
                 )
 
 

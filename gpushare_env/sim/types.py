@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple
@@ -9,6 +10,19 @@ from typing import NamedTuple
 import numpy as np
 
 from gpushare_env.sim.catalog import scaling_efficiency
+from gpushare_env.sim.limits import (
+    MAX_ARRIVAL_S,
+    MAX_BATCH_SIZE,
+    MAX_CLUSTER_GPUS,
+    MAX_DURATION_S,
+    MAX_ITERATIONS,
+    MAX_JOB_ID,
+    MIN_ITER_TIME_S,
+    is_int,
+    is_real,
+    number_text,
+    range_text,
+)
 
 __all__ = [
     "Event",
@@ -55,12 +69,21 @@ class Event(NamedTuple):
     job_id: int
 
 
+_INT_FIELDS = ("job_id", "batch_size", "num_gpus", "iterations")
+_FLOAT_FIELDS = ("arrival_s", "memory_gib", "intensity", "iter_time_s")
+
+
 @dataclass(frozen=True, slots=True)
 class JobSpec:
     """An immutable description of a training job, as a workload produces it.
 
     The job is ``iterations`` synchronous data-parallel steps of ``num_gpus`` workers.
     Alone on V100s in one node, one step takes ``iter_time_s / eff(num_gpus)``.
+
+    Every field is checked on creation against the limits of ``gpushare_env.sim.limits``
+    (``docs/bad_input.md``); a bad one raises ``ValueError`` naming the job and the field.
+    Numpy integers and floats are accepted and stored as Python ``int`` / ``float``;
+    ``bool`` is not an integer here.
 
     Attributes:
         job_id: Unique, non-negative identifier.
@@ -85,23 +108,77 @@ class JobSpec:
     iter_time_s: float  # [s]
 
     def __post_init__(self) -> None:
-        problems = []
-        if self.job_id < 0:
-            problems.append(f"job_id must be >= 0, got {self.job_id}")
-        if not self.arrival_s >= 0:
-            problems.append(f"arrival_s must be >= 0, got {self.arrival_s}")
-        if self.num_gpus < 1:
-            problems.append(f"num_gpus must be >= 1, got {self.num_gpus}")
-        if self.iterations < 1:
-            problems.append(f"iterations must be >= 1, got {self.iterations}")
-        if not self.memory_gib > 0:
-            problems.append(f"memory_gib must be > 0, got {self.memory_gib}")
-        if not 0 < self.intensity <= 1:
-            problems.append(f"intensity must be in (0, 1], got {self.intensity}")
-        if not self.iter_time_s > 0:
-            problems.append(f"iter_time_s must be > 0, got {self.iter_time_s}")
-        if self.batch_size < 1:
-            problems.append(f"batch_size must be >= 1, got {self.batch_size}")
+        # The fast path (a workload builds 1e5 of these): plain Python numbers within the
+        # limits of gpushare_env.sim.limits pass with one test; anything else is examined.
+        if not (
+            type(self.job_id) is int
+            and type(self.batch_size) is int
+            and type(self.num_gpus) is int
+            and type(self.iterations) is int
+            and type(self.arrival_s) is float
+            and type(self.memory_gib) is float
+            and type(self.intensity) is float
+            and type(self.iter_time_s) is float
+            and type(self.model) is str
+            and 0 <= self.job_id <= MAX_JOB_ID
+            and 0.0 <= self.arrival_s <= MAX_ARRIVAL_S
+            and 1 <= self.num_gpus <= MAX_CLUSTER_GPUS
+            and 1 <= self.iterations <= MAX_ITERATIONS
+            and 0.0 < self.memory_gib < math.inf
+            and 0.0 < self.intensity <= 1.0
+            and MIN_ITER_TIME_S <= self.iter_time_s <= MAX_DURATION_S
+            and 1 <= self.batch_size <= MAX_BATCH_SIZE
+        ):
+            self._normalise_or_refuse()
+        # rounding to whole steps may take a trace's duration of 1e8 s one step beyond
+        if not (self.iterations - 1) * self.step_time_s <= MAX_DURATION_S:
+            raise ValueError(
+                f"job {self.job_id}: the solo duration (iterations x iter_time_s / "
+                f"eff(num_gpus)) must be <= {number_text(MAX_DURATION_S)} s, "
+                f"got {self.solo_duration_s!r}"
+            )
+
+    def _normalise_or_refuse(self) -> None:
+        """Store numpy scalars as Python numbers, then raise ``ValueError`` naming every
+        field of the wrong type or beyond its limit."""
+        problems: list[str] = []
+        for name in _INT_FIELDS:
+            value = getattr(self, name)
+            if type(value) is not int:
+                if is_int(value):
+                    object.__setattr__(self, name, int(value))
+                else:
+                    problems.append(f"{name} must be an int, got {value!r}")
+        for name in _FLOAT_FIELDS:
+            value = getattr(self, name)
+            if type(value) is not float:
+                try:
+                    if not is_real(value):
+                        raise TypeError
+                    object.__setattr__(self, name, float(value))
+                except (TypeError, OverflowError):
+                    problems.append(f"{name} must be a finite number, got {value!r}")
+        if not isinstance(self.model, str):
+            problems.append(f"model must be a str, got {self.model!r}")
+        if problems:
+            raise ValueError(f"job {self.job_id!r}: " + "; ".join(problems))
+        checks = (
+            ("job_id", 0 <= self.job_id <= MAX_JOB_ID, range_text(0, MAX_JOB_ID)),
+            ("arrival_s", 0 <= self.arrival_s <= MAX_ARRIVAL_S, range_text(0, MAX_ARRIVAL_S)),
+            ("num_gpus", 1 <= self.num_gpus <= MAX_CLUSTER_GPUS, range_text(1, MAX_CLUSTER_GPUS)),
+            ("iterations", 1 <= self.iterations <= MAX_ITERATIONS, range_text(1, MAX_ITERATIONS)),
+            ("memory_gib", 0 < self.memory_gib < math.inf, "finite and > 0"),
+            ("intensity", 0 < self.intensity <= 1, range_text(0, 1, low_open=True)),
+            (
+                "iter_time_s",
+                MIN_ITER_TIME_S <= self.iter_time_s <= MAX_DURATION_S,
+                range_text(MIN_ITER_TIME_S, MAX_DURATION_S),
+            ),
+            ("batch_size", 1 <= self.batch_size <= MAX_BATCH_SIZE, range_text(1, MAX_BATCH_SIZE)),
+        )
+        for name, ok, allowed in checks:
+            if not ok:
+                problems.append(f"{name} must be {allowed}, got {getattr(self, name)!r}")
         if problems:
             raise ValueError(f"job {self.job_id}: " + "; ".join(problems))
 

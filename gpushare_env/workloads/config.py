@@ -20,6 +20,13 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.sim.catalog import DEFAULT_MODELS, MODELS
+from gpushare_env.sim.limits import (
+    MAX_ARRIVAL_S,
+    MAX_CLUSTER_GPUS,
+    MAX_DURATION_S,
+    MAX_JOBS,
+    range_text,
+)
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.csv_trace import (
     read_csv_header,
@@ -49,6 +56,8 @@ _ARRIVALS = {
 _DEFAULT_ARRIVAL = {"thesis": "interval", "philly": "poisson", "trace": "poisson"}
 _DEFAULT_NUM_JOBS = 100
 _TRACE_SUFFIXES = (".csv", ".json")
+#: Offered loads allowed (1e307 would make the mean gap between arrivals 0 s, 1e-320 inf).
+MIN_LOAD, MAX_LOAD = 1e-6, 1e6
 
 
 def _is_int(value: Any) -> bool:
@@ -68,22 +77,22 @@ class WorkloadConfig:
     Attributes:
         kind: ``"thesis"`` (DESIGN 3.7's 100-job generator), ``"philly"`` (Philly-style
             stream at a target load) or ``"trace"`` (read ``path``).
-        num_jobs: Jobs to generate, >= 1; for a trace, the most to keep (earliest first).
-            ``None``: 100 for generators, the whole trace for traces.
+        num_jobs: Jobs to generate, >= 1 and <= 1e7; for a trace, the most to keep (earliest
+            first). ``None``: 100 for generators, the whole trace for traces.
         arrival: Arrival process, ``None`` for the kind's default. ``thesis``:
             ``"interval"`` (default) or ``"poisson"``; ``philly``: ``"poisson"`` (default)
             or ``"bursty"`` (Philly-shaped gaps); ``trace``: ``"poisson"``, used only for
             CSVs without arrival times.
-        interval_s: Gap of ``"interval"`` arrivals, > 0.  [s]
-        mean_gap_s: Mean gap of Poisson or bursty arrivals, > 0. ``None``: 60 s for
+        interval_s: Gap of ``"interval"`` arrivals, > 0 and <= 1e9.  [s]
+        mean_gap_s: Mean gap of Poisson or bursty arrivals, > 0 and <= 1e9. ``None``: 60 s for
             ``thesis``; for ``philly`` and arrival-less traces, derived from ``load``.  [s]
-        load: Target offered load, > 0: expected GPU-seconds requested per second over
-            the cluster's GPUs (1.0 fills it exactly without sharing).
+        load: Target offered load, >= 1e-6 and <= 1e6: expected GPU-seconds requested per
+            second over the cluster's GPUs (1.0 fills it exactly without sharing).
         num_cluster_gpus: GPUs the load refers to, >= 1. ``None``: the ``cluster_gpus``
             given to :func:`make_workload`, else 2,048 (the ``philly`` cluster).
         duration_model: ``"empirical"`` (Philly's quantile table) or ``"parametric"``
             (Gavel's fit).
-        duration_scale: Multiplies every job length, > 0. ``None``: 1/60 for ``thesis``
+        duration_scale: Multiplies every job length, > 0 and <= 1e8. ``None``: 1/60 for ``thesis``
             (a Philly hour becomes a minute), 1.0 otherwise.
         max_duration_quantile: Draw lengths below this quantile only, in (0, 1]. ``None``:
             0.95 for ``thesis`` (drops the weeks-long tail), 1.0 for ``philly``.
@@ -114,6 +123,10 @@ class WorkloadConfig:
     window_end: str | None = None
 
     def __post_init__(self) -> None:
+        for name in self.fields():  # numpy scalars as Python values (plain JSON when recorded)
+            value = getattr(self, name)
+            if isinstance(value, np.generic):
+                object.__setattr__(self, name, value.item())
         if isinstance(self.models, (list, tuple)):
             object.__setattr__(self, "models", tuple(self.models))
         if isinstance(self.path, os.PathLike):
@@ -125,19 +138,27 @@ class WorkloadConfig:
 
         if self.kind not in _KINDS:
             bad("kind", f"one of {list(_KINDS)}")
-        if self.num_jobs is not None and not (_is_int(self.num_jobs) and self.num_jobs >= 1):
-            bad("num_jobs", "None or an int >= 1")
+        if self.num_jobs is not None and not (
+            _is_int(self.num_jobs) and 1 <= self.num_jobs <= MAX_JOBS
+        ):
+            bad("num_jobs", f"None or an int {range_text(1, MAX_JOBS)}")
         arrivals = _ARRIVALS.get(self.kind, ())
         if self.arrival is not None and arrivals and self.arrival not in arrivals:
             bad("arrival", f"None or one of {list(arrivals)} for kind {self.kind!r}")
-        for name in ("interval_s", "load"):
+        if not (_is_number(self.load) and MIN_LOAD <= self.load <= MAX_LOAD):
+            bad("load", f"a finite number {range_text(MIN_LOAD, MAX_LOAD)}")
+        # a gap or a scale beyond the limits would put every job past them
+        for name, high, optional in (
+            ("interval_s", MAX_ARRIVAL_S, False),
+            ("mean_gap_s", MAX_ARRIVAL_S, True),
+            ("duration_scale", MAX_DURATION_S, True),
+        ):
             value = getattr(self, name)
-            if not (_is_number(value) and math.isfinite(value) and value > 0):
-                bad(name, "a finite number > 0")
-        for name in ("mean_gap_s", "duration_scale"):
-            value = getattr(self, name)
-            if value is not None and not (_is_number(value) and math.isfinite(value) and value > 0):
-                bad(name, "None or a finite number > 0")
+            if (value is not None or not optional) and not (
+                _is_number(value) and math.isfinite(value) and 0 < value <= high
+            ):
+                allowed = f"a number {range_text(0, high, low_open=True)}"
+                bad(name, f"None or {allowed}" if optional else allowed)
         if self.max_duration_quantile is not None and not (
             _is_number(self.max_duration_quantile) and 0 < self.max_duration_quantile <= 1
         ):
@@ -234,10 +255,17 @@ class WorkloadConfig:
         cluster_gpus: int | None = None,
     ) -> list[JobSpec]:
         """Generate or load the jobs; see :func:`make_workload`."""
-        if num_jobs is not None and not (_is_int(num_jobs) and num_jobs >= 1):
-            raise ValueError(f"num_jobs must be None or an int >= 1, got {num_jobs!r}")
-        if cluster_gpus is not None and not (_is_int(cluster_gpus) and cluster_gpus >= 1):
-            raise ValueError(f"cluster_gpus must be None or an int >= 1, got {cluster_gpus!r}")
+        if num_jobs is not None and not (_is_int(num_jobs) and 1 <= num_jobs <= MAX_JOBS):
+            raise ValueError(
+                f"num_jobs must be None or an int {range_text(1, MAX_JOBS)}, got {num_jobs!r}"
+            )
+        if cluster_gpus is not None and not (
+            _is_int(cluster_gpus) and 1 <= cluster_gpus <= MAX_CLUSTER_GPUS
+        ):
+            raise ValueError(
+                f"cluster_gpus must be None or an int {range_text(1, MAX_CLUSTER_GPUS)}, "
+                f"got {cluster_gpus!r}"
+            )
         count = num_jobs if num_jobs is not None else self.num_jobs
         max_gpus = self.max_gpus
         if cluster_gpus is not None:

@@ -5,18 +5,23 @@ A workload CSV has a header row and one row per job:
 ========== ======== ==========================================================
 column     required meaning
 ========== ======== ==========================================================
-job_id     yes      unique integer >= 0
-arrival_s  yes      submission time, >= 0 [s]
-num_gpus   yes      workers, one per GPU, integer >= 1
-duration_s yes      solo exclusive duration on V100s in one node, > 0 [s]
+job_id     yes      unique integer, >= 0 and <= 2**63 - 1
+arrival_s  yes      submission time, >= 0 and <= 1e9 [s]
+num_gpus   yes      workers, one per GPU, integer >= 1 and <= 65536
+duration_s yes      solo exclusive duration on V100s in one node, > 0, <= 1e8 [s]
 model      no       key of ``gpushare_env.sim.catalog.MODELS``; a seeded draw
                     from ``models`` when the column or the cell is empty
-batch_size no       per-worker batch, integer >= 1 (default: the model's)
-iterations no       total steps, integer >= 1 (default: from the duration)
+batch_size no       per-worker batch, integer >= 1 and <= 2**31 - 1 (default:
+                    the model's)
+iterations no       total steps, integer >= 1 and <= 2**53 (default: from
+                    the duration)
 memory_gib no       per-worker memory, > 0 [GiB] (default: scaled from the catalog)
-iter_time_s no      solo step time of one worker on a V100, > 0 [s]
+iter_time_s no      solo step time of one worker on a V100, >= 1e-6, <= 1e8 [s]
 intensity  no       GPU intensity in (0, 1] (default: the model's)
 ========== ======== ==========================================================
+
+The bounds are those of ``gpushare_env.sim.limits`` (why: its docstring; every bad input
+and its error: ``docs/bad_input.md``).
 
 How the optional columns turn into a ``JobSpec`` is :func:`~.jobs.make_job`. The last two
 columns extend DESIGN 3.7's format so that :func:`write_csv_trace` can write any job and
@@ -36,6 +41,17 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from gpushare_env.sim.catalog import DEFAULT_MODELS, MODELS
+from gpushare_env.sim.limits import (
+    MAX_ARRIVAL_S,
+    MAX_BATCH_SIZE,
+    MAX_CLUSTER_GPUS,
+    MAX_DURATION_S,
+    MAX_ITERATIONS,
+    MAX_JOB_ID,
+    MIN_ITER_TIME_S,
+    number_text,
+    range_text,
+)
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.distributions import poisson_arrivals
 from gpushare_env.workloads.jobs import TraceError, jobs_from_arrays, make_job, spawn_streams
@@ -64,21 +80,39 @@ CSV_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 PathLike = str | os.PathLike[str]
 
 
-def _parse_int(text: str, path: PathLike, line: int, column: str, minimum: int) -> int:
+def _parse_int(
+    text: str, path: PathLike, line: int, column: str, minimum: int, maximum: int
+) -> int:
+    if not text:
+        raise TraceError("missing value (the cell is empty)", path=path, line=line, field=column)
     try:
         value = int(text)
     except ValueError:
         raise TraceError(
             f"cannot parse {text!r} as an integer", path=path, line=line, field=column
         ) from None
-    if value < minimum:
-        raise TraceError(f"must be >= {minimum}, got {value}", path=path, line=line, field=column)
+    if not minimum <= value <= maximum:
+        raise TraceError(
+            f"must be {range_text(minimum, maximum)}, got {value}",
+            path=path,
+            line=line,
+            field=column,
+        )
     return value
 
 
 def _parse_float(
-    text: str, path: PathLike, line: int, column: str, minimum: float, strict: bool
+    text: str,
+    path: PathLike,
+    line: int,
+    column: str,
+    minimum: float,
+    strict: bool,
+    maximum: float | None = None,
 ) -> float:
+    """A finite number ``>= minimum`` (``> minimum`` if ``strict``) and ``<= maximum``."""
+    if not text:
+        raise TraceError("missing value (the cell is empty)", path=path, line=line, field=column)
     try:
         value = float(text)
     except ValueError:
@@ -87,9 +121,17 @@ def _parse_float(
         ) from None
     if not math.isfinite(value):
         raise TraceError(f"must be finite, got {text!r}", path=path, line=line, field=column)
-    if value < minimum or (strict and value == minimum):
-        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
-        raise TraceError(f"must be {bound}, got {value!r}", path=path, line=line, field=column)
+    if (
+        value < minimum
+        or (strict and value == minimum)
+        or (maximum is not None and value > maximum)
+    ):
+        raise TraceError(
+            f"must be {range_text(minimum, maximum, low_open=strict)}, got {value!r}",
+            path=path,
+            line=line,
+            field=column,
+        )
     return value
 
 
@@ -113,7 +155,7 @@ def _rows(
     except OSError as error:
         raise TraceError(f"cannot open: {error.strerror}", path=path) from None
     with handle:
-        reader = csv.reader(handle)
+        reader = csv.reader(handle, strict=True)  # a stray quote is an error, not a guess
         try:
             header = next(reader, None)
             while header is not None and not any(cell.strip() for cell in header):
@@ -170,7 +212,7 @@ def read_csv_header(path: PathLike) -> tuple[str, ...]:
     """
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            for row in csv.reader(handle):
+            for row in csv.reader(handle, strict=True):
                 if any(cell.strip() for cell in row):
                     return tuple(cell.strip() for cell in row)
     except OSError as error:
@@ -214,7 +256,7 @@ def read_csv_trace(
     first_line: dict[int, int] = {}
     jobs: list[JobSpec] = []
     for index, (line, row) in enumerate(parsed):
-        job_id = _parse_int(row["job_id"], path, line, "job_id", 0)
+        job_id = _parse_int(row["job_id"], path, line, "job_id", 0, MAX_JOB_ID)
         if job_id in first_line:
             raise TraceError(
                 f"duplicate job_id {job_id} (first on line {first_line[job_id]})",
@@ -223,23 +265,34 @@ def read_csv_trace(
                 field="job_id",
             )
         first_line[job_id] = line
-        arrival = _parse_float(row["arrival_s"], path, line, "arrival_s", 0.0, strict=False)
-        num_gpus = _parse_int(row["num_gpus"], path, line, "num_gpus", 1)
-        duration = _parse_float(row["duration_s"], path, line, "duration_s", 0.0, strict=True)
+        arrival = _parse_float(
+            row["arrival_s"], path, line, "arrival_s", 0.0, strict=False, maximum=MAX_ARRIVAL_S
+        )
+        num_gpus = _parse_int(row["num_gpus"], path, line, "num_gpus", 1, MAX_CLUSTER_GPUS)
+        # given iterations and step time fix the job (its duration is only checked against
+        # them), and JobSpec bounds the duration they imply; else this one is bounded
+        determined = bool(row.get("iterations", "") and row.get("iter_time_s", ""))
+        duration = _parse_float(
+            row["duration_s"], path, line, "duration_s", 0.0, strict=True,
+            maximum=None if determined else MAX_DURATION_S,
+        )  # fmt: skip
         model_text = row.get("model", "")
         model = _check_model_name(model_text, path, line) if model_text else models[draws[index]]
-        batch_text = row.get("batch_size", "")
-        iterations_text = row.get("iterations", "")
-        memory_text = row.get("memory_gib", "")
-        iter_time_text = row.get("iter_time_s", "")
-        intensity_text = row.get("intensity", "")
         intensity = None
-        if intensity_text:
-            intensity = _parse_float(intensity_text, path, line, "intensity", 0.0, strict=True)
-            if intensity > 1:
-                raise TraceError(
-                    f"must be in (0, 1], got {intensity!r}", path=path, line=line, field="intensity"
-                )
+        if text := row.get("intensity", ""):
+            intensity = _parse_float(text, path, line, "intensity", 0.0, strict=True, maximum=1.0)
+        batch_size = iterations = memory_gib = iter_time_s = None
+        if text := row.get("batch_size", ""):
+            batch_size = _parse_int(text, path, line, "batch_size", 1, MAX_BATCH_SIZE)
+        if text := row.get("iterations", ""):
+            iterations = _parse_int(text, path, line, "iterations", 1, MAX_ITERATIONS)
+        if text := row.get("memory_gib", ""):
+            memory_gib = _parse_float(text, path, line, "memory_gib", 0.0, strict=True)
+        if text := row.get("iter_time_s", ""):
+            iter_time_s = duration_scale * _parse_float(
+                text, path, line, "iter_time_s", MIN_ITER_TIME_S, strict=False,
+                maximum=MAX_DURATION_S,
+            )  # fmt: skip
         try:
             jobs.append(
                 make_job(
@@ -248,30 +301,25 @@ def read_csv_trace(
                     num_gpus,
                     duration * duration_scale,
                     model,
-                    _parse_int(batch_text, path, line, "batch_size", 1) if batch_text else None,
-                    iterations=(
-                        _parse_int(iterations_text, path, line, "iterations", 1)
-                        if iterations_text
-                        else None
-                    ),
-                    memory_gib=(
-                        _parse_float(memory_text, path, line, "memory_gib", 0.0, strict=True)
-                        if memory_text
-                        else None
-                    ),
-                    iter_time_s=(
-                        _parse_float(iter_time_text, path, line, "iter_time_s", 0.0, strict=True)
-                        * duration_scale
-                        if iter_time_text
-                        else None
-                    ),
+                    batch_size,
+                    iterations=iterations,
+                    memory_gib=memory_gib,
+                    iter_time_s=iter_time_s,
                     intensity=intensity,
                 )
             )
         except TraceError:
             raise
         except ValueError as error:  # a combination JobSpec rejects
-            raise TraceError(str(error), path=path, line=line) from None
+            message = str(error).removeprefix(f"job {job_id}: ")
+            first_word = message.split(" ", 1)[0]
+            raise TraceError(
+                message,
+                path=path,
+                line=line,
+                job=job_id,
+                field=first_word if first_word in CSV_COLUMNS else None,
+            ) from None
     return sorted(jobs, key=lambda job: (job.arrival_s, job.job_id))
 
 
@@ -350,10 +398,19 @@ def read_duration_gpus_csv(
     for line, row in _rows(path, ("duration_s", "num_gpus"), ("model",)):
         if max_jobs is not None and len(durations) >= max_jobs:
             break
-        durations.append(
-            _parse_float(row["duration_s"], path, line, "duration_s", 0.0, strict=True)
+        duration = _parse_float(
+            row["duration_s"], path, line, "duration_s", 0.0, strict=True, maximum=MAX_DURATION_S
         )
-        gpus.append(_parse_int(row["num_gpus"], path, line, "num_gpus", 1))
+        if not duration * duration_scale <= MAX_DURATION_S:
+            raise TraceError(
+                f"{duration!r} x duration_scale {duration_scale!r} must be <= "
+                f"{number_text(MAX_DURATION_S)} s",
+                path=path,
+                line=line,
+                field="duration_s",
+            )
+        durations.append(duration)
+        gpus.append(_parse_int(row["num_gpus"], path, line, "num_gpus", 1, MAX_CLUSTER_GPUS))
         model_text = row.get("model", "")
         named.append(_check_model_name(model_text, path, line) if model_text else "")
     if not durations:

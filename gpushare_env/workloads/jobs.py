@@ -17,6 +17,18 @@ from typing import Literal
 import numpy as np
 
 from gpushare_env.sim.catalog import MODELS, scaling_efficiency
+from gpushare_env.sim.cluster import unfit_reason
+from gpushare_env.sim.limits import (
+    MAX_ARRIVAL_S,
+    MAX_BATCH_SIZE,
+    MAX_CLUSTER_GPUS,
+    MAX_DURATION_S,
+    MAX_ITERATIONS,
+    MIN_ITER_TIME_S,
+    is_finite,
+    is_int,
+    range_text,
+)
 from gpushare_env.sim.types import JobSpec
 
 __all__ = [
@@ -161,17 +173,30 @@ def make_job(
     """
     _check_model(model)
     spec = MODELS[model]
-    if not (math.isfinite(duration_s) and duration_s > 0):
-        raise ValueError(f"job {job_id}: duration_s must be finite and > 0, got {duration_s}")
-    if num_gpus < 1:
-        raise ValueError(f"job {job_id}: num_gpus must be >= 1, got {num_gpus}")
-    batch = spec.batch_size if batch_size is None else int(batch_size)
-    if batch < 1:
-        raise ValueError(f"job {job_id}: batch_size must be >= 1, got {batch}")
-    if iterations is not None and iterations < 1:
-        raise ValueError(f"job {job_id}: iterations must be >= 1, got {iterations}")
-    if iter_time_s is not None and not (math.isfinite(iter_time_s) and iter_time_s > 0):
-        raise ValueError(f"job {job_id}: iter_time_s must be finite and > 0, got {iter_time_s}")
+
+    # the arithmetic below needs these in range first; JobSpec checks the rest
+    def bad(name: str, value: object, allowed: str) -> ValueError:
+        return ValueError(f"job {job_id}: {name} must be {allowed}, got {value!r}")
+
+    # with both iterations and iter_time_s the duration is only checked against them (and
+    # JobSpec bounds the duration they imply); otherwise it sets the iterations
+    highest = math.inf if iterations is not None and iter_time_s is not None else MAX_DURATION_S
+    if not (is_finite(duration_s) and 0 < duration_s <= highest):
+        raise bad("duration_s", duration_s, f"finite, {range_text(0, highest, low_open=True)} s")
+    if not (is_int(num_gpus) and 1 <= num_gpus <= MAX_CLUSTER_GPUS):
+        raise bad("num_gpus", num_gpus, f"an int {range_text(1, MAX_CLUSTER_GPUS)}")
+    batch = spec.batch_size if batch_size is None else batch_size
+    if not (is_int(batch) and 1 <= batch <= MAX_BATCH_SIZE):
+        raise bad("batch_size", batch, f"an int {range_text(1, MAX_BATCH_SIZE)}")
+    batch = int(batch)
+    if iterations is not None and not (is_int(iterations) and 1 <= iterations <= MAX_ITERATIONS):
+        raise bad("iterations", iterations, f"an int {range_text(1, MAX_ITERATIONS)}")
+    if iter_time_s is not None and not (
+        is_finite(iter_time_s) and MIN_ITER_TIME_S <= iter_time_s <= MAX_DURATION_S
+    ):
+        raise bad(
+            "iter_time_s", iter_time_s, f"finite, {range_text(MIN_ITER_TIME_S, MAX_DURATION_S)} s"
+        )
     efficiency = scaling_efficiency(num_gpus)
     if iterations is None:
         if iter_time_s is None:
@@ -223,6 +248,19 @@ def jobs_from_arrays(
     """
     count = int(arrival_s.shape[0])
     ids = np.arange(count, dtype=np.int64) if job_ids is None else np.asarray(job_ids)
+    # the limits of gpushare_env.sim.limits, before the arithmetic (JobSpec checks the rest)
+    for name, values, low, high, closed in (
+        ("arrival_s", arrival_s, 0.0, MAX_ARRIVAL_S, True),
+        ("duration_s", duration_s, 0.0, MAX_DURATION_S, False),
+    ):
+        with np.errstate(invalid="ignore"):
+            bad = ~((values >= low if closed else values > low) & (values <= high))
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"job {ids[first]}: {name} must be finite, "
+                f"{range_text(low, high, low_open=not closed)} s, got {float(values[first])!r}"
+            )
     specs = [MODELS[name] for name in models]
     iter_time = np.array([s.iter_time_s for s in specs], dtype=np.float64)[model_index]
     unique_gpus, inverse = np.unique(num_gpus, return_inverse=True)
@@ -260,7 +298,9 @@ class FitResult:
     Attributes:
         jobs: The jobs kept, in input order.
         rejected: Count per reason: ``"too_many_gpus"`` (more workers than the cluster has
-            GPUs) or ``"too_much_memory"`` (a worker larger than the largest GPU).
+            GPUs), ``"too_much_memory"`` (a worker larger than the largest GPU) or
+            ``"too_few_large_gpus"`` (fewer GPUs with a worker's memory than workers: a
+            mixed cluster's case, checked when ``gpu_memory_gib`` is given).
         rejected_ids: Identifiers of the rejected jobs, in input order.
     """
 
@@ -279,18 +319,24 @@ def fit_to_cluster(
     max_gpus: int,
     max_worker_mem_gib: float,
     on_unfit: Literal["reject", "error"] = "reject",
+    *,
+    gpu_memory_gib: Sequence[float] | np.ndarray | None = None,
 ) -> FitResult:
     """Drop (or refuse) the jobs that could never be placed on the cluster.
 
-    A job never fits when it asks for more GPUs than the cluster has, or when one worker
-    needs more memory than the largest GPU. (On a mixed cluster a job may also need more
-    GPUs of a large enough type than exist; that finer check is the placement's.)
+    A job never fits when it asks for more GPUs than the cluster has, when one worker
+    needs more memory than the largest GPU, or, on a mixed cluster, when fewer GPUs than
+    it has workers have a worker's memory (8 workers of 20 GiB on a cluster with 8 GPUs
+    of 40 GiB and many of 16 GiB). Pass ``gpu_memory_gib`` (``Cluster.gpu_memory_gib``)
+    for that last, exact check, which the simulator makes too: without it such a job is
+    kept here and refused by ``Simulator`` (a ``ValueError`` naming it).
 
     Args:
         jobs: The workload.
         max_gpus: GPUs in the cluster.
         max_worker_mem_gib: Memory of the largest GPU.  [GiB]
         on_unfit: ``"reject"`` drops such jobs and counts them; ``"error"`` raises.
+        gpu_memory_gib: Every GPU's memory, for the exact check.  (G,) [GiB]
 
     Returns:
         The kept jobs and the rejection counts.
@@ -298,28 +344,34 @@ def fit_to_cluster(
     Raises:
         UnfitJobError: With ``on_unfit="error"``, at the first job that cannot fit, naming
             it, the field and the cluster's limit.
-        ValueError: A bad ``on_unfit``, ``max_gpus`` or ``max_worker_mem_gib``.
+        ValueError: A bad ``on_unfit``, ``max_gpus``, ``max_worker_mem_gib`` or
+            ``gpu_memory_gib``.
     """
     if on_unfit not in ("reject", "error"):
         raise ValueError(f"on_unfit must be 'reject' or 'error', got {on_unfit!r}")
-    if max_gpus < 1:
-        raise ValueError(f"max_gpus must be >= 1, got {max_gpus}")
-    if not max_worker_mem_gib > 0:
-        raise ValueError(f"max_worker_mem_gib must be > 0, got {max_worker_mem_gib}")
+    if not (is_int(max_gpus) and 1 <= max_gpus <= MAX_CLUSTER_GPUS):
+        raise ValueError(f"max_gpus must be an int in [1, {MAX_CLUSTER_GPUS}], got {max_gpus!r}")
+    if not (is_finite(max_worker_mem_gib) and max_worker_mem_gib > 0):
+        raise ValueError(f"max_worker_mem_gib must be > 0, got {max_worker_mem_gib!r}")
+    if gpu_memory_gib is None:
+        # the coarse check: max_gpus GPUs, all as large as the largest
+        memory_desc = np.full(int(max_gpus), float(max_worker_mem_gib))
+    else:
+        memory_desc = np.sort(np.asarray(gpu_memory_gib, dtype=np.float64))[::-1]
+        if memory_desc.shape != (max_gpus,) or memory_desc[0] != max_worker_mem_gib:
+            raise ValueError(
+                f"gpu_memory_gib must hold max_gpus ({max_gpus}) memories, the largest "
+                f"max_worker_mem_gib ({max_worker_mem_gib!r}), got {gpu_memory_gib!r}"
+            )
     kept: list[JobSpec] = []
     rejected: dict[str, int] = {}
     rejected_ids: list[int] = []
     for job in jobs:
-        reason = None
-        if job.num_gpus > max_gpus:
-            reason = "too_many_gpus"
-            detail = f"num_gpus {job.num_gpus} > the cluster's {max_gpus} GPUs"
-        elif job.memory_gib > max_worker_mem_gib:
-            reason = "too_much_memory"
-            detail = f"memory_gib {job.memory_gib:g} > the largest GPU's {max_worker_mem_gib:g} GiB"
-        if reason is None:
+        unfit = unfit_reason(job.num_gpus, job.memory_gib, memory_desc)
+        if unfit is None:
             kept.append(job)
             continue
+        reason, detail = unfit
         if on_unfit == "error":
             raise UnfitJobError(f"job {job.job_id} can never fit the cluster: {detail}")
         rejected[reason] = rejected.get(reason, 0) + 1

@@ -20,8 +20,10 @@ How a job becomes a ``JobSpec``:
   earliest selected submission); models are a seeded draw, as for CSV traces;
 * jobs without a usable attempt are skipped and counted by reason (see
   :class:`TraceLoad`); structural errors (not a list, a field of the wrong type, an
-  unparsable time) raise :class:`~.jobs.TraceError` naming file, job index and ``jobid``,
-  and field.
+  unparsable time, anything but whitespace after the list's closing ``]``) raise
+  :class:`~.jobs.TraceError` naming file, job index and ``jobid``, and field, and so does
+  a kept job beyond the limits of ``gpushare_env.sim.limits`` (an arrival more than 1e9 s
+  after the first, a duration over 1e8 s, more than 65,536 GPUs).
 
 The full log is about 1 GB, too big for ``json.load`` (its Python objects would take
 several times that). It is read as a stream instead, with the standard library only: one
@@ -45,6 +47,12 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.sim.catalog import DEFAULT_MODELS, MODELS
+from gpushare_env.sim.limits import (
+    MAX_ARRIVAL_S,
+    MAX_CLUSTER_GPUS,
+    MAX_DURATION_S,
+    number_text,
+)
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.jobs import TraceError, jobs_from_arrays, spawn_streams
 
@@ -181,9 +189,25 @@ def iter_json_array(path: PathLike) -> Iterator[tuple[int, Any]]:
             )
         pos += 1
         skip_whitespace()
-        if buffer[pos : pos + 1] == "]":
-            return
+
+        def check_end() -> None:
+            """After the list's closing ']' only whitespace may follow: anything else (a
+            second list, a job after a stray ']') would otherwise be dropped unread."""
+            nonlocal pos
+            pos += 1
+            skip_whitespace()
+            if pos < len(buffer):
+                raise TraceError(
+                    f"unexpected {buffer[pos : pos + 20]!r} after the list's closing ']' "
+                    f"(after {index} job(s)); a JSON trace is one list of jobs",
+                    path=path,
+                    line=line_at(pos),
+                )
+
         index = 0
+        if buffer[pos : pos + 1] == "]":
+            check_end()
+            return
         while True:
             while True:
                 try:
@@ -214,6 +238,7 @@ def iter_json_array(path: PathLike) -> Iterator[tuple[int, Any]]:
             skip_whitespace()
             token = buffer[pos : pos + 1]
             if token == "]":
+                check_end()
                 return
             if token != ",":
                 where = "the end of the file" if not token else repr(token)
@@ -298,6 +323,43 @@ def _usable_run(attempts: list[Any], path: PathLike, job: str) -> tuple[float, i
     if duration_s <= 0:
         return "zero_duration"
     return duration_s, num_gpus
+
+
+def _check_limits(
+    kept: list[tuple[datetime, int, str, int, float]],
+    arrivals: np.ndarray,
+    num_gpus: np.ndarray,
+    durations: np.ndarray,
+    path: PathLike,
+) -> None:
+    """Refuse the first kept job beyond ``gpushare_env.sim.limits``, naming it and the field."""
+    checks = (
+        (
+            arrivals,
+            MAX_ARRIVAL_S,
+            "submitted_time",
+            "arrives {:g} s after the first job kept (or the window's start), more than "
+            f"{number_text(MAX_ARRIVAL_S)} s: a window keeps a part of a long trace",
+        ),
+        (num_gpus, MAX_CLUSTER_GPUS, "attempts", f"holds {{}} GPUs, more than {MAX_CLUSTER_GPUS}"),
+        (
+            durations,
+            MAX_DURATION_S,
+            "attempts",
+            f"ran {{:g}} s in total (x duration_scale), more than {number_text(MAX_DURATION_S)} s",
+        ),
+    )
+    for values, limit, field_name, message in checks:
+        beyond = np.flatnonzero(values > limit)
+        if beyond.size:
+            first = int(beyond[0])
+            _, index, source_id, _, _ = kept[first]
+            raise TraceError(
+                message.format(values[first].item()),
+                path=path,
+                job=f"#{index} ({source_id})",
+                field=field_name,
+            )
 
 
 def read_philly_job_log(
@@ -398,6 +460,7 @@ def read_philly_job_log(
     arrivals = np.array([(row[0] - origin).total_seconds() for row in kept])
     num_gpus_array = np.array([row[3] for row in kept], dtype=np.int64)
     durations = np.array([row[4] for row in kept]) * duration_scale
+    _check_limits(kept, arrivals, num_gpus_array, durations, path)
     model_index = spawn_streams(rng)["models"].integers(len(models), size=len(kept))
     jobs = jobs_from_arrays(arrivals, num_gpus_array, durations, model_index, models)
     return TraceLoad(

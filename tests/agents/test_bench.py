@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,10 +12,17 @@ from scripts.benchmark import main
 
 @pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
 def test_train_benchmark_prints_one_json_line(
-    vec_env: str, capsys: pytest.CaptureFixture[str]
+    vec_env: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    # SB3's default logger would make this folder (an SB3-<date> one in the temporary
+    # directory without the variable): the benchmark logs nowhere
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
     argv = ["--train", "--preset", "thesis", "--n-envs", "2", "--vec-env", vec_env]
     assert main([*argv, "--rollout", "128", "--rollouts", "1", "--extractor", "flat"]) == 0
+    assert not (tmp_path / "sb3").exists()
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1
     record = json.loads(lines[0])
@@ -27,7 +35,9 @@ def test_a_rollout_that_does_not_split_over_the_envs_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["--train", "--n-envs", "3", "--rollout", "128"]) == 2
-    (line,) = capsys.readouterr().err.splitlines()
+    *usage, line = capsys.readouterr().err.splitlines()
+    assert usage[0].startswith("usage: gpushare-bench")
+    assert line.startswith("gpushare-bench: error: ")
     assert "rollout (128) must be a multiple of n_envs (3)" in line
 
 
@@ -48,3 +58,17 @@ def test_a_bad_setting_is_a_usage_error(
 ) -> None:
     assert main(["--train", "--set", setting]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_sb3_default_log_folder_is_the_suites_own_and_removed_afterwards() -> None:
+    # tests/conftest.py: every learn() without tensorboard_log logs into one folder of the
+    # suite's own, removed at the end, instead of leaving an SB3-<date> folder each time
+    import os
+    import tempfile
+
+    from stable_baselines3.common.logger import configure
+
+    folder = Path(configure(format_strings=[""]).dir)
+    assert folder == Path(os.environ["SB3_LOGDIR"])
+    assert folder.parent == Path(tempfile.gettempdir())
+    assert folder.name.startswith("gpushare-tests-sb3-")

@@ -85,7 +85,7 @@ def test_nested_flat_and_mixed_forms_are_equal() -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"bc_epochs": -1}, r"TrainConfig\.imitation\.bc_epochs must be >= 0, got -1"),
+        ({"bc_epochs": -1}, r"TrainConfig\.imitation\.bc_epochs must be an int >= 0, got -1"),
         ({"imitation": {"dagger_epochs": -2}}, r"TrainConfig\.imitation\.dagger_epochs must be"),
         ({"bc_suspend_weight": 0}, r"TrainConfig\.imitation\.bc_suspend_weight must be > 0"),
         ({"bc_heuristic": "nope"}, r"TrainConfig\.imitation\.bc_heuristic: "),
@@ -94,15 +94,31 @@ def test_nested_flat_and_mixed_forms_are_equal() -> None:
         ({"algo": "dqn", "critic_warmup": 5}, r"TrainConfig\.algorithm\.critic_warmup needs"),
         ({"extractor": "cnn"}, r"TrainConfig\.network\.extractor must be one of"),
         ({"algo": "dqn", "extractor": "pointer"}, r"TrainConfig\.network\.extractor 'pointer'"),
-        ({"n_envs": 0}, r"TrainConfig\.envs\.n_envs must be >= 1, got 0"),
+        ({"n_envs": 0}, r"TrainConfig\.envs\.n_envs must be an int >= 1, got 0"),
         ({"vec_env": "ray"}, r"TrainConfig\.envs\.vec_env must be one of"),
         ({"workloads": ()}, r"TrainConfig\.envs\.workloads must name at least one"),
         ({"reward_reference": "nope"}, r"TrainConfig\.envs\.reward_reference: "),
         ({"train_seeds": (1000,)}, r"TrainConfig\.envs\.train_seeds include the test seeds"),
         ({"eval_seeds": (1001,)}, r"TrainConfig\.evaluation\.eval_seeds include the test"),
         ({"eval_seeds": (0,)}, r"TrainConfig\.evaluation\.eval_seeds must be disjoint"),
-        ({"timesteps": -1}, r"TrainConfig\.run\.timesteps must be >= 0"),
-        ({"torch_threads": 0}, r"TrainConfig\.run\.torch_threads must be >= 1"),
+        ({"timesteps": -1}, r"TrainConfig\.run\.timesteps must be an int >= 0"),
+        ({"torch_threads": 0}, r"TrainConfig\.run\.torch_threads must be an int >= 1"),
+        ({"n_steps": 0}, r"TrainConfig\.algorithm\.n_steps must be an int >= 1, got 0"),
+        ({"learning_rate": float("nan")}, r"TrainConfig\.algorithm\.learning_rate must be a"),
+        ({"gamma": 2}, r"TrainConfig\.algorithm\.gamma must be a finite number >= 0 and <= 1"),
+        ({"net_arch": (64, 0)}, r"TrainConfig\.network\.net_arch must be layer sizes"),
+        ({"cluster": "huge"}, r"TrainConfig\.envs: EnvConfig\.cluster: unknown preset 'huge'"),
+        ({"workloads": ("nope",)}, r"TrainConfig\.envs: EnvConfig\.workload: workload: 'nope'"),
+        ({"pending_window": 0}, r"TrainConfig\.envs: EnvConfig\.windows\.pending must be"),
+        ({"env_overrides": {"nope": 1}}, r"TrainConfig\.envs: EnvConfig: unknown key\(s\)"),
+        ({"train_seeds": ()}, r"TrainConfig\.envs\.train_seeds must hold at least one seed"),
+        ({"train_seeds": (-1,)}, r"TrainConfig\.envs\.train_seeds must be >= 0, got -1"),
+        ({"reward_scale": 0.0}, r"TrainConfig\.envs\.reward_scale must be a finite number > 0"),
+        ({"dagger_episodes": 0}, r"TrainConfig\.imitation\.dagger_episodes must be an int >= 1"),
+        ({"eval_every": 0}, r"TrainConfig\.evaluation\.eval_every must be an int >= 1"),
+        ({"seed": -1}, r"TrainConfig\.run\.seed must be an int >= 0, got -1"),
+        ({"seed": 2**32}, r"TrainConfig\.run\.seed must be <= 2\*\*32 - 1"),
+        ({"out": ""}, r"TrainConfig\.run\.out must be a folder name"),
     ],
 )
 def test_bad_values_name_their_path(overrides: dict[str, Any], message: str) -> None:
@@ -126,7 +142,7 @@ def test_unknown_and_doubled_keys_are_refused_with_the_allowed_ones() -> None:
 #: Every flag of the command before the options were generated, each off its default,
 #: and the flat config that command made (recorded by the earlier ``config_from_args``).
 _EVERY_OLD_FLAG = [
-    "--algo", "ppo", "--preset", "thesis", "--cluster", "small", "--workload", "philly",
+    "--algo", "ppo", "--preset", "thesis", "--cluster", "tiny2", "--workload", "philly",
     "--workload", "thesis", "--num-jobs", "50", "--pending-window", "8", "--running-window", "4",
     "--timesteps", "1000", "--n-envs", "3", "--vec-env", "dummy", "--seed", "7", "--out", "o",
     "--extractor", "perm", "--bc-warmstart", "5", "--bc-epochs", "2", "--bc-lr", "5e-4",
@@ -142,7 +158,7 @@ _EVERY_OLD_FLAG = [
 _EVERY_OLD_FLAG_CONFIG: dict[str, Any] = {
     "algo": "ppo", "batch_size": 32, "bc_episodes": 5, "bc_epochs": 2, "bc_heuristic": "gandiva",
     "bc_learning_rate": 0.0005, "bc_suspend_weight": 2.5, "buffer_size": 50000,
-    "clip_range": 0.2, "cluster": "small", "critic_warmup": 100, "critic_warmup_lr": 0.001,
+    "clip_range": 0.2, "cluster": "tiny2", "critic_warmup": 100, "critic_warmup_lr": 0.001,
     "dagger_episodes": 3, "dagger_epochs": 4, "dagger_iterations": 2,
     "deterministic_torch": True, "ent_coef": 0.01,
     "env_overrides": {

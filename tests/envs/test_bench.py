@@ -48,4 +48,4 @@ def test_observe_options_reach_the_env(capsys: pytest.CaptureFixture[str]) -> No
     record = json.loads(capsys.readouterr().out.strip())
     assert record["observe"] == ["held_time", "rivals"]
     assert main([*argv, "--observe", "nonsense"]) == 2
-    assert "unknown observe option(s) ['nonsense']" in capsys.readouterr().err
+    assert "--observe: unknown option(s) ['nonsense']" in capsys.readouterr().err

@@ -66,7 +66,7 @@ def test_unknown_reward_component_lists_allowed() -> None:
         ("running_window", 2000, r"EnvConfig\.windows\.running must be an int in \[1, 1024\]"),
         ("running_window", 2.0, r"EnvConfig\.windows\.running must be an int"),
         ("num_jobs", 0, r"EnvConfig\.num_jobs must be None or an int >= 1"),
-        ("time_scale_s", 0.0, r"EnvConfig\.reward\.time_scale_s must be a finite number > 0"),
+        ("time_scale_s", 0.0, r"EnvConfig\.reward\.time_scale_s must be a finite number >= 1e-6"),
         ("invalid_action", "ignore", r"invalid_action must be one of \['noop', 'raise'\]"),
         (
             "invalid_penalty",

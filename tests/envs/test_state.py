@@ -15,6 +15,7 @@ from gpushare_env.envs import FRAG_FEATURES, GPUShareEnv
 from gpushare_env.envs.observation import FRAG_BIN_EDGES_GIB, log_time
 from gpushare_env.rollout import Step, rollout
 from gpushare_env.sim import ADVANCE, MODELS, Advance, InvalidDecision, Schedule, Suspend
+from gpushare_env.workloads import UnfitJobError
 from tests.envs.helpers import RandomValid, random_valid_action
 from tests.jobs import job
 
@@ -122,19 +123,31 @@ def test_exclusive_mask_checks_memory_on_mixed_clusters() -> None:
     assert env.view.gpu_memory_gib[gpu] >= 20.0
 
 
-def test_a_job_that_can_never_be_placed_truncates_the_episode() -> None:
-    # two 20 GiB workers need two A100s, the cluster has one: nothing can ever happen
+def test_a_job_no_gpu_set_can_hold_is_found_at_reset_not_as_a_deadlock() -> None:
+    # two 20 GiB workers need two A100s, the cluster has one: it could never run, and
+    # would leave the episode with no valid action (a "deadlock") at the end
     cluster = {
         "groups": [
             {"nodes": 1, "gpus_per_node": 2},
             {"nodes": 1, "gpus_per_node": 1, "gpu_type": "a100"},
         ]
     }
+    unfit = job(0, 0.0, 10, num_gpus=2, memory_gib=20.0)
+    fits = job(1, 0.0, 10)
+    with pytest.raises(UnfitJobError, match=r"job 0 .*need 2 GPUs of >= 20 GiB, the cluster has 1"):
+        GPUShareEnv({"cluster": cluster, "on_unfit": "error"}).reset(
+            seed=0, options={"jobs": [unfit, fits]}
+        )
     env = GPUShareEnv({"cluster": cluster})
-    _, info = env.reset(seed=0, options={"jobs": [job(0, 0.0, 10, num_gpus=2, memory_gib=20.0)]})
-    assert info["deadlock"] and not info["action_mask"].any()
-    *_, terminated, truncated, info = env.step(0)
-    assert truncated and not terminated and info["deadlock"] and info["invalid"]
+    _, info = env.reset(seed=0, options={"jobs": [unfit, fits]})
+    assert info["num_jobs"] == 1 and info["rejected_jobs"] == 1 and not info["deadlock"]
+    terminated = truncated = False
+    while not (terminated or truncated):
+        action = int(np.flatnonzero(info["action_mask"])[0])
+        *_, terminated, truncated, info = env.step(action)
+    assert terminated and not info["deadlock"] and info["jobs_done"] == 1
+    with pytest.raises(ValueError, match="no job of the workload fits"):
+        env.reset(seed=0, options={"jobs": [unfit]})
 
 
 def reference_observation(env: GPUShareEnv) -> dict[str, np.ndarray]:

@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 
 from gpushare_env.sim import STRATEGIES, InvalidDecision, SimConfig, Simulator, make_cluster
+from gpushare_env.sim.cluster import unfit_reason
+from gpushare_env.sim.limits import MAX_ARRIVAL_S
 from gpushare_env.sim.types import JobSpec, JobStatus
 from gpushare_env.workloads import make_workload
 from tests.jobs import job
 
 _EPS = 1e-9
-_FAR = 1e15  # [s] probes arrive so late that they stay questions, never jobs
+_FAR = MAX_ARRIVAL_S  # [s] probes arrive so late that they stay questions, never jobs
 # worker sizes around the catalogue's, plus edges: tiny, exactly a whole GPU, too big
 _MEMORIES = (0.5, 2.0, 3.9, 4.0, 6.0, 8.0, 11.0, 16.0, 24.0, 33.0)
 _GANGS = (1, 2, 3, 4, 8, 12, 16)
@@ -125,11 +127,11 @@ def test_placements_are_valid_on_random_states(cluster: str, max_jobs: int) -> N
     layout = make_cluster(config)
     rng = np.random.default_rng(7)
     jobs = make_workload("philly", rng, num_jobs=120, cluster_gpus=layout.num_gpus)
-    biggest = float(layout.gpu_memory_gib.max())
-    probes = [
+    memory_desc = np.sort(layout.gpu_memory_gib)[::-1]
+    probes = [  # the shapes that fit the empty cluster (the simulator refuses the others)
         _probe(10**6 + i, n, m)
         for i, (n, m) in enumerate((n, m) for n in _GANGS for m in _MEMORIES)
-        if n <= layout.num_gpus and m <= biggest
+        if unfit_reason(n, m, memory_desc) is None
     ]
     # no suspension budget: random suspensions reach varied states
     sim = Simulator(

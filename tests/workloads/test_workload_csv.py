@@ -8,6 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpushare_env.sim.catalog import DEFAULT_MODELS, MODELS
+from gpushare_env.sim.limits import MIN_ITER_TIME_S
+from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads import (
     TraceError,
     make_job,
@@ -86,24 +88,29 @@ def test_write_then_read_round_trips_generated_workloads(tmp_path):
         assert header == ",".join(CSV_COLUMNS)
 
 
-job_strategy = st.builds(
-    make_job,
-    job_id=st.integers(0, 10**9),
-    arrival_s=st.floats(0, 1e7, allow_nan=False),
-    num_gpus=st.sampled_from([1, 2, 3, 4, 8, 12, 32]),
-    duration_s=st.floats(1e-3, 1e8, allow_nan=False),
-    model=st.sampled_from(sorted(MODELS)),
-    batch_size=st.none() | st.integers(1, 512),
-    iterations=st.none() | st.integers(1, 10**7),
-    memory_gib=st.none() | st.floats(0.01, 80, allow_nan=False),
-    intensity=st.none() | st.floats(0.01, 1.0, allow_nan=False),
-)
+@st.composite
+def job_strategy(draw: st.DrawFn) -> JobSpec:
+    """Any job within the limits: a given iteration count keeps the step time it implies
+    at or above MIN_ITER_TIME_S (the efficiency of any GPU count is at least 0.5)."""
+    duration_s = draw(st.floats(1e-3, 1e8, allow_nan=False))
+    most_iterations = max(1, min(10**7, int(duration_s * 0.5 / MIN_ITER_TIME_S)))
+    return make_job(
+        job_id=draw(st.integers(0, 10**9)),
+        arrival_s=draw(st.floats(0, 1e7, allow_nan=False)),
+        num_gpus=draw(st.sampled_from([1, 2, 3, 4, 8, 12, 32])),
+        duration_s=duration_s,
+        model=draw(st.sampled_from(sorted(MODELS))),
+        batch_size=draw(st.none() | st.integers(1, 512)),
+        iterations=draw(st.none() | st.integers(1, most_iterations)),
+        memory_gib=draw(st.none() | st.floats(0.01, 80, allow_nan=False)),
+        intensity=draw(st.none() | st.floats(0.01, 1.0, allow_nan=False)),
+    )
 
 
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(jobs=st.lists(job_strategy, min_size=1, max_size=20, unique_by=lambda job: job.job_id))
+@given(jobs=st.lists(job_strategy(), min_size=1, max_size=20, unique_by=lambda job: job.job_id))
 def test_round_trip_is_exact_for_any_jobs(tmp_path, jobs):
     path = tmp_path / "any.csv"
     write_csv_trace(jobs, path)
@@ -149,7 +156,33 @@ BAD_INPUTS = [
         "job_id,arrival_s,num_gpus,duration_s,intensity\n0,0,1,5,1.5\n",
         2,
         "intensity",
-        "(0, 1]",
+        "> 0 and <= 1",
+    ),
+    ("job id of 2**63", HEADER + "9223372036854775808,0,1,5,vgg16\n", 2, "job_id", "<= 2**63 - 1"),
+    ("duration of 1e308", HEADER + "0,0,1,1e308,vgg16\n", 2, "duration_s", "<= 1e8"),
+    ("arrival of 1e308", HEADER + "0,1e308,1,5,vgg16\n", 2, "arrival_s", "<= 1e9"),
+    ("empty cell", HEADER + "0,,1,5,vgg16\n", 2, "arrival_s", "missing value"),
+    ("too many gpus", HEADER + "0,0,70000,5,vgg16\n", 2, "num_gpus", "<= 65536"),
+    (
+        "huge batch",
+        "job_id,arrival_s,num_gpus,duration_s,batch_size\n0,0,1,5,99999999999\n",
+        2,
+        "batch_size",
+        "<= 2**31 - 1",
+    ),
+    (
+        "tiny step time",
+        "job_id,arrival_s,num_gpus,duration_s,iter_time_s\n0,0,1,5,1e-9\n",
+        2,
+        "iter_time_s",
+        ">= 1e-6",
+    ),
+    (
+        "too many iterations",
+        "job_id,arrival_s,num_gpus,duration_s,iterations\n0,0,1,5,10000000000\n",
+        2,
+        "iter_time_s",
+        ">= 1e-6",
     ),
     (
         "inconsistent step time",

@@ -65,13 +65,17 @@ def test_make_job_with_both_step_time_and_iterations_checks_consistency():
     ("kwargs", "message"),
     [
         ({"model": "bert"}, "unknown model 'bert'"),
-        ({"duration_s": 0.0}, "duration_s must be finite and > 0"),
-        ({"duration_s": float("nan")}, "duration_s must be finite and > 0"),
-        ({"num_gpus": 0}, "num_gpus must be >= 1"),
-        ({"batch_size": 0}, "batch_size must be >= 1"),
-        ({"iterations": 0}, "iterations must be >= 1"),
+        ({"duration_s": 0.0}, "duration_s must be finite, > 0 and <= 1e8 s"),
+        ({"duration_s": float("nan")}, "duration_s must be finite, > 0 and <= 1e8 s"),
+        ({"duration_s": 1e308}, "duration_s must be finite, > 0 and <= 1e8 s, got 1e"),
+        ({"num_gpus": 0}, "num_gpus must be an int >= 1"),
+        ({"num_gpus": True}, "num_gpus must be an int >= 1"),
+        ({"batch_size": 0}, "batch_size must be an int >= 1"),
+        ({"iterations": 0}, "iterations must be an int >= 1"),
         ({"arrival_s": -1.0}, "arrival_s must be >= 0"),
-        ({"memory_gib": 0.0}, "memory_gib must be > 0"),
+        ({"arrival_s": 1e308}, r"arrival_s must be >= 0 and <= 1e9, got 1e\+308"),
+        ({"job_id": 2**63}, r"job_id must be >= 0 and <= 2\*\*63 - 1"),
+        ({"memory_gib": 0.0}, "memory_gib must be finite and > 0"),
     ],
 )
 def test_make_job_rejects_bad_values(kwargs, message):

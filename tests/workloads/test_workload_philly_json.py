@@ -234,3 +234,34 @@ def test_bad_arguments(log_path):
         read_philly_job_log(log_path, window=("2017-10-04", "2017-10-03"))
     with pytest.raises(ValueError, match="max_jobs"):
         read_philly_job_log(log_path, max_jobs=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "after"),
+    [
+        ("[{job}], {job}]", 1, "after 1 job(s)"),  # a stray ']' closes the list early
+        ("[{job}]\n[{job}]\n", 2, "after 1 job(s)"),  # two lists
+        ("[{job}] trailing", 1, "after 1 job(s)"),
+        ("[] {job}", 1, "after 0 job(s)"),
+    ],
+    ids=["stray bracket", "two lists", "trailing text", "empty list then more"],
+)
+def test_nothing_after_the_closing_bracket_is_dropped_silently(tmp_path, text, line, after):
+    path = _bad(tmp_path, text.replace("{job}", json.dumps(_job())))
+    with pytest.raises(TraceError, match=r"after the list's closing '\]'") as caught:
+        read_philly_job_log(path)
+    assert caught.value.line == line and after in str(caught.value)
+    _bad(tmp_path, json.dumps([_job()]) + "\n \t\n")  # trailing whitespace is fine
+    assert len(read_philly_job_log(tmp_path / "bad_log.json").jobs) == 1
+
+
+def test_a_job_beyond_the_limits_is_refused_naming_it(tmp_path):
+    far = _job(jobid="application_far", submitted_time="2050-01-01 00:00:00")
+    far["attempts"] = [_attempt("2050-01-01 00:00:05", "2050-01-01 01:00:05", ["gpu0"])]
+    with pytest.raises(TraceError) as caught:
+        read_philly_job_log(_bad(tmp_path, [_job(), far]))
+    assert caught.value.field == "submitted_time" and caught.value.job == "#1 (application_far)"
+    assert "more than 1e9 s" in str(caught.value)
+    # a window that starts near it keeps it
+    load = read_philly_job_log(tmp_path / "bad_log.json", window=("2049-12-31", None))
+    assert load.source_ids == ("application_far",)
