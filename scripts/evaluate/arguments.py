@@ -134,6 +134,19 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"parallel processes (default: all cores, {os.cpu_count()} here)",
     )
     parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where the runs go: 'local' (a process pool, default) or 'ray' (one Ray task "
+        "per run; needs pip install 'gpushare[ray]'). The results are the same",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="with --backend ray: join this Ray cluster (e.g. ray://head:10001, head:6379, "
+        "auto) instead of starting a local instance with --workers CPUs",
+    )
+    parser.add_argument(
         "--max-decisions",
         metavar="N",
         help=f"truncate an episode after N decisions (default {DECISIONS_PER_JOB} per job "
