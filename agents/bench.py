@@ -81,6 +81,7 @@ def train_benchmark(
         seed,
         reward_scale=config.envs.reward_scale,
         subprocess=VEC_ENVS[vec_env],
+        ray=vec_env == "ray",
     )
     try:
         model = build_model(config, vec)
