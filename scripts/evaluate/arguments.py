@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="POLICY",
         help="baseline names (see baselines.available(); 'all' for every one), variants "
         "(baselines.variants(), e.g. gandiva_srpt; not in 'all'), a baseline or variant "
-        "with parameters (NAME:KEY=VALUE:..., e.g. thesis:critical_path_factor=inf), saved "
+        "with parameters (NAME:KEY=VALUE:..., e.g. thesis:critical_path_factor=inf), a grid "
+        "of them ('thesis:max_suspends={2,4,8}': three policies), saved "
         "agents (path/to/model.zip) and 'zoo' (the agents shipped in agents/zoo); default: "
         "all baselines + the shipped agents that fit the set-up",
     )
@@ -114,6 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="a CSV or Philly JSON trace: every policy runs that exact job list; repeatable",
     )
     parser.add_argument("--cluster", help="cluster preset name or a JSON dict")
+    parser.add_argument(
+        "--sweep",
+        action="append",
+        metavar="KEY=V1,V2",
+        help="run every workload under each value of an env setting (a GPUShare-v0 config "
+        "key, e.g. max_suspends_per_job=1,3,None); repeatable (the product). A policy "
+        "grid goes in --policies: 'thesis:max_suspends={2,4,8}'. sweep.csv and "
+        "plots/sweep_*.png show each swept parameter",
+    )
     parser.add_argument(
         "--seeds",
         nargs="+",
@@ -278,4 +288,5 @@ def plan_from_args(args: argparse.Namespace) -> Plan:
         baseline=args.baseline,
         gantt=args.gantt,
         jobs_csv=not args.no_jobs_csv,
+        sweep=args.sweep or (),
     )

@@ -10,7 +10,6 @@ the run whose first attempt dies.
 from __future__ import annotations
 
 import csv
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,6 +27,9 @@ from gpushare_env.workloads import make_workload, write_csv_trace  # noqa: E402
 from scripts import evaluate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
+# heuristics only (a new Ray worker starts quicker without torch): 4 runs
+SMALL = ["--policies", "fifo", "fifo_pack", "--workload", "thesis", "--cluster", "tiny"]
+SMALL += ["--num-jobs", "8", "--seeds", "0", "1", "--quiet", "--no-plots"]
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -85,6 +87,14 @@ def reference(inputs: list[str], tmp_path_factory: pytest.TempPathFactory) -> Pa
 
 
 @pytest.fixture(scope="module")
+def small_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small evaluation in this process, one worker."""
+    out = tmp_path_factory.mktemp("small")
+    assert evaluate.main([*SMALL, "--workers", "1", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
 def fault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A local Ray instance on two CPUs for the module; yields the fault file its workers
     watch (absent: no fault)."""
@@ -115,22 +125,20 @@ def test_ray_gives_the_same_files_as_one_worker(
 
 
 def test_a_killed_worker_s_run_is_retried_once(
-    inputs: list[str], reference: Path, fault: Path, tmp_path: Path
+    small_reference: Path, fault: Path, tmp_path: Path
 ) -> None:
     fault.write_text("fifo_pack/thesis/1")
-    argv = [*inputs, "--backend", "ray", "--out", str(tmp_path)]
+    argv = [*SMALL, "--backend", "ray", "--out", str(tmp_path)]
     assert evaluate.main(argv) == 0
     assert not fault.exists()  # the worker running fifo_pack/thesis/1 died once
-    _assert_same_results(tmp_path, reference)  # its run retried, recorded once
+    _assert_same_results(tmp_path, small_reference)  # its run retried, recorded once
 
 
-def test_ray_resumes_an_evaluation(
-    inputs: list[str], reference: Path, fault: Path, tmp_path: Path
-) -> None:
-    first = [*inputs, "--seeds", "0", "--backend", "ray", "--out", str(tmp_path)]
+def test_ray_resumes_an_evaluation(small_reference: Path, fault: Path, tmp_path: Path) -> None:
+    first = [*SMALL, "--seeds", "0", "--backend", "ray", "--out", str(tmp_path)]
     assert evaluate.main(first) == 0
-    assert evaluate.main([*inputs, "--backend", "ray", "--out", str(tmp_path), "--resume"]) == 0
-    _assert_same_results(tmp_path, reference)
+    assert evaluate.main([*SMALL, "--backend", "ray", "--out", str(tmp_path), "--resume"]) == 0
+    _assert_same_results(tmp_path, small_reference)
 
 
 def test_without_ray_the_ray_backend_is_a_usage_error(
@@ -160,11 +168,10 @@ def test_the_local_backend_never_imports_ray(tmp_path: Path) -> None:
 
 
 def test_the_command_starts_and_stops_its_own_ray(
-    inputs: list[str], reference: Path, fault: Path, tmp_path: Path
+    small_reference: Path, fault: Path, tmp_path: Path
 ) -> None:
     ray.shutdown()  # the module's instance: the command starts one with --workers CPUs
-    os.environ.pop(TEST_FAULT_ENV, None)
-    argv = [*inputs, "--backend", "ray", "--workers", "2", "--out", str(tmp_path)]
+    argv = [*SMALL, "--backend", "ray", "--workers", "2", "--out", str(tmp_path)]
     assert evaluate.main(argv) == 0
     assert not ray.is_initialized()
-    _assert_same_results(tmp_path, reference)
+    _assert_same_results(tmp_path, small_reference)
