@@ -82,7 +82,7 @@ class RayVecEnv(VecEnv):
         env_fns: Env constructors (picklable: Ray ships them to the actors).
         num_cpus: CPUs each actor reserves; default ``min(1, cluster CPUs / envs)``, so
             that every actor can be placed on a small machine.
-        address: Ray cluster to join when Ray is not running yet (``None``: a local
+        address: Ray cluster to join when Ray is not running yet (``None``: a new local
             instance, stopped by :meth:`close`).
     """
 
@@ -96,7 +96,7 @@ class RayVecEnv(VecEnv):
 
         self._started_ray = not ray.is_initialized()
         if self._started_ray:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            ray.init(address=address or "local", include_dashboard=False, log_to_driver=False)
         if num_cpus is None:
             total = float(ray.cluster_resources().get("CPU", 1.0))
             num_cpus = min(1.0, total / max(1, len(env_fns)))

@@ -95,10 +95,10 @@ def ray_session(address: str | None, workers: int) -> Iterator[Any]:
         yield ray
         return
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-    if address is None:
+    if address is None:  # "local": a new instance, never a cluster left running here
         options["num_cpus"] = max(1, workers)
     try:
-        ray.init(address=address, **options)
+        ray.init(address=address or "local", **options)
     except Exception as error:  # a bad address, a cluster down, a failed start
         where = f"join the Ray cluster at {address}" if address else "start a local Ray instance"
         raise RayStartError(f"cannot {where}: {' '.join(str(error).split())}") from None

@@ -100,6 +100,7 @@ def fault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     watch (absent: no fault)."""
     marker = tmp_path_factory.mktemp("fault") / "kill"
     ray.init(
+        address="local",
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
