@@ -90,3 +90,19 @@ def test_maskable_ppo_trains_on_ray_actors(local_ray: None) -> None:
         assert model.num_timesteps >= 32
     finally:
         vec.close()
+
+
+def test_vec_env_ray_is_a_training_option(local_ray: None) -> None:
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from agents.envs import make_vec_env
+    from scripts.train import build_parser, config_from_args
+
+    config = config_from_args(build_parser().parse_args(["--vec-env", "ray", "--n-envs", "2"]))
+    assert config.envs.vec_env == "ray"
+    vec = make_vec_env([CONFIG], [0, 1], n_envs=2, seed=0, ray=True)
+    try:
+        assert isinstance(vec, VecMonitor) and isinstance(vec.venv, RayVecEnv)
+        assert vec.reset()["pending"].shape[0] == 2
+    finally:
+        vec.close()
