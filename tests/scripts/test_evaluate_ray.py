@@ -142,6 +142,17 @@ def test_ray_resumes_an_evaluation(small_reference: Path, fault: Path, tmp_path:
     _assert_same_results(tmp_path, small_reference)
 
 
+def test_a_sweep_on_ray_gives_the_local_sweep_table(fault: Path, tmp_path: Path) -> None:
+    sweep = ["--policies", "thesis:max_suspends={2,4}", "--seeds", "0", "--sweep"]
+    sweep += ["max_suspends_per_job=1,None"]
+    argv = [*SMALL, *sweep]  # the later --policies and --seeds win
+    assert evaluate.main([*argv, "--workers", "1", "--out", str(tmp_path / "local")]) == 0
+    assert evaluate.main([*argv, "--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    assert (remote / "sweep.csv").read_bytes() == (local / "sweep.csv").read_bytes()
+    assert _rows(remote / "runs.csv") == _rows(local / "runs.csv")
+
+
 def test_without_ray_the_ray_backend_is_a_usage_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
