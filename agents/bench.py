@@ -42,7 +42,7 @@ def train_benchmark(
         algo: ``maskable_ppo`` or ``ppo`` (on-policy: a rollout is ``n_steps * n_envs``).
         extractor: ``flat``, ``perm`` or ``pointer``.
         n_envs: Envs stepped together.
-        vec_env: ``dummy``, ``subproc`` or ``auto`` (see ``TrainConfig.vec_env``).
+        vec_env: ``dummy``, ``subproc``, ``auto`` or ``ray`` (see ``TrainConfig.vec_env``).
         rollout: Env steps per rollout, summed over envs; a multiple of ``n_envs``.
         rollouts: Timed rollouts.
         seed: Seed of the model and the envs.
@@ -87,6 +87,7 @@ def train_benchmark(
         seed,
         reward_scale=config.envs.reward_scale,
         subprocess=VEC_ENVS[vec_env],
+        ray=vec_env == "ray",
     )
     try:
         model = build_model(config, vec)

@@ -130,6 +130,7 @@ def make_vec_env(
     reward_scale: float = 1.0,
     subprocess: bool | None = None,
     reward_reference: str | None = None,
+    ray: bool = False,
 ) -> VecEnv:
     """``n_envs`` training envs, env ``i`` on ``env_configs[i % len(env_configs)]``.
 
@@ -147,6 +148,8 @@ def make_vec_env(
             picks subprocesses when ``n_envs > 1``.
         reward_reference: Make the ``jct`` reward relative to this heuristic on the same
             episode (see :mod:`agents.reference`); ``None``: the plain reward.
+        ray: Each env in a Ray actor (:class:`agents.ray_vec_env.RayVecEnv`; needs
+            ``gpushare[ray]``); ``subprocess`` is then ignored.
     """
     if n_envs < 1:
         raise ValueError(f"n_envs must be >= 1, got {n_envs}")
@@ -161,7 +164,15 @@ def make_vec_env(
         for i in range(n_envs)
     ]
     use_subprocess = n_envs > 1 if subprocess is None else subprocess
-    vec: VecEnv = SubprocVecEnv(fns, start_method="fork") if use_subprocess else DummyVecEnv(fns)
+    vec: VecEnv
+    if ray:
+        from agents.ray_vec_env import RayVecEnv
+
+        vec = RayVecEnv(fns)
+    elif use_subprocess:
+        vec = SubprocVecEnv(fns, start_method="fork")
+    else:
+        vec = DummyVecEnv(fns)
     # SB3 hands worker i the seed ``seed + i`` at its first reset, which re-seeds its
     # cycle: the stream worker_seed names (and the one every SB3 algorithm sets again)
     vec.seed(seed)

@@ -67,8 +67,9 @@ __all__ = [
 #: Algorithms ``train`` accepts.
 ALGORITHMS: tuple[str, ...] = ("maskable_ppo", "ppo", "dqn")
 
-#: ``--vec-env`` choices and the ``subprocess`` flag of ``make_vec_env`` they pass.
-VEC_ENVS: dict[str, bool | None] = {"auto": None, "subproc": True, "dummy": False}
+#: ``--vec-env`` choices and the ``subprocess`` flag of ``make_vec_env`` they pass
+#: (``ray`` passes ``ray=True`` instead: :class:`agents.ray_vec_env.RayVecEnv`).
+VEC_ENVS: dict[str, bool | None] = {"auto": None, "subproc": True, "dummy": False, "ray": None}
 
 #: Defaults of DQN where PPO's do not apply (SMDP discounting and the per-slot head are
 #: PPO's), by path; ``TrainConfig.from_any`` uses them when ``algo`` is ``"dqn"``.
@@ -285,8 +286,9 @@ class EnvsConfig(_Group):
         vec_env: How they run: ``"subproc"`` (``SubprocVecEnv``, one process each),
             ``"dummy"`` (``DummyVecEnv``, in turn in this process: on few cores the
             policy then acts on a batch of ``n_envs`` observations at once), or
-            ``"auto"`` (subprocesses when ``n_envs > 1``). The same seeds give the same
-            episodes either way.
+            ``"auto"`` (subprocesses when ``n_envs > 1``), or ``"ray"`` (each env in a Ray
+            actor, on this machine or the running Ray cluster: ``gpushare[ray]``). The
+            same seeds give the same episodes either way.
         train_seeds: Training episode seeds.
         reward_scale: Factor on the rewards seen by the learner.
         reward_reference: Make the ``jct`` reward relative to this heuristic played on the
@@ -915,6 +917,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         reward_scale=envs.reward_scale,
         subprocess=VEC_ENVS[envs.vec_env],
         reward_reference=envs.reward_reference,
+        ray=envs.vec_env == "ray",
     )
     # after the envs: an in-process env's constructor sets one thread (for subprocesses)
     torch.set_num_threads(run.torch_threads)

@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--algo", default="maskable_ppo", choices=("maskable_ppo", "ppo"))
     train.add_argument("--extractor", default="perm", choices=("flat", "perm", "pointer"))
     train.add_argument("--n-envs", type=int, default=8, help="envs stepped together")
-    train.add_argument("--vec-env", default="dummy", choices=("auto", "subproc", "dummy"))
+    train.add_argument("--vec-env", default="dummy", choices=("auto", "subproc", "dummy", "ray"))
     train.add_argument("--rollout", type=int, default=2048, help="steps per rollout, all envs")
     train.add_argument("--rollouts", type=int, default=2, help="timed rollouts")
     train.add_argument(

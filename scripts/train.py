@@ -35,7 +35,7 @@ PROG = "gpushare-train"
 _CHOICES: dict[str, tuple[str, ...]] = {
     "algo": ("maskable_ppo", "ppo", "dqn"),
     "extractor": ("flat", "perm", "pointer"),
-    "vec_env": ("auto", "subproc", "dummy"),
+    "vec_env": ("auto", "subproc", "dummy", "ray"),
 }
 
 

@@ -374,6 +374,16 @@ def write_outputs(
             markdown += (
                 "\n## Plots\n\n" + "\n".join(f"![{p.stem}](plots/{p.name})" for p in written) + "\n"
             )
+    from gpushare_env.evaluation.sweeps import write_sweep
+
+    with contextlib.suppress(OSError):
+        (plan.out / "sweep.csv").unlink()  # an earlier evaluation's
+    swept = write_sweep(plan.out, [o.row for o in outputs], plots)
+    if swept:
+        markdown += (
+            "\n## Sweeps\n\nEach swept parameter's runs are in `sweep.csv` (mean over "
+            "complete runs).\n\n" + "\n".join(f"![{p.stem}](plots/{p.name})" for p in swept) + "\n"
+        )
     with contextlib.suppress(OSError):
         folder.rmdir()  # only when empty (--no-plots)
     (plan.out / "summary.md").write_text(markdown, encoding="utf-8")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -238,10 +239,11 @@ def _rl_available() -> bool:
 
 
 def _split_commas(text: str) -> list[str]:
-    """Split at commas outside brackets (a parameter may be a list: ``[3600, 14400]``)."""
+    """Split at commas outside brackets (a parameter may be a list: ``[3600, 14400]``) and
+    braces (a grid of values: ``{2,4,8}``, :func:`~gpushare_env.evaluation.sweeps.expand_grid`)."""
     parts, depth, start = [], 0, 0
     for i, char in enumerate(text):
-        depth += {"[": 1, "]": -1}.get(char, 0)
+        depth += {"[": 1, "]": -1, "{": 1, "}": -1}.get(char, 0)
         if char == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
@@ -259,7 +261,10 @@ def _resolve_policies(
     known = [*names, *baselines.variants()]  # 'all' is DESIGN 5's policies only
     specs: list[PolicySpec] = []
     explicit = tokens is not None
-    requested = [p.strip() for t in (tokens or ["all"]) for p in _split_commas(t) if p.strip()]
+    from gpushare_env.evaluation.sweeps import expand_grid
+
+    split = [p.strip() for t in (tokens or ["all"]) for p in _split_commas(t) if p.strip()]
+    requested = [grid_token for p in split for grid_token in expand_grid(p)]
     if not requested:
         raise PlanError("--policies: no policy given")
     paths: list[Path] = []
@@ -371,6 +376,30 @@ def _check_agents(
     return kept
 
 
+def _swept_workloads(
+    workloads: list[WorkloadSpec], env_configs: dict[str, dict[str, Any]], sweep: Sequence[str]
+) -> list[WorkloadSpec]:
+    """Each workload under each combination of the ``--sweep`` settings (its env config
+    entry added to ``env_configs``), each checked by the env's config."""
+    from gpushare_env.envs.config import EnvConfig
+    from gpushare_env.evaluation.sweeps import parse_sweep, setting_label
+
+    grids = dict(parse_sweep(text) for text in sweep)
+    swept: list[WorkloadSpec] = []
+    for workload in workloads:
+        for combo in itertools.product(*grids.values()):
+            settings = dict(zip(grids, combo, strict=True))
+            label = workload.label + setting_label(settings)
+            config = {**env_configs[workload.label], **settings}
+            try:
+                EnvConfig.from_any(dict(config))
+            except (TypeError, ValueError) as error:
+                raise PlanError(f"--sweep: {one_line(error)}") from None
+            env_configs[label] = config
+            swept.append(dataclasses.replace(workload, label=label))
+    return swept
+
+
 @dataclass(slots=True)
 class Plan:
     """Everything an evaluation will run and write (:func:`make_plan`).
@@ -423,6 +452,7 @@ def make_plan(
     baseline: str = "fifo",
     gantt: Sequence[str] | None = None,
     jobs_csv: bool = True,
+    sweep: Sequence[str] = (),
 ) -> Plan:
     """Validate a request and lay out its runs (policies x workloads x seeds, in order).
 
@@ -450,6 +480,9 @@ def make_plan(
         gantt: Policies drawn as Gantt views (``["all"]``, ``["none"]``; default: the
             reference and the baseline).
         jobs_csv: Keep the job records of every run (for ``jobs.csv``).
+        sweep: Env-setting grids, ``KEY=V1,V2,...`` each
+            (:mod:`~gpushare_env.evaluation.sweeps`): every workload runs under every
+            combination, as a workload labelled ``NAME[KEY=V,...]``.
 
     Raises:
         PlanError: Anything unusable, with a one-line message.
@@ -495,6 +528,8 @@ def make_plan(
         cap_jobs = workload.size or workload.num_jobs or 100_000
         config["max_decisions"] = max_decisions or DECISIONS_PER_JOB * cap_jobs + 10_000
         env_configs[workload.label] = config
+    if sweep:
+        workload_specs = _swept_workloads(workload_specs, env_configs, sweep)
     if any(p.is_agent for p in policy_specs):
         policy_specs = _check_agents(
             policy_specs, env_configs[workload_specs[0].label], policies is not None, notes

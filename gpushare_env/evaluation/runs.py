@@ -362,8 +362,11 @@ def run_all(
     progress: bool = True,
     on_done: Callable[[RunOutput], Any] | None = None,
     keep: bool = True,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> list[RunOutput]:
-    """Execute every run, over ``workers`` processes, and return outputs in spec order.
+    """Execute every run, over ``workers`` processes or as Ray tasks, and return outputs
+    in spec order.
 
     ``on_done`` sees each output as soon as its run ends (to record it: see
     :meth:`~gpushare_env.evaluation.store.RunStore.record`); a Ctrl-C waits until it
@@ -378,14 +381,22 @@ def run_all(
         on_done: Called with each output as it completes (in completion order).
         keep: Keep the outputs to return them; ``False`` when ``on_done`` takes care of
             them (a long evaluation's job records need not stay in memory).
+        backend: ``"local"`` (this process, or a process pool) or ``"ray"`` (one Ray task
+            per run: :mod:`gpushare_env.evaluation.ray_backend`, imported only then).
+        ray_address: The Ray cluster to join (``"ray"`` only); ``None`` starts a local
+            instance with ``workers`` CPUs for the duration of the call.
 
     Returns:
         One output per spec, sorted by ``RunSpec.index`` (none unless ``keep``).
 
     Raises:
         KeyboardInterrupt: Ctrl-C; the runs in progress are abandoned.
-        WorkerDied: A worker process died; the other runs are abandoned.
+        WorkerDied: A worker process died (with Ray: a task died after every retry);
+            the other runs are abandoned.
+        ImportError: ``backend="ray"`` without Ray installed.
     """
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     bar = _progress_bar(len(specs), progress)
     outputs: list[RunOutput] = []
 
@@ -398,7 +409,11 @@ def run_all(
                 on_done(output)
 
     try:
-        if workers <= 1 or len(specs) <= 1:
+        if backend == "ray":
+            from gpushare_env.evaluation.ray_backend import run_on_ray
+
+            run_on_ray(specs, done, address=ray_address, workers=workers)
+        elif workers <= 1 or len(specs) <= 1:
             for spec in specs:
                 done(execute_run_safely(spec))
         else:

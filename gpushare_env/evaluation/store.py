@@ -94,6 +94,7 @@ HARNESS_FILES: tuple[str, ...] = (
     "config.json",
     "summary.json",
     "summary.md",
+    "sweep.csv",
     "plots",
     "plot_data",
 )
@@ -105,6 +106,7 @@ PLOT_PATTERNS: tuple[str, ...] = (
     "jct_cdf_*.png",
     "utilisation_*.png",
     "gantt_*.png",
+    "sweep_*.png",
 )
 PLOT_DATA_PATTERN = "*.npz"
 

@@ -51,6 +51,13 @@ Examples::
     gpushare-evaluate --headless --trace big.csv --cluster philly --seeds 0 \\
         --policies fifo_pack fgd --no-jobs-csv --out results/big
 
+``--backend ray`` makes each run a Ray task (:mod:`gpushare_env.evaluation.ray_backend`;
+``pip install 'gpushare[ray]'``): on a local Ray instance with ``--workers`` CPUs, or on
+the cluster at ``--ray-address``, whose nodes get the traces and saved agents through
+Ray's object store. Everything above holds as with the process pool (the same files,
+each run saved as it ends, ``--resume``, Ctrl-C); a run whose worker dies is retried by
+Ray and recorded once. The default ``--backend local`` never imports Ray.
+
 ``--headless`` runs heuristics on the simulator without the env. The policies still see
 the env's windows (``pending_window`` / ``running_window``), so a headless run makes the
 same decisions and gives the same numbers as the env run (tested); it only skips building
@@ -96,6 +103,7 @@ import numpy as np
 
 from gpushare_env.evaluation.outputs import build_config, write_outputs
 from gpushare_env.evaluation.plan import Plan
+from gpushare_env.evaluation.ray_backend import RAY_MISSING, RayStartError, ray_available
 from gpushare_env.evaluation.report import (
     describe_incomplete_run,
     incomplete_runs,
@@ -165,6 +173,10 @@ def _prepare(arguments: Sequence[str]) -> _Session:
         PlanError: Bad arguments, or an output folder that cannot be used.
     """
     args = build_parser().parse_args(arguments)
+    if args.ray_address is not None and args.backend != "ray":
+        raise UsageError("--ray-address needs --backend ray")
+    if args.backend == "ray" and not ray_available():
+        raise UsageError(f"--backend ray: {RAY_MISSING}")
     if args.out is not None:  # before planning, which may load agents: fail at once
         check_writable(Path(args.out))
     plan = plan_from_args(args)
@@ -193,7 +205,7 @@ def _evaluate(session: _Session, arguments: Sequence[str]) -> int:
     args, plan, store, kept = session.args, session.plan, session.store, session.kept
     todo = [run for run in plan.runs if _spec_id(run) not in kept]
     if not args.quiet:
-        _say_plan(plan, len(todo))
+        _say_plan(plan, len(todo), _where(args, plan))
     start = time.perf_counter()
     failed: list[RunOutput] = []
 
@@ -203,7 +215,8 @@ def _evaluate(session: _Session, arguments: Sequence[str]) -> int:
 
     try:
         workers = min(plan.workers, max(1, len(todo)))
-        run_all(todo, workers, not args.quiet, on_done=record, keep=False)
+        run_all(todo, workers, not args.quiet, on_done=record, keep=False,
+                backend=args.backend, ray_address=args.ray_address)  # fmt: skip
         rows = store.finish([_spec_id(run) for run in plan.runs])
         outputs = _recorded_outputs(plan, store, rows)
         summary, _ = write_outputs(
@@ -215,6 +228,9 @@ def _evaluate(session: _Session, arguments: Sequence[str]) -> int:
         return EXIT_INTERRUPTED
     except WorkerDied as error:
         _say_stopped(f"error: {error}", plan, store, arguments)
+        return EXIT_FAILED
+    except RayStartError as error:
+        _say_stopped(f"error: {one_line(error)}", plan, store, arguments)
         return EXIT_FAILED
     except OSError as error:
         _say_stopped(f"error: cannot write {plan.out}: {one_line(error)}", plan, store, arguments)
@@ -250,12 +266,21 @@ def _spec_id(run: RunSpec) -> tuple[str, str, str]:
     return run_id({"policy": run.policy.label, "workload": run.workload.label, "seed": run.seed})
 
 
-def _say_plan(plan: Plan, todo: int) -> None:
+def _where(args: argparse.Namespace, plan: Plan) -> str:
+    """Where the runs go, for the opening line."""
+    if args.backend != "ray":
+        return f"{plan.workers} worker(s)"
+    if args.ray_address:
+        return f"the Ray cluster at {args.ray_address}"
+    return f"a local Ray instance ({plan.workers} CPUs)"
+
+
+def _say_plan(plan: Plan, todo: int, where: str) -> None:
     """The opening lines on stderr: what runs where, and what a resume skips."""
     print(
         f"{PROG}: {len(plan.runs)} runs ({len(plan.policies)} policies x "
         f"{len(plan.workloads)} workloads x {len(plan.seeds)} seeds) on "
-        f"{plan.workers} worker(s) -> {plan.out}",
+        f"{where} -> {plan.out}",
         file=sys.stderr,
     )
     if todo < len(plan.runs):

@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="POLICY",
         help="baseline names (see baselines.available(); 'all' for every one), variants "
         "(baselines.variants(), e.g. gandiva_srpt; not in 'all'), a baseline or variant "
-        "with parameters (NAME:KEY=VALUE:..., e.g. thesis:critical_path_factor=inf), saved "
+        "with parameters (NAME:KEY=VALUE:..., e.g. thesis:critical_path_factor=inf), a grid "
+        "of them ('thesis:max_suspends={2,4,8}': three policies), saved "
         "agents (path/to/model.zip) and 'zoo' (the agents shipped in agents/zoo); default: "
         "all baselines + the shipped agents that fit the set-up",
     )
@@ -115,6 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--cluster", help="cluster preset name or a JSON dict")
     parser.add_argument(
+        "--sweep",
+        action="append",
+        metavar="KEY=V1,V2",
+        help="run every workload under each value of an env setting (a GPUShare-v0 config "
+        "key, e.g. max_suspends_per_job=1,3,None); repeatable (the product). A policy "
+        "grid goes in --policies: 'thesis:max_suspends={2,4,8}'. sweep.csv and "
+        "plots/sweep_*.png show each swept parameter",
+    )
+    parser.add_argument(
         "--seeds",
         nargs="+",
         metavar="SEED",
@@ -132,6 +142,19 @@ def build_parser() -> argparse.ArgumentParser:
         type=str,
         metavar="N",
         help=f"parallel processes (default: all cores, {os.cpu_count()} here)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where the runs go: 'local' (a process pool, default) or 'ray' (one Ray task "
+        "per run; needs pip install 'gpushare[ray]'). The results are the same",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="with --backend ray: join this Ray cluster (e.g. ray://head:10001, head:6379, "
+        "auto) instead of starting a local instance with --workers CPUs",
     )
     parser.add_argument(
         "--max-decisions",
@@ -265,4 +288,5 @@ def plan_from_args(args: argparse.Namespace) -> Plan:
         baseline=args.baseline,
         gantt=args.gantt,
         jobs_csv=not args.no_jobs_csv,
+        sweep=args.sweep or (),
     )

@@ -95,7 +95,7 @@ def test_nested_flat_and_mixed_forms_are_equal() -> None:
         ({"extractor": "cnn"}, r"TrainConfig\.network\.extractor must be one of"),
         ({"algo": "dqn", "extractor": "pointer"}, r"TrainConfig\.network\.extractor 'pointer'"),
         ({"n_envs": 0}, r"TrainConfig\.envs\.n_envs must be an int >= 1, got 0"),
-        ({"vec_env": "ray"}, r"TrainConfig\.envs\.vec_env must be one of"),
+        ({"vec_env": "threads"}, r"TrainConfig\.envs\.vec_env must be one of"),
         ({"workloads": ()}, r"TrainConfig\.envs\.workloads must name at least one"),
         ({"reward_reference": "nope"}, r"TrainConfig\.envs\.reward_reference: "),
         ({"train_seeds": (1000,)}, r"TrainConfig\.envs\.train_seeds include the test seeds"),

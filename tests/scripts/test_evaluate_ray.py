@@ -1,0 +1,189 @@
+"""``gpushare-evaluate --backend ray`` gives the files ``--workers 1`` gives, loses no run.
+
+Ray's start-up takes many seconds here, so one local Ray instance (two CPUs) serves the
+module; the CLI uses a running instance as it is. The last test stops it and lets the
+CLI start (and stop) its own. A worker is killed through the test-only fault of
+:mod:`gpushare_env.evaluation.ray_backend` (``TEST_FAULT_ENV``): the file it names holds
+the run whose first attempt dies.
+"""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'gpushare[ray]')")
+
+from gpushare_env.evaluation.plan import file_sha256  # noqa: E402
+from gpushare_env.evaluation.ray_backend import TEST_FAULT_ENV  # noqa: E402
+from gpushare_env.workloads import make_workload, write_csv_trace  # noqa: E402
+from scripts import evaluate  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+# heuristics only (a new Ray worker starts quicker without torch): 4 runs
+SMALL = ["--policies", "fifo", "fifo_pack", "--workload", "thesis", "--cluster", "tiny"]
+SMALL += ["--num-jobs", "8", "--seeds", "0", "1", "--quiet", "--no-plots"]
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [{k: v for k, v in row.items() if k != "wall_s"} for row in csv.DictReader(handle)]
+
+
+def _assert_same_results(folder: Path, reference: Path) -> None:
+    """Same runs.csv apart from wall_s, same jobs.csv and summary.json bytes."""
+    assert _rows(folder / "runs.csv") == _rows(reference / "runs.csv")
+    assert (folder / "jobs.csv").read_bytes() == (reference / "jobs.csv").read_bytes()
+    assert (folder / "summary.json").read_bytes() == (reference / "summary.json").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The evaluation's options: two heuristics and a saved agent, a generated workload
+    and a trace, two seeds (12 runs)."""
+    folder = tmp_path_factory.mktemp("inputs")
+    trace = folder / "mine.csv"
+    jobs = make_workload("thesis", np.random.default_rng(7), num_jobs=9, cluster_gpus=4)
+    write_csv_trace([replace(job, job_id=i) for i, job in enumerate(jobs)], trace)
+    import gymnasium as gym
+
+    argv = ["--trace", str(trace), "--workload", "thesis", "--cluster", "tiny"]
+    argv += ["--num-jobs", "8", "--seeds", "0", "1", "--quiet", "--no-plots"]
+    policies = ["fifo", "fifo_pack"]
+    if _has_sb3():
+        from sb3_contrib import MaskablePPO
+
+        import gpushare_env  # noqa: F401
+
+        env = gym.make("GPUShare-v0", config={"cluster": "tiny", "num_jobs": 8})
+        model = MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=32, seed=0)
+        model.save(folder / "tiny_agent.zip")
+        policies.append(str(folder / "tiny_agent.zip"))
+        argv += ["--max-decisions", "300", "--allow-incomplete"]
+    return ["--policies", *policies, *argv]
+
+
+def _has_sb3() -> bool:
+    try:
+        import sb3_contrib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def reference(inputs: list[str], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The evaluation in this process, one worker."""
+    out = tmp_path_factory.mktemp("reference")
+    assert evaluate.main([*inputs, "--workers", "1", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def small_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small evaluation in this process, one worker."""
+    out = tmp_path_factory.mktemp("small")
+    assert evaluate.main([*SMALL, "--workers", "1", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def fault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A local Ray instance on two CPUs for the module; yields the fault file its workers
+    watch (absent: no fault)."""
+    marker = tmp_path_factory.mktemp("fault") / "kill"
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {TEST_FAULT_ENV: str(marker)}},
+    )
+    yield marker
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+def test_ray_gives_the_same_files_as_one_worker(
+    inputs: list[str], reference: Path, fault: Path, tmp_path: Path
+) -> None:
+    argv = [*inputs, "--backend", "ray", "--out", str(tmp_path)]
+    assert evaluate.main(argv) == 0
+    _assert_same_results(tmp_path, reference)
+    # the trace reached the workers through the object store, in a node-local copy
+    trace = next(a for a in inputs if a.endswith("mine.csv"))
+    import tempfile
+
+    copy = Path(tempfile.gettempdir()) / "gpushare-ray" / file_sha256(trace) / "mine.csv"
+    assert copy.read_bytes() == Path(trace).read_bytes()
+
+
+def test_a_killed_worker_s_run_is_retried_once(
+    small_reference: Path, fault: Path, tmp_path: Path
+) -> None:
+    fault.write_text("fifo_pack/thesis/1")
+    argv = [*SMALL, "--backend", "ray", "--out", str(tmp_path)]
+    assert evaluate.main(argv) == 0
+    assert not fault.exists()  # the worker running fifo_pack/thesis/1 died once
+    _assert_same_results(tmp_path, small_reference)  # its run retried, recorded once
+
+
+def test_ray_resumes_an_evaluation(small_reference: Path, fault: Path, tmp_path: Path) -> None:
+    first = [*SMALL, "--seeds", "0", "--backend", "ray", "--out", str(tmp_path)]
+    assert evaluate.main(first) == 0
+    assert evaluate.main([*SMALL, "--backend", "ray", "--out", str(tmp_path), "--resume"]) == 0
+    _assert_same_results(tmp_path, small_reference)
+
+
+def test_a_sweep_on_ray_gives_the_local_sweep_table(fault: Path, tmp_path: Path) -> None:
+    sweep = ["--policies", "thesis:max_suspends={2,4}", "--seeds", "0", "--sweep"]
+    sweep += ["max_suspends_per_job=1,None"]
+    argv = [*SMALL, *sweep]  # the later --policies and --seeds win
+    assert evaluate.main([*argv, "--workers", "1", "--out", str(tmp_path / "local")]) == 0
+    assert evaluate.main([*argv, "--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    assert (remote / "sweep.csv").read_bytes() == (local / "sweep.csv").read_bytes()
+    assert _rows(remote / "runs.csv") == _rows(local / "runs.csv")
+
+
+def test_without_ray_the_ray_backend_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
+    assert evaluate.main(["--backend", "ray", "--out", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "pip install 'gpushare[ray]'" in line
+    assert evaluate.main(["--ray-address", "auto", "--out", str(tmp_path)]) == 2
+    assert "--ray-address needs --backend ray" in capsys.readouterr().err
+
+
+def test_the_local_backend_never_imports_ray(tmp_path: Path) -> None:
+    code = (
+        "import sys; from scripts import evaluate; "
+        "argv = ['--policies', 'fifo', '--workload', 'thesis', '--cluster', 'tiny', "
+        "'--num-jobs', '6', '--seeds', '0', '1', '--workers', '2', '--quiet', '--no-plots', "
+        f"'--out', {str(tmp_path)!r}]; "
+        "code = evaluate.main(argv); assert 'ray' not in sys.modules, 'ray imported'; "
+        "sys.exit(code)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_command_starts_and_stops_its_own_ray(
+    small_reference: Path, fault: Path, tmp_path: Path
+) -> None:
+    ray.shutdown()  # the module's instance: the command starts one with --workers CPUs
+    argv = [*SMALL, "--backend", "ray", "--workers", "2", "--out", str(tmp_path)]
+    assert evaluate.main(argv) == 0
+    assert not ray.is_initialized()
+    _assert_same_results(tmp_path, small_reference)
