@@ -35,6 +35,7 @@ from gpushare_env.evaluation.specs import (
     safe_name,
 )
 from gpushare_env.seeding import policy_seed
+from gpushare_env.sim.limits import MAX_JOBS
 
 __all__ = ["Plan", "agent_env_overrides", "agent_recorded_rules", "file_sha256", "make_plan"]
 
@@ -501,6 +502,8 @@ def make_plan(
                           ("--max-decisions", max_decisions)):  # fmt: skip
         if value is not None and value < 1:
             raise PlanError(f"{option}: expected an integer >= 1, got {value}")
+    if num_jobs is not None and num_jobs > MAX_JOBS:
+        raise PlanError(f"--num-jobs: at most {MAX_JOBS:,} jobs, got {num_jobs:,}")
     workers = workers or (os.cpu_count() or 1)
     cluster_spec = cluster if cluster is not None else chosen.cluster
     _check_cluster(cluster_spec)

@@ -206,6 +206,7 @@ def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Genera
         cluster.num_gpus,
         float(cluster.gpu_memory_gib.max()),
         on_unfit=config.on_unfit,  # type: ignore[arg-type]
+        gpu_memory_gib=cluster.gpu_memory_gib,  # as the env does: mixed clusters
     )
     sim_config = config.sim_config()
     return list(fit.jobs), cluster, sim_config, noise_rng, int(fit.num_rejected)

@@ -210,6 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Most seeds one command takes: far more runs than any machine finishes, few enough to
+#: list (a typo like ``0-99999999999`` would otherwise fill the memory).
+MAX_SEEDS = 1_000_000
+
+
 def parse_seeds(tokens: Sequence[str]) -> list[int]:
     """Seeds from tokens like ``3``, ``0-9`` or ``0,1,2`` (sorted, without repeats).
 
@@ -226,6 +231,11 @@ def parse_seeds(tokens: Sequence[str]) -> list[int]:
                 low, high = int(match.group(1)), int(match.group(2))
                 if high < low:
                     raise UsageError(f"--seeds: empty range {part!r}")
+                if high - low + 1 + len(seeds) > MAX_SEEDS:
+                    raise UsageError(
+                        f"--seeds: {part!r} makes more than {MAX_SEEDS:,} seeds (one run "
+                        "each per policy and workload)"
+                    )
                 seeds.extend(range(low, high + 1))
                 continue
             try:

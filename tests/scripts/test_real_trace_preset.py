@@ -114,3 +114,41 @@ def test_every_policy_and_shipped_agent_finishes_a_real_excerpt_in_the_env(
     for row in rows:
         assert row["truncated"] == "0" and row["num_jobs"] == "100", row["policy"]
         assert row["invalid_actions"] == "0", row["policy"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--seeds", "0-99999999999"], "--seeds: '0-99999999999' makes more than 1,000,000"),
+        (["--num-jobs", "99999999999"], "--num-jobs: at most 10,000,000 jobs"),
+    ],
+)
+def test_huge_seed_ranges_and_job_counts_are_usage_errors(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = evaluate.main([*argv, "--policies", "fifo", "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_headless_drops_a_job_no_gpu_of_a_mixed_cluster_holds_as_the_env_does(
+    tmp_path: Path,
+) -> None:
+    from gpushare_env.sim import make_cluster
+    from gpushare_env.workloads import make_job
+
+    cluster = make_cluster("mixed")
+    big = float(cluster.gpu_memory_gib.max())
+    # 12 workers that each need more memory than any GPU but the 8 largest offers
+    wide = make_job(0, 0.0, 12, 600.0, "resnet50", memory_gib=big * 0.95)
+    path = tmp_path / "mixed.csv"
+    write_csv_trace([wide, make_job(1, 5.0, 1, 600.0, "resnet50")], path)
+    rows = {}
+    for mode in ([], ["--headless"]):
+        out = tmp_path / f"out{len(mode)}"
+        argv = ["--trace", str(path), "--cluster", "mixed", "--policies", "fifo_pack"]
+        argv += ["--seeds", "0", "--out", str(out), "--quiet", "--no-plots", *mode]
+        assert evaluate.main(argv) == 0
+        (rows[len(mode)],) = _rows(out / "runs.csv")
+    assert rows[0]["rejected_jobs"] == rows[1]["rejected_jobs"] == "1"
+    assert rows[0]["mean_jct_s"] == rows[1]["mean_jct_s"]
