@@ -263,9 +263,9 @@ def test_dagger_after_cloning_refits_for_the_dagger_epochs(tmp_path: Path) -> No
 def test_bad_config_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="algo"):
         _config(tmp_path, "x", algo="a2c")
-    with pytest.raises(ValueError, match="torch_threads must be >= 1"):
+    with pytest.raises(ValueError, match="torch_threads must be an int >= 1"):
         _config(tmp_path, "x", torch_threads=0)
-    with pytest.raises(ValueError, match="dagger_epochs must be >= 0"):
+    with pytest.raises(ValueError, match="dagger_epochs must be an int >= 0"):
         _config(tmp_path, "x", dagger_epochs=-1)
     with pytest.raises(ValueError, match=r"train_seeds include the test seeds \[1000\]"):
         _config(tmp_path, "x", train_seeds=(0, 1000))

@@ -134,7 +134,10 @@ def test_a_job_no_gpu_set_can_hold_is_found_at_reset_not_as_a_deadlock() -> None
     }
     unfit = job(0, 0.0, 10, num_gpus=2, memory_gib=20.0)
     fits = job(1, 0.0, 10)
-    with pytest.raises(UnfitJobError, match=r"job 0 .*need 2 GPUs of >= 20 GiB, the cluster has 1"):
+    with pytest.raises(
+        UnfitJobError,
+        match=r"job 0 .*need 2 GPUs of >= 20 GiB, the cluster has only 1",
+    ):
         GPUShareEnv({"cluster": cluster, "on_unfit": "error"}).reset(
             seed=0, options={"jobs": [unfit, fits]}
         )
