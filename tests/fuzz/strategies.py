@@ -25,6 +25,7 @@ from gpushare_env.sim.limits import (
     MAX_DURATION_S,
     MAX_JOB_ID,
 )
+from gpushare_env.workloads.csv_trace import CSV_COLUMNS
 
 #: The fuzz budget: small enough for the whole suite to stay well within its time on two
 #: cores; the deadline is a hang detector (generous, for a loaded machine), not a speed test.
@@ -83,19 +84,8 @@ VALID_CELLS: dict[str, st.SearchStrategy[str]] = {
     "intensity": st.sampled_from(["", "1", "0.5", "1e-6"]),
 }
 
-#: Every column a workload CSV may have, and a few it may not.
-COLUMNS: tuple[str, ...] = (
-    "job_id",
-    "arrival_s",
-    "num_gpus",
-    "duration_s",
-    "model",
-    "batch_size",
-    "iterations",
-    "memory_gib",
-    "iter_time_s",
-    "intensity",
-)
+#: Every column a workload CSV may have (the reader's own list), and a few it may not.
+COLUMNS: tuple[str, ...] = CSV_COLUMNS
 ODD_COLUMNS: tuple[str, ...] = ("jobid", "Arrival_s", "gpus", "", "duration_s ")
 
 

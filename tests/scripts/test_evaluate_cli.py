@@ -327,24 +327,10 @@ def test_the_installed_command_fails_cleanly_in_a_fresh_process(tmp_path: Path) 
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.usefixtures("broken_fifo")
 def test_a_crashing_policy_is_reported_and_the_others_still_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import baselines
-
-    original = baselines.make
-
-    def make(name: str, env: object = None, **params: object) -> object:
-        policy = original(name, env, **params)
-        if name == "fifo":
-
-            def broken(view: object) -> object:
-                raise RuntimeError("boom")
-
-            policy.decide = broken  # type: ignore[method-assign]
-        return policy
-
-    monkeypatch.setattr(baselines, "make", make)
     argv = ["--policies", "fifo", "fifo_pack", "--num-jobs", "8", "--seeds", "0"]
     argv += ["--workload", "thesis", "--cluster", "tiny", "--workers", "1"]
     argv += ["--out", str(tmp_path), "--quiet", "--no-plots"]

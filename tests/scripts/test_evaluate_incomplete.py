@@ -180,24 +180,8 @@ def test_allow_incomplete_exits_0_and_still_flags(
     assert "## ⚠ Incomplete runs" in (tmp_path / "summary.md").read_text()
 
 
-def test_a_crash_wins_over_an_incomplete_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: int
-) -> None:
-    import baselines
-
-    original = baselines.make
-
-    def make(name: str, env: object = None, **params: object) -> object:
-        policy = original(name, env, **params)
-        if name == "fifo":
-
-            def broken(view: object) -> object:
-                raise RuntimeError("boom")
-
-            policy.decide = broken  # type: ignore[method-assign]
-        return policy
-
-    monkeypatch.setattr(baselines, "make", make)
+@pytest.mark.usefixtures("broken_fifo")
+def test_a_crash_wins_over_an_incomplete_run(tmp_path: Path, cap: int) -> None:
     argv = [*TINY, "--out", str(tmp_path), "--max-decisions", str(cap), "--quiet", "--no-plots"]
     assert evaluate.main(argv) == evaluate.EXIT_FAILED == 1
 
