@@ -102,6 +102,9 @@ __all__ = ["ThesisHeuristic"]
 _SAMPLE_MODES = ("always", "if_better_waits", "never")
 _ORDERS = ("time", "gpu_time")
 _RESERVE = ("all", "urgent", "none")
+_STARVING_ORDERS = ("most_starved", "longest")
+#: Statuses in which a job started as starving still holds its GPUs (a starvation slot).
+_HOLDING = (JobStatus.RUNNING, JobStatus.SUSPENDING, JobStatus.RESUMING)
 _INF = math.inf
 _VICTIM_TAU_S = 600.0  # [s] victims with more remaining time are (slightly) preferred
 _DRAIN_REFRESH_S = 60.0  # [s] longest reuse of the drain-time estimate
@@ -118,6 +121,14 @@ class _Waiting:
     starving: bool  # wide and waited too long: once started, never preempted
     sampling_run: bool  # never ran and has no prediction yet: its next run samples it
     rank: tuple[float, ...]
+    critical: bool = False  # on the critical path (urgent even when not served as starving)
+
+
+def _response_ratio(job: JobView, remaining_s: float) -> float:
+    """``(wait + remaining) / remaining``: how starved a waiting job is (the key of
+    highest-response-ratio-next; waiting ``starvation_factor`` x its remaining time is a
+    ratio of ``1 + starvation_factor``)."""
+    return (job.total_wait_s + remaining_s) / max(remaining_s, 1.0)
 
 
 class ThesisHeuristic(Policy):
@@ -190,6 +201,8 @@ class ThesisHeuristic(Policy):
         large_gpus: int = 2,
         starvation_factor: float = 10.0,
         min_starvation_s: float = 1800.0,
+        starving_order: str = "most_starved",
+        max_starving: int = 1,
         critical_path_factor: float = 0.9,
         reserve: str = "urgent",
         max_suspends: int = 3,
@@ -210,6 +223,12 @@ class ThesisHeuristic(Policy):
             raise ValueError(f"thesis: preempt_ratio must be >= 1, got {preempt_ratio}")
         if max_suspends < 0:
             raise ValueError(f"thesis: max_suspends must be >= 0, got {max_suspends}")
+        if starving_order not in _STARVING_ORDERS:
+            raise ValueError(
+                f"thesis: starving_order must be one of {_STARVING_ORDERS}, got {starving_order!r}"
+            )
+        if isinstance(max_starving, bool) or not isinstance(max_starving, int) or max_starving < 0:
+            raise ValueError(f"thesis: max_starving must be an int >= 0, got {max_starving!r}")
         self.sample_then_suspend = sample_then_suspend
         self.min_speed = min_speed
         self.min_cotenant_speed = min_cotenant_speed
@@ -220,6 +239,8 @@ class ThesisHeuristic(Policy):
         self.large_gpus = large_gpus
         self.starvation_factor = starvation_factor
         self.min_starvation_s = min_starvation_s
+        self.starving_order = starving_order
+        self.max_starving = max_starving
         self.critical_path_factor = critical_path_factor
         if reserve not in _RESERVE:
             raise ValueError(f"thesis: reserve must be one of {_RESERVE}, got {reserve!r}")
@@ -241,6 +262,8 @@ class ThesisHeuristic(Policy):
             "large_gpus",
             "starvation_factor",
             "min_starvation_s",
+            "starving_order",
+            "max_starving",
             "critical_path_factor",
             "reserve",
             "max_suspends",
@@ -281,7 +304,10 @@ class ThesisHeuristic(Policy):
         pending = self.visible_pending(view)
         if not pending:
             return ADVANCE
-        waiting = sorted((self._waiting(view, job_id) for job_id in pending), key=lambda w: w.rank)
+        waiting = [self._waiting(view, job_id) for job_id in pending]
+        if self.max_starving > 0:
+            waiting = self._limit_starving(view, waiting)
+        waiting.sort(key=lambda w: w.rank)
         checker = view.fit_checker()
         memo: dict[tuple[Any, ...], Any] = {}
         head: _Waiting | None = None  # the first job in order that cannot start
@@ -441,16 +467,70 @@ class ThesisHeuristic(Policy):
             starving = job.num_gpus >= self.large_gpus and job.total_wait_s >= max(
                 self.min_starvation_s, self.starvation_factor * predicted
             )
-            if not starving and math.isfinite(self.critical_path_factor):
+            if math.isfinite(self.critical_path_factor):
                 critical = predicted >= self.critical_path_factor * self._drain_s(view)
-        urgent = starving or critical
-        if urgent:
-            rank: tuple[float, ...] = (0.0, -remaining, job.arrival_s, job_id)
+        return self._ranked(job, remaining, key, sampling_run, starving, critical)
+
+    def _ranked(
+        self,
+        job: JobView,
+        remaining: float,
+        key: float,
+        sampling_run: bool,
+        starving: bool,
+        critical: bool,
+    ) -> _Waiting:
+        """A waiting job's place in the order: urgent jobs first (starving ones most
+        starved first, then critical ones longest first; under ``starving_order=
+        "longest"`` all of them longest first), then sampling runs by arrival, then
+        SRPT."""
+        if starving and self.starving_order == "most_starved":
+            rank: tuple[float, ...] = (
+                0.0,
+                -_response_ratio(job, remaining),
+                job.arrival_s,
+                job.job_id,
+            )
+        elif starving or critical:
+            tier = 0.5 if self.starving_order == "most_starved" else 0.0
+            rank = (tier, -remaining, job.arrival_s, job.job_id)
         elif sampling_run:
-            rank = (1.0, job.arrival_s, 0.0, job_id)
+            rank = (1.0, job.arrival_s, 0.0, job.job_id)
         else:
-            rank = (2.0, key, job.arrival_s, job_id)
-        return _Waiting(job, remaining, key, urgent, starving, sampling_run, rank)
+            rank = (2.0, key, job.arrival_s, job.job_id)
+        urgent = starving or critical
+        return _Waiting(job, remaining, key, urgent, starving, sampling_run, rank, critical)
+
+    def _limit_starving(self, view: SimView, waiting: list[_Waiting]) -> list[_Waiting]:
+        """Serve at most ``max_starving`` jobs as starving at once: jobs started as
+        starving that still hold their GPUs take their slots, the free ones go to the
+        waiting starving jobs first in order (most starved), and the others keep their
+        SRPT place (or their critical-path urgency) until a slot frees."""
+        starved = sorted((w for w in waiting if w.starving), key=lambda w: w.rank)
+        if not starved:
+            return waiting
+        free = max(self.max_starving - self._starving_served(view), 0)
+        demoted = {w.job.job_id for w in starved[free:]}
+        if not demoted:
+            return waiting
+        return [
+            self._ranked(w.job, w.remaining_s, w.key, w.sampling_run, False, w.critical)
+            if w.job.job_id in demoted
+            else w
+            for w in waiting
+        ]
+
+    def _starving_served(self, view: SimView) -> int:
+        """Jobs started as starving that still hold their GPUs (finished ones are
+        forgotten)."""
+        served = 0
+        for job_id in list(self._protected):
+            status = view.job(job_id).status
+            if status == JobStatus.FINISHED:
+                self._protected.discard(job_id)
+            elif status in _HOLDING:
+                served += 1
+        return served
 
     # ============================================================ step 3
     def _placement(
