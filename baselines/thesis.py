@@ -101,7 +101,7 @@ __all__ = ["ThesisHeuristic"]
 
 _SAMPLE_MODES = ("always", "if_better_waits", "never")
 _ORDERS = ("time", "gpu_time")
-_RESERVE = ("all", "urgent", "none")
+_RESERVE = ("all", "urgent", "starving", "none")
 _STARVING_ORDERS = ("most_starved", "longest")
 #: Statuses in which a job started as starving still holds its GPUs (a starvation slot).
 _HOLDING = (JobStatus.RUNNING, JobStatus.SUSPENDING, JobStatus.RESUMING)
@@ -204,7 +204,9 @@ class ThesisHeuristic(Policy):
         starving_order: str = "most_starved",
         max_starving: int = 1,
         critical_path_factor: float = 0.9,
-        reserve: str = "urgent",
+        critical_preempts_critical: bool = True,
+        reserve: str = "starving",
+        backfill_victims: bool = True,
         max_suspends: int = 3,
         protect_remaining_factor: float = 3.0,
     ) -> None:
@@ -223,6 +225,12 @@ class ThesisHeuristic(Policy):
             raise ValueError(f"thesis: preempt_ratio must be >= 1, got {preempt_ratio}")
         if max_suspends < 0:
             raise ValueError(f"thesis: max_suspends must be >= 0, got {max_suspends}")
+        for label, flag in (
+            ("critical_preempts_critical", critical_preempts_critical),
+            ("backfill_victims", backfill_victims),
+        ):
+            if not isinstance(flag, bool):
+                raise ValueError(f"thesis: {label} must be true or false, got {flag!r}")
         if starving_order not in _STARVING_ORDERS:
             raise ValueError(
                 f"thesis: starving_order must be one of {_STARVING_ORDERS}, got {starving_order!r}"
@@ -245,6 +253,8 @@ class ThesisHeuristic(Policy):
         if reserve not in _RESERVE:
             raise ValueError(f"thesis: reserve must be one of {_RESERVE}, got {reserve!r}")
         self.reserve = reserve
+        self.critical_preempts_critical = critical_preempts_critical
+        self.backfill_victims = backfill_victims
         self.max_suspends = max_suspends
         self.protect_remaining_factor = protect_remaining_factor
         self._reset_state()
@@ -265,7 +275,9 @@ class ThesisHeuristic(Policy):
             "starving_order",
             "max_starving",
             "critical_path_factor",
+            "critical_preempts_critical",
             "reserve",
+            "backfill_victims",
             "max_suspends",
             "protect_remaining_factor",
         )
@@ -286,6 +298,8 @@ class ThesisHeuristic(Policy):
         self._no_victims: tuple[Any, ...] | None = None  # last fruitless victim search
         # job id -> (status, predicted remaining) while it waits
         self._waiting_cache: dict[int, tuple[JobStatus, float | None]] = {}
+        # most suspensions of a job the simulator's rules let be suspended again, so far
+        self._rules_allowed_suspends = -1
         self.urgent_starts = 0
         self.preemptions = 0
 
@@ -294,6 +308,10 @@ class ThesisHeuristic(Policy):
         """One decision: post-sampling suspension, gang opening, placement, or advance."""
         running = self.visible_running(view)
         allowed = self.suspendable(view)  # the victims the suspension rules allow now
+        for job_id in allowed:  # the rules' budget exceeds every count they allowed
+            self._rules_allowed_suspends = max(
+                self._rules_allowed_suspends, view.job(job_id).suspends
+            )
         if view.duration_info == "sampled":
             decision = self._review_sampled(view, running, set(allowed))
             if decision is not None:
@@ -317,7 +335,7 @@ class ThesisHeuristic(Policy):
             if placed is not None:
                 strategy, gpus = placed
                 if head is not None and not self._may_backfill(
-                    view, candidate, gpus, shadow_s, reserved
+                    view, head, candidate, gpus, shadow_s, reserved
                 ):
                     continue
                 if candidate.urgent:
@@ -337,27 +355,56 @@ class ThesisHeuristic(Policy):
                 self._victims = victims[1:]
                 self.preemptions += 1
                 return Suspend(victims[0])
-            if self.reserve == "all" or (self.reserve == "urgent" and candidate.urgent):
+            if self._reserves_for(candidate):
                 shadow_s, reserved = self._reservation(view, candidate)
         return self._advance_or_force(view, waiting, checker)
+
+    def _reserves_for(self, head: _Waiting) -> bool:
+        """Does the blocked head of the order get a reservation (``reserve``)?"""
+        if self.reserve == "all":
+            return True
+        if self.reserve == "urgent":
+            return head.urgent
+        return self.reserve == "starving" and head.starving
 
     def _may_backfill(
         self,
         view: SimView,
+        head: _Waiting,
         candidate: _Waiting,
         gpus: tuple[int, ...],
         shadow_s: float,
         reserved: frozenset[int],
     ) -> bool:
         """EASY backfilling: a job may start behind a reserved one if it leaves the
-        reservation's GPUs alone or is predicted to finish before it begins."""
+        reservation's GPUs alone, is predicted to finish before it begins, or
+        (``backfill_victims``) is a job the reserved one may suspend when its gang can
+        open (backfilling with preemption)."""
         if not reserved.intersection(gpus) or candidate.sampling_run:
             return True  # sampling runs last seconds
+        if self.backfill_victims and self._later_victim(head, candidate):
+            return True
         job = candidate.job
         end_s = view.now_s + candidate.remaining_s / self.min_speed
         if job.status == JobStatus.SUSPENDED:
             end_s += job.resume_overhead_s
         return end_s <= shadow_s
+
+    def _later_victim(self, head: _Waiting, candidate: _Waiting) -> bool:
+        """Could the urgent ``head`` suspend ``candidate`` once it runs? It must be a
+        victim step 4 would take (no wider; not critical if the head is only critical and
+        ``critical_preempts_critical`` is off), have suspensions left under
+        ``max_suspends``, and the simulator's rules must allow suspending a job with as
+        many suspensions: they have let a job with at least as many be suspended this
+        episode (their budget is not visible otherwise; it does not change)."""
+        job = candidate.job
+        if not head.urgent or job.num_gpus > head.job.num_gpus:
+            return False
+        if job.suspends >= self.max_suspends:
+            return False
+        if not head.starving and candidate.critical and not self.critical_preempts_critical:
+            return False
+        return job.suspends <= self._rules_allowed_suspends
 
     def _reservation(self, view: SimView, head: _Waiting) -> tuple[float, frozenset[int]]:
         """When and where ``head`` gets whole GPUs if running jobs finish as predicted.
@@ -650,6 +697,8 @@ class ThesisHeuristic(Policy):
             tuple(allowed),  # a job past its minimum service may become a victim
             tuple(view.in_transition()),
             len(self._reviewed),  # a job that finished sampling may become a victim
+            # an arrival lengthens the drain, so fewer running jobs are critical (and spared)
+            0 if self.critical_preempts_critical else view.jobs_in_system,
         )
         if signature == self._no_victims:
             return []
@@ -665,10 +714,14 @@ class ThesisHeuristic(Policy):
         holders_left = view.holders.astype(np.int64)  # a copy
         if not candidate.urgent and not math.isfinite(self.preempt_ratio):
             return []
+        # a critical job does not suspend another critical job: the makespan gains nothing
+        critical_s = _INF
+        if candidate.critical and not candidate.starving and not self.critical_preempts_critical:
+            critical_s = self.critical_path_factor * self._drain_s(view)
         for job_id in allowed:
             other = view.job(job_id)
             other_remaining = self._suspendable_remaining(other)
-            if other_remaining is None:
+            if other_remaining is None or other_remaining >= critical_s:
                 continue
             other_key = self._key(other, other_remaining)
             if candidate.urgent:
