@@ -93,7 +93,7 @@ better than ``fifo_pack``, against 0.22 M s with the rule off. One starving job 
 (as EASY backfilling reserves for one job), the most starved first (highest response
 ratio next, which still bounds every starving job's wait), and a reservation for it alone
 that jobs it may suspend can use meanwhile: 0.40 M s, 22% and 4% shorter mean JCT on two
-other VCs, unchanged on three. On the thesis workload the 1 s interval figures are
+other VCs, within 0.5% on three. On the thesis workload the 1 s interval figures are
 unchanged and the Poisson ones 1-2% better (seeds 0-2; seeds 10-19: within 0.5%, Poisson
 mean JCT 5% better); the ``philly`` presets move by under 0.5%. The table per VC, and
 ``critical_preempts_critical``: ``docs/baselines.md``.
@@ -197,13 +197,14 @@ class ThesisHeuristic(Policy):
             Brinch Hansen's HRRN; every starving job's ratio grows while it waits, so
             each is served in time) or ``"longest"`` (the rule before: longest predicted
             remaining time first, as critical jobs; under sustained overload, when every
-            wide job starves, the queue then runs longest first) (step 4).
+            wide job starves, the queue then runs longest first: Philly VC 2869ce, seeds
+            0-2, mean JCT 0.87 M s against 0.40 M s) (step 4).
         max_starving: Most jobs served as starving at once; a job started as starving
             that still holds its GPUs takes a slot, and the other starving jobs keep
             their SRPT place until one frees. Default 1: the rule's share of the cluster
-            is bounded, as EASY backfilling reserves for one job (Philly VC 2869ce,
-            seeds 0-2: mean JCT 0.40 M s against 1.08 M s without a cap); ``0`` for no
-            cap (step 4).
+            is bounded, as EASY backfilling reserves for one job (Philly VCs 2869ce and
+            11cb48, seeds 0-2: mean JCT 0.40 M s and 88 k s against 0.50 M s and 92 k s
+            without a cap); ``0`` for no cap (step 4).
         critical_path_factor: A job is urgent when its predicted remaining time is at
             least this times the estimated drain time of all known work. Default 0.9:
             starts the longest jobs a little before their last start time (1.0), to
@@ -215,9 +216,10 @@ class ThesisHeuristic(Policy):
             experiment's 1 s interval makespan 1.9% longer (step 4).
         reserve: Which job blocked at the head of the order gets a reservation (EASY
             backfilling on predicted times): ``"starving"`` (default: the job served as
-            starving, whose wait the reservation bounds), ``"urgent"`` (the default
-            before: critical jobs too; on Philly VCs 2869ce and b436b2 their
-            reservations held GPUs idle for jobs whose only aim is the makespan),
+            starving, whose wait the reservation bounds; a critical job may suspend any
+            narrower job anyway), ``"urgent"`` (the default before: critical jobs too;
+            with ``backfill_victims`` the same on the Philly VCs, but the thesis
+            experiment's Poisson mean JCT is 1.5% / 4% longer on seeds 0-2 / 10-19),
             ``"all"`` (costs utilisation: every short wide job would hold GPUs idle) or
             ``"none"``.
         backfill_victims: A job may also start on reserved GPUs if the reserved job may
