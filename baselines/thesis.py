@@ -36,7 +36,8 @@ The steps of DESIGN 5, as implemented here:
    last, alone, on an otherwise idle cluster). At most ``max_starving`` jobs are served as
    starving at once (a job started as starving that still holds its GPUs takes a slot),
    the most starved first (``starving_order``: highest response ratio, (wait + remaining)
-   / remaining); the other starving jobs keep their SRPT place until a slot frees. The
+   / remaining) and ahead of critical jobs; the other starving jobs keep their SRPT place
+   until a slot frees. The
    starving job that still cannot start gets a reservation (``reserve``): later jobs start
    only if they leave the GPUs it will get alone, are predicted to finish before those
    free up (EASY backfilling on predicted times) or (``backfill_victims``) are jobs it may
@@ -219,7 +220,7 @@ class ThesisHeuristic(Policy):
             starving, whose wait the reservation bounds; a critical job may suspend any
             narrower job anyway), ``"urgent"`` (the default before: critical jobs too;
             with ``backfill_victims`` the same on the Philly VCs, but the thesis
-            experiment's Poisson mean JCT is 1.5% / 4% longer on seeds 0-2 / 10-19),
+            experiment's Poisson mean JCT is 1.4% / 4% longer on seeds 0-2 / 10-19),
             ``"all"`` (costs utilisation: every short wide job would hold GPUs idle) or
             ``"none"``.
         backfill_victims: A job may also start on reserved GPUs if the reserved job may
