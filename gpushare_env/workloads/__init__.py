@@ -11,6 +11,8 @@ reader returns a :class:`TraceLoad` that also counts what it skipped. Randomness
 from the generator passed in, split into independent per-purpose streams.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from gpushare_env.workloads.config import WORKLOAD_PRESETS, WorkloadConfig, make_workload
 from gpushare_env.workloads.csv_trace import (
     read_csv_trace,
@@ -42,6 +44,9 @@ from gpushare_env.workloads.real_traces import (
     sized_cluster,
 )
 
+if TYPE_CHECKING:
+    from gpushare_env.workloads.gavel_trace import read_gavel_trace
+
 __all__ = [
     "EMPIRICAL",
     "PARAMETRIC",
@@ -66,8 +71,24 @@ __all__ = [
     "philly_workload",
     "read_csv_trace",
     "read_duration_gpus_csv",
+    "read_gavel_trace",
     "read_philly_job_log",
     "sized_cluster",
     "thesis_workload",
     "write_csv_trace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``read_gavel_trace`` on first use.
+
+    Importing its module with the package would make ``python -m
+    gpushare_env.workloads.gavel_trace`` warn that the module it runs is already imported
+    (runpy's ``RuntimeWarning``).
+    """
+    if name == "read_gavel_trace":
+        from gpushare_env.workloads.gavel_trace import read_gavel_trace
+
+        globals()[name] = read_gavel_trace
+        return read_gavel_trace
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
