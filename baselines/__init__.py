@@ -98,8 +98,15 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def _parse_value(text: str) -> Any:
-    if text.lower() in ("inf", "+inf", "-inf", "nan"):
+    """JSON, plus ``inf``/``nan`` and Python's spellings ``True``/``False``/``None`` (in any
+    case), which would otherwise pass as strings (and a string ``"False"`` is truthy)."""
+    lowered = text.lower()
+    if lowered in ("inf", "+inf", "-inf", "nan"):
         return float(text)
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
     try:
         return json.loads(text)
     except json.JSONDecodeError:

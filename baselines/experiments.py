@@ -69,7 +69,12 @@ def episode_jobs(
     workload_rng, noise_rng = episode_streams(seed)
     layout = make_cluster(cluster)
     jobs = make_workload(preset, workload_rng, num_jobs=num_jobs, cluster_gpus=layout.num_gpus)
-    fit = fit_to_cluster(jobs, layout.num_gpus, float(layout.gpu_memory_gib.max()))
+    fit = fit_to_cluster(
+        jobs,
+        layout.num_gpus,
+        float(layout.gpu_memory_gib.max()),
+        gpu_memory_gib=layout.gpu_memory_gib,
+    )
     return fit.jobs, noise_rng
 
 

@@ -449,8 +449,8 @@ def make_plan(
     max_decisions: int | None = None,
     out: str | Path | None = None,
     headless: bool = False,
-    reference: str = "thesis",
-    baseline: str = "fifo",
+    reference: str | None = None,
+    baseline: str | None = None,
     gantt: Sequence[str] | None = None,
     jobs_csv: bool = True,
     sweep: Sequence[str] = (),
@@ -476,8 +476,9 @@ def make_plan(
             :data:`~gpushare_env.evaluation.specs.DECISIONS_PER_JOB` per job + 10,000).
         out: Output folder (default ``results/<title>``).
         headless: Run heuristics on the simulator without the env.
-        reference: Policy of the paired differences.
-        baseline: Policy of the ratios.
+        reference: Policy of the paired differences (``None``: ``thesis``, when it is
+            evaluated; a policy named here must be).
+        baseline: Policy of the ratios (``None``: ``fifo``, likewise).
         gantt: Policies drawn as Gantt views (``["all"]``, ``["none"]``; default: the
             reference and the baseline).
         jobs_csv: Keep the job records of every run (for ``jobs.csv``).
@@ -511,6 +512,14 @@ def make_plan(
     workload_specs = _resolve_workloads(workloads, traces, chosen, num_jobs, cluster_spec)
     notes += [note for w in workload_specs if (note := w.trace_cut_note)]
     labels = [p.label for p in policy_specs]
+    for option, named in (("--reference", reference), ("--baseline", baseline)):
+        if named is not None and named not in labels:
+            raise PlanError(
+                f"{option}: {named!r} is not among the evaluated policies "
+                f"({', '.join(labels)})"
+            )
+    reference = reference if reference is not None else "thesis"
+    baseline = baseline if baseline is not None else "fifo"
     gantt_tokens = list(gantt) if gantt is not None else [reference, baseline]
     if [t.lower() for t in gantt_tokens] == ["none"]:
         gantt_policies: set[str] = set()

@@ -194,9 +194,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run heuristics on the simulator without the env (fastest; huge traces)",
     )
     parser.add_argument(
-        "--reference", default="thesis", help="policy of the paired differences (thesis)"
+        "--reference", help="policy of the paired differences (default: thesis, if evaluated)"
     )
-    parser.add_argument("--baseline", default="fifo", help="policy of the ratios (fifo)")
+    parser.add_argument(
+        "--baseline", help="policy of the ratios (default: fifo, if evaluated)"
+    )
     parser.add_argument(
         "--gantt",
         nargs="+",

@@ -73,6 +73,18 @@ def test_make_rejects_unknown_names_and_parameters_listing_the_allowed_ones() ->
     assert policy.params()["min_speed"] == 0.6
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("False", False), ("false", False), ("TRUE", True), ("None", None), ("null", None),
+     ("1e3", 1000.0), ("-inf", -math.inf), ("most_starved", "most_starved")],
+)  # fmt: skip
+def test_spec_values_take_python_and_json_spellings_of_booleans_and_none(
+    text: str, value: object
+) -> None:
+    # a string "False" would be truthy in a policy that does not check its flag's type
+    assert baselines.parse_spec(f"gandiva:flag={text}")[1] == {"flag": value}
+
+
 def test_a_name_with_parameters_builds_the_same_policy_as_keywords() -> None:
     spec = "thesis:critical_path_factor=inf:max_suspends=6:sample_then_suspend=always"
     assert baselines.parse_spec(spec) == (

@@ -152,3 +152,24 @@ def test_headless_drops_a_job_no_gpu_of_a_mixed_cluster_holds_as_the_env_does(
         (rows[len(mode)],) = _rows(out / "runs.csv")
     assert rows[0]["rejected_jobs"] == rows[1]["rejected_jobs"] == "1"
     assert rows[0]["mean_jct_s"] == rows[1]["mean_jct_s"]
+
+
+@pytest.mark.parametrize("option", ["--reference", "--baseline"])
+def test_a_reference_or_baseline_that_is_not_evaluated_is_a_usage_error(
+    option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--policies", "fifo", "fifo_pack", option, "sjf_pack", "--out", str(tmp_path / "o")]
+    assert evaluate.main([*argv, "--preset", "thesis", "--seeds", "0"]) == 2
+    err = capsys.readouterr().err
+    assert f"{option}: 'sjf_pack' is not among the evaluated policies (fifo, fifo_pack)" in err
+    assert not (tmp_path / "o").exists()  # refused before the folder is touched
+
+
+def test_the_default_reference_may_be_absent_from_the_policies() -> None:
+    from gpushare_env.evaluation.plan import make_plan
+
+    plan = make_plan(preset="thesis", policies=["fifo_pack", "sjf_pack"], seeds=[0])
+    assert (plan.reference, plan.baseline) == ("thesis", "fifo")  # tables left out, no error
+    plan = make_plan(preset="thesis", policies=["fifo_pack", "sjf_pack"], seeds=[0],
+                     reference="sjf_pack", baseline="fifo_pack")  # fmt: skip
+    assert (plan.reference, plan.baseline) == ("sjf_pack", "fifo_pack")
