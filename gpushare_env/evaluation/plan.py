@@ -515,8 +515,7 @@ def make_plan(
     for option, named in (("--reference", reference), ("--baseline", baseline)):
         if named is not None and named not in labels:
             raise PlanError(
-                f"{option}: {named!r} is not among the evaluated policies "
-                f"({', '.join(labels)})"
+                f"{option}: {named!r} is not among the evaluated policies ({', '.join(labels)})"
             )
     reference = reference if reference is not None else "thesis"
     baseline = baseline if baseline is not None else "fifo"

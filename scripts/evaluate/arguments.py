@@ -196,9 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--reference", help="policy of the paired differences (default: thesis, if evaluated)"
     )
-    parser.add_argument(
-        "--baseline", help="policy of the ratios (default: fifo, if evaluated)"
-    )
+    parser.add_argument("--baseline", help="policy of the ratios (default: fifo, if evaluated)")
     parser.add_argument(
         "--gantt",
         nargs="+",
