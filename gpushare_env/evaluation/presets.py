@@ -67,6 +67,8 @@ class EvaluationPreset:
             observation space fits this set-up.
         description: One line for reports.
         traces: Trace files, each run whole on every seed (after ``workloads``).
+        window: Pending and running windows of the baselines' runs (``None``: the rule
+            of ``make_plan``: 1024 on traces, the env's 16 on generated workloads).
     """
 
     name: str
@@ -77,6 +79,7 @@ class EvaluationPreset:
     include_zoo: bool = True
     description: str = ""
     traces: tuple[str, ...] = ()
+    window: int | None = None
 
 
 EVALUATION_PRESETS: dict[str, EvaluationPreset] = {

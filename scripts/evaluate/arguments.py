@@ -189,6 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
         "config.json, summary.*, plots/, plot_data/; nothing else) and start over",
     )
     parser.add_argument(
+        "--window",
+        metavar="N",
+        help="the baselines see and address the first N waiting and running jobs, in "
+        "[1, 1024] (default: 1024 on traces, the env's 16 on generated workloads; saved "
+        "agents keep their own)",
+    )
+    parser.add_argument(
         "--headless",
         action="store_true",
         help="run heuristics on the simulator without the env (fastest; huge traces)",
@@ -299,4 +306,5 @@ def plan_from_args(args: argparse.Namespace) -> Plan:
         gantt=args.gantt,
         jobs_csv=not args.no_jobs_csv,
         sweep=args.sweep or (),
+        window=_positive_int(args.window, "--window"),
     )

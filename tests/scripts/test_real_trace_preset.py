@@ -173,3 +173,41 @@ def test_the_default_reference_may_be_absent_from_the_policies() -> None:
     plan = make_plan(preset="thesis", policies=["fifo_pack", "sjf_pack"], seeds=[0],
                      reference="sjf_pack", baseline="fifo_pack")  # fmt: skip
     assert (plan.reference, plan.baseline) == ("sjf_pack", "fifo_pack")
+
+
+def _windows(run: object) -> tuple[object, object]:
+    config = run.env_config  # type: ignore[attr-defined]
+    return config.get("pending_window"), config.get("running_window")
+
+
+def test_baselines_see_a_whole_real_queue_and_the_env_default_on_generated_workloads(
+    excerpts: list[Path],
+) -> None:
+    from gpushare_env.evaluation.plan import TRACE_WINDOW
+
+    plan = make_plan(preset="thesis", traces=[str(excerpts[0])], workloads=["philly"],
+                     policies=["fifo", "thesis"], seeds=[0])  # fmt: skip
+    by_workload = {r.workload.label: _windows(r) for r in plan.runs}
+    assert by_workload == {"philly": (None, None), excerpts[0].name: (TRACE_WINDOW,) * 2}
+    assert any("first 1024 waiting and running jobs" in note for note in plan.notes)
+    plan = make_plan(preset="thesis", traces=[str(excerpts[0])], workloads=["philly"],
+                     policies=["thesis"], seeds=[0], window=32)  # fmt: skip
+    assert {_windows(r) for r in plan.runs} == {(32, 32)}
+    assert not any("waiting and running jobs" in note for note in plan.notes)
+
+
+def test_saved_agents_keep_the_windows_they_were_trained_with(excerpts: list[Path]) -> None:
+    agent = ZOO / "maskable_ppo_bc_medium.zip"
+    plan = make_plan(preset="philly", traces=[str(excerpts[1])], cluster="medium",
+                     policies=["thesis", str(agent)], seeds=[0])  # fmt: skip
+    windows = {r.policy.label: _windows(r) for r in plan.runs}
+    assert windows == {"thesis": (1024, 1024), agent.stem: (16, 16)}
+
+
+@pytest.mark.parametrize("text", ["0", "1025", "many"])
+def test_a_window_out_of_range_is_a_usage_error(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--policies", "fifo", "--window", text, "--out", str(tmp_path / "o")]
+    assert evaluate.main([*argv, "--preset", "thesis", "--seeds", "0"]) == 2
+    assert "--window: expected an integer" in capsys.readouterr().err
