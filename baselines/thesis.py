@@ -345,6 +345,7 @@ class ThesisHeuristic(Policy):
         self._durations: list[float] = []  # predicted solo durations seen (for the prior)
         self._prior_s: float | None = None
         self._drain_cache: tuple[float, float, tuple[int, ...]] = (-math.inf, 0.0, ())
+        self._decision_drain: float | None = None  # ``_drain_s`` of the current call
         self._no_victims: tuple[Any, ...] | None = None  # last fruitless victim search
         # job id -> (status, predicted remaining) while it waits
         self._waiting_cache: dict[int, tuple[JobStatus, float | None]] = {}
@@ -356,6 +357,7 @@ class ThesisHeuristic(Policy):
     # ================================================================ decide
     def decide(self, view: SimView) -> Decision:
         """One decision: post-sampling suspension, gang opening, placement, or advance."""
+        self._decision_drain = None  # the state is fixed during one call
         running = self.visible_running(view)
         allowed = self.suspendable(view)  # the victims the suspension rules allow now
         for job_id in allowed:  # the rules' budget exceeds every count they allowed
@@ -536,6 +538,12 @@ class ThesisHeuristic(Policy):
         self._drain_cache = (now, drain, signature)
         return drain
 
+    def _drain_now(self, view: SimView) -> float:
+        """``_drain_s`` once per ``decide`` call (every waiting job's rank asks for it).  [s]"""
+        if self._decision_drain is None:
+            self._decision_drain = self._drain_s(view)
+        return self._decision_drain
+
     def _predicted_while_waiting(self, job: JobView) -> float | None:
         """``predicted_remaining_s`` of a waiting job, cached: it cannot change while the
         job waits (no progress, no new sample), and reading it costs a simulator call."""
@@ -565,7 +573,7 @@ class ThesisHeuristic(Policy):
                 self.min_starvation_s, self.starvation_factor * predicted
             )
             if math.isfinite(self.critical_path_factor):
-                critical = predicted >= self.critical_path_factor * self._drain_s(view)
+                critical = predicted >= self.critical_path_factor * self._drain_now(view)
         return self._ranked(job, remaining, key, sampling_run, starving, critical)
 
     def _ranked(
@@ -767,7 +775,7 @@ class ThesisHeuristic(Policy):
         # a critical job does not suspend another critical job: the makespan gains nothing
         critical_s = _INF
         if candidate.critical and not candidate.starving and not self.critical_preempts_critical:
-            critical_s = self.critical_path_factor * self._drain_s(view)
+            critical_s = self.critical_path_factor * self._drain_now(view)
         for job_id in allowed:
             other = view.job(job_id)
             other_remaining = self._suspendable_remaining(other)

@@ -159,7 +159,7 @@ def test_new_parameters_are_validated() -> None:
     with pytest.raises(ValueError, match="max_starving"):
         baselines.make("thesis", max_starving=-1)
     with pytest.raises(ValueError, match="backfill_victims must be true or false"):
-        baselines.make("thesis:backfill_victims=False")  # not JSON: the string "False"
+        baselines.make("thesis:backfill_victims=no")  # a string, not a boolean
     with pytest.raises(ValueError, match="reserve"):
         baselines.make("thesis", reserve="critical")
 
