@@ -9,7 +9,8 @@ the run whose first attempt dies.
 
 from __future__ import annotations
 
-import csv
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,23 +26,22 @@ from gpushare_env.evaluation.plan import file_sha256  # noqa: E402
 from gpushare_env.evaluation.ray_backend import TEST_FAULT_ENV  # noqa: E402
 from gpushare_env.workloads import make_workload, write_csv_trace  # noqa: E402
 from scripts import evaluate  # noqa: E402
+from tests.scripts.helpers import (  # noqa: E402
+    KILL_AFTER,
+    REPO,
+    SLOW_RUNS,
+    assert_same_results,
+    check_kept_and_resume,
+    csv_rows,
+    finish,
+    start,
+    wait_for_rows,
+    without_wall,
+)
 
-REPO = Path(__file__).resolve().parents[2]
 # heuristics only (a new Ray worker starts quicker without torch): 4 runs
 SMALL = ["--policies", "fifo", "fifo_pack", "--workload", "thesis", "--cluster", "tiny"]
 SMALL += ["--num-jobs", "8", "--seeds", "0", "1", "--quiet", "--no-plots"]
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        return [{k: v for k, v in row.items() if k != "wall_s"} for row in csv.DictReader(handle)]
-
-
-def _assert_same_results(folder: Path, reference: Path) -> None:
-    """Same runs.csv apart from wall_s, same jobs.csv and summary.json bytes."""
-    assert _rows(folder / "runs.csv") == _rows(reference / "runs.csv")
-    assert (folder / "jobs.csv").read_bytes() == (reference / "jobs.csv").read_bytes()
-    assert (folder / "summary.json").read_bytes() == (reference / "summary.json").read_bytes()
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +116,7 @@ def test_ray_gives_the_same_files_as_one_worker(
 ) -> None:
     argv = [*inputs, "--backend", "ray", "--out", str(tmp_path)]
     assert evaluate.main(argv) == 0
-    _assert_same_results(tmp_path, reference)
+    assert_same_results(tmp_path, reference)
     # the trace reached the workers through the object store, in a node-local copy
     trace = next(a for a in inputs if a.endswith("mine.csv"))
     import tempfile
@@ -132,14 +132,14 @@ def test_a_killed_worker_s_run_is_retried_once(
     argv = [*SMALL, "--backend", "ray", "--out", str(tmp_path)]
     assert evaluate.main(argv) == 0
     assert not fault.exists()  # the worker running fifo_pack/thesis/1 died once
-    _assert_same_results(tmp_path, small_reference)  # its run retried, recorded once
+    assert_same_results(tmp_path, small_reference)  # its run retried, recorded once
 
 
 def test_ray_resumes_an_evaluation(small_reference: Path, fault: Path, tmp_path: Path) -> None:
     first = [*SMALL, "--seeds", "0", "--backend", "ray", "--out", str(tmp_path)]
     assert evaluate.main(first) == 0
     assert evaluate.main([*SMALL, "--backend", "ray", "--out", str(tmp_path), "--resume"]) == 0
-    _assert_same_results(tmp_path, small_reference)
+    assert_same_results(tmp_path, small_reference)
 
 
 def test_a_sweep_on_ray_gives_the_local_sweep_table(fault: Path, tmp_path: Path) -> None:
@@ -150,7 +150,7 @@ def test_a_sweep_on_ray_gives_the_local_sweep_table(fault: Path, tmp_path: Path)
     assert evaluate.main([*argv, "--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
     local, remote = tmp_path / "local", tmp_path / "ray"
     assert (remote / "sweep.csv").read_bytes() == (local / "sweep.csv").read_bytes()
-    assert _rows(remote / "runs.csv") == _rows(local / "runs.csv")
+    assert without_wall(csv_rows(remote / "runs.csv")) == without_wall(csv_rows(local / "runs.csv"))
 
 
 def test_without_ray_the_ray_backend_is_a_usage_error(
@@ -179,6 +179,33 @@ def test_the_local_backend_never_imports_ray(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_ctrl_c_on_ray_keeps_the_finished_runs_and_resume_completes_them(
+    slow_reference: Path, fault: Path, tmp_path: Path
+) -> None:
+    """The command on its own local Ray instance (one CPU: the runs one at a time), and a
+    terminal's Ctrl-C (SIGINT to its process group, Ray's processes included) once runs
+    are recorded: exit 130, the resume command, the recorded runs kept, no Ray process
+    left; the resume (on this module's Ray) completes to the uninterrupted files."""
+    out = tmp_path / "out"
+    process = start(out, "--backend", "ray", "--workers", "1")
+    at_kill = wait_for_rows(process, out, KILL_AFTER)
+    os.killpg(process.pid, signal.SIGINT)
+    status, err, left = finish(process, settle_s=30)
+    assert not left, "Ray processes outlived the interrupted evaluation"
+    assert status == evaluate.EXIT_INTERRUPTED, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    *_, first, command = err.strip().splitlines()  # after Ray's own start-up lines
+    saved = len(csv_rows(out / "runs.csv"))
+    assert saved < SLOW_RUNS
+    assert first == (
+        f"gpushare-evaluate: interrupted; {saved} of {SLOW_RUNS} runs are saved in "
+        f"{out}/runs.csv. To resume:"
+    )
+    assert "--backend ray" in command
+    check_kept_and_resume(out, slow_reference, at_kill, command.strip())
+
+
 def test_the_command_starts_and_stops_its_own_ray(
     small_reference: Path, fault: Path, tmp_path: Path
 ) -> None:
@@ -186,4 +213,4 @@ def test_the_command_starts_and_stops_its_own_ray(
     argv = [*SMALL, "--backend", "ray", "--workers", "2", "--out", str(tmp_path)]
     assert evaluate.main(argv) == 0
     assert not ray.is_initialized()
-    _assert_same_results(tmp_path, small_reference)
+    assert_same_results(tmp_path, small_reference)
