@@ -9,10 +9,13 @@ the run whose first attempt dies.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -22,8 +25,11 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'gpushare[ray]')")
 
-from gpushare_env.evaluation.plan import file_sha256  # noqa: E402
+from gpushare_env.evaluation import ray_backend  # noqa: E402
+from gpushare_env.evaluation.plan import file_sha256, make_plan  # noqa: E402
 from gpushare_env.evaluation.ray_backend import TEST_FAULT_ENV  # noqa: E402
+from gpushare_env.evaluation.runs import execute_run_safely  # noqa: E402
+from gpushare_env.evaluation.specs import RunOutput, RunSpec  # noqa: E402
 from gpushare_env.workloads import make_workload, write_csv_trace  # noqa: E402
 from scripts import evaluate  # noqa: E402
 from tests.scripts.helpers import (  # noqa: E402
@@ -119,10 +125,67 @@ def test_ray_gives_the_same_files_as_one_worker(
     assert_same_results(tmp_path, reference)
     # the trace reached the workers through the object store, in a node-local copy
     trace = next(a for a in inputs if a.endswith("mine.csv"))
-    import tempfile
-
     copy = Path(tempfile.gettempdir()) / "gpushare-ray" / file_sha256(trace) / "mine.csv"
     assert copy.read_bytes() == Path(trace).read_bytes()
+
+
+def _trace_in_a_dict(folder: Path) -> Path:
+    """A trace of its own (its node-local copy is not the other tests')."""
+    trace = folder / "in_dict.csv"
+    jobs = make_workload("thesis", np.random.default_rng(11), num_jobs=7, cluster_gpus=4)
+    write_csv_trace([replace(job, job_id=i) for i, job in enumerate(jobs)], trace)
+    return trace
+
+
+def test_a_trace_in_a_workload_dict_travels_in_the_task(tmp_path: Path) -> None:
+    """The task gets the file's bytes and runs on its node-local copy: the spec's path,
+    in the dict and in the env config, points there; the original is not read."""
+    trace = _trace_in_a_dict(tmp_path)
+    workload = {"path": str(trace), "num_jobs": 6}
+    plan = make_plan(policies=["fifo"], workloads=[workload], cluster="tiny", seeds=[0],
+                     out=tmp_path / "out")  # fmt: skip
+    (spec,) = plan.runs
+    assert ray_backend._shipped_files([spec]) == {str(trace)}
+    expected = execute_run_safely(spec)
+    data = trace.read_bytes()
+    copy = Path(tempfile.gettempdir()) / "gpushare-ray" / file_sha256(trace) / trace.name
+    shutil.rmtree(copy.parent, ignore_errors=True)
+    trace.unlink()  # what a remote node sees: no such file
+    ran: list[RunSpec] = []
+
+    def execute(spec: RunSpec) -> RunOutput:
+        ran.append(spec)
+        return execute_run_safely(spec)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("gpushare_env.evaluation.runs.execute_run_safely", execute)
+        output = ray_backend._ray_task(spec, data, None)
+    assert output.error is None
+    assert without_wall([output.row]) == without_wall([expected.row])
+    np.testing.assert_array_equal(output.jct_s, expected.jct_s)
+    assert copy.read_bytes() == data
+    (local,) = ran
+    assert local.workload.spec == {**workload, "path": str(copy)}
+    assert local.env_config["workload"] == {**workload, "path": str(copy)}
+
+
+def test_ray_runs_a_trace_named_in_a_workload_dict(
+    fault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative path, read from the driver's working directory: the module's Ray
+    workers started elsewhere, so only the shipped copy lets them run it."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    trace = _trace_in_a_dict(folder)
+    monkeypatch.chdir(folder)
+    workload = json.dumps({"path": trace.name, "num_jobs": 6})
+    argv = ["--policies", "fifo", "fifo_pack", "--workload", workload, "--cluster", "tiny"]
+    argv += ["--seeds", "0", "1", "--quiet", "--no-plots"]
+    assert evaluate.main([*argv, "--workers", "1", "--out", str(tmp_path / "local")]) == 0
+    assert evaluate.main([*argv, "--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
+    assert_same_results(tmp_path / "ray", tmp_path / "local")
+    copy = Path(tempfile.gettempdir()) / "gpushare-ray" / file_sha256(trace) / trace.name
+    assert copy.read_bytes() == trace.read_bytes()
 
 
 def test_a_killed_worker_s_run_is_retried_once(
