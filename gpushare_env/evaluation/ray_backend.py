@@ -9,10 +9,10 @@ back as the tasks end, and the caller records each one at once
 * **Files travel in the object store.** A trace (``env_config["workload"]``: an absolute
   path from ``--trace``, or the ``"path"`` of a workload dict such as ``--workload
   '{"path": "vc.csv", "num_jobs": 50}'``) or a saved agent (``PolicySpec.path``) need
-  not exist on a remote node: the
-  driver reads each file once and puts its bytes in Ray's object store (``ray.put``);
-  the task writes them to a node-local cache file named by their SHA-256 (once per node)
-  and runs the spec with its paths pointing there. The file keeps its name (a trace's
+  not exist on a remote node: the driver reads each file once and puts its bytes in
+  Ray's object store (``ray.put``); the task writes them to a node-local cache file
+  named by their SHA-256 (once per node) and runs the spec with its paths pointing
+  there. The file keeps its name (a trace's
   suffix says its format), so the outputs are the same.
 * **A dead worker loses nothing.** A task whose worker process dies (killed, out of
   memory, a node lost) is retried by Ray (``max_retries``); its output is returned, and
