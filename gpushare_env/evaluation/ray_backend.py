@@ -12,8 +12,8 @@ back as the tasks end, and the caller records each one at once
   not exist on a remote node: the driver reads each file once and puts its bytes in
   Ray's object store (``ray.put``); the task writes them to a node-local cache file
   named by their SHA-256 (once per node) and runs the spec with its paths pointing
-  there. The file keeps its name (a trace's
-  suffix says its format), so the outputs are the same.
+  there. The file keeps its name (a trace's suffix says its format), so the outputs are
+  the same.
 * **A dead worker loses nothing.** A task whose worker process dies (killed, out of
   memory, a node lost) is retried by Ray (``max_retries``); its output is returned, and
   recorded, once. A run that raises is not retried: it becomes a failed output, as in
