@@ -2,7 +2,8 @@
 #   make run    -> the default evaluation, redone from scratch each time (--force; ARGS=... to
 #                  choose; installs the core, plotting and RL deps: the
 #                  default evaluation includes the shipped learned agent)
-#   make test   -> the whole test suite (installs torch's CPU build, the rl and dev extras)
+#   make test   -> the whole test suite (installs torch's CPU build, the rl and dev extras;
+#                  dev includes Ray with RLlib)
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

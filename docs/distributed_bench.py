@@ -6,6 +6,13 @@ pool (``--workers 2``), Ray on a local instance (``--backend ray --workers 2``, 
 included) and, with ``--multinode``, Ray on a cluster of two one-CPU nodes started here
 (``ray start --head`` + ``ray start --address``, each ``--block`` in a process group of
 its own, ended by this script). Prints one JSON line per measurement and the medians.
+
+``--vec-env`` times the training envs instead: env steps per second of ``DummyVecEnv``,
+``SubprocVecEnv`` and ``RayVecEnv`` (``gpushare-train --vec-env dummy|subproc|ray``,
+built by ``agents.envs.make_vec_env``) with 2 and 4 envs on ``GPUShare-v0``'s default
+config, stepped as MaskablePPO collects (``env_method("action_masks")``, then ``step``
+with a random valid action per env). Start-up (the envs built and reset; Ray's included)
+is timed apart from the steps. Prints one JSON line per measurement and a Markdown table.
 """
 
 from __future__ import annotations
@@ -67,12 +74,67 @@ def _ray_node(args: list[str]) -> subprocess.Popen[bytes]:
     )
 
 
+VEC_ENVS = ("dummy", "subproc", "ray")
+
+
+def _vec_env_speed(kind: str, n_envs: int, vec_steps: int) -> tuple[float, float]:
+    """Seconds to build and reset ``n_envs`` envs of ``kind``, and env steps per second
+    over ``vec_steps`` steps of all of them (random valid actions, a fixed seed)."""
+    import numpy as np
+
+    from agents.envs import make_vec_env
+
+    start = time.perf_counter()
+    vec = make_vec_env(
+        [{}], range(1000), n_envs, seed=0, subprocess=kind == "subproc", ray=kind == "ray"
+    )
+    vec.reset()
+    started = time.perf_counter() - start
+    rng = np.random.default_rng(0)
+    try:
+        start = time.perf_counter()
+        for _ in range(vec_steps):
+            masks = np.stack(vec.env_method("action_masks"))
+            actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
+            vec.step(actions)
+        seconds = time.perf_counter() - start
+    finally:
+        vec.close()
+    return started, n_envs * vec_steps / seconds
+
+
+def _vec_env_bench(reps: int, vec_steps: int) -> None:
+    """Every kind with 2 and 4 envs, repetition by repetition; a Markdown table."""
+    speeds: dict[tuple[int, str], list[float]] = {}
+    starts: dict[tuple[int, str], list[float]] = {}
+    for _ in range(reps):
+        for n_envs in (2, 4):
+            for kind in VEC_ENVS:
+                started, speed = _vec_env_speed(kind, n_envs, vec_steps)
+                speeds.setdefault((n_envs, kind), []).append(speed)
+                starts.setdefault((n_envs, kind), []).append(started)
+                line = {"vec_env": kind, "n_envs": n_envs, "start_s": round(started, 2)}
+                print(json.dumps({**line, "steps_per_s": round(speed)}), flush=True)
+    print("| envs | vec env | env steps/s, repetitions | median | start-up (s), median |")
+    print("|---|---|---|---|---|")
+    for (n_envs, kind), values in speeds.items():
+        runs = ", ".join(f"{v:,.0f}" for v in values)
+        start_s = statistics.median(starts[(n_envs, kind)])
+        median = statistics.median(values)
+        print(f"| {n_envs} | `{kind}` | {runs} | {median:,.0f} | {start_s:.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--multinode", action="store_true")
     parser.add_argument("--multinode-only", action="store_true")
+    parser.add_argument("--vec-env", action="store_true", help="time the training VecEnvs")
+    parser.add_argument("--vec-steps", type=int, default=2000, help="steps of all envs")
     args = parser.parse_args()
+    if args.vec_env:
+        _vec_env_bench(args.reps, args.vec_steps)
+        return
     times: dict[str, list[float]] = {}
 
     def record(name: str, seconds: float) -> None:

@@ -6,12 +6,14 @@ as in the local process pool (it depends only on its :class:`RunSpec`). Outputs 
 back as the tasks end, and the caller records each one at once
 (:meth:`~gpushare_env.evaluation.store.RunStore.record`), as with the pool.
 
-* **Files travel in the object store.** A trace (``env_config["workload"]``, an absolute
-  path) or a saved agent (``PolicySpec.path``) need not exist on a remote node: the
-  driver reads each file once and puts its bytes in Ray's object store (``ray.put``);
-  the task writes them to a node-local cache file named by their SHA-256 (once per node)
-  and runs the spec with its paths pointing there. The file keeps its name (a trace's
-  suffix says its format), so the outputs are the same.
+* **Files travel in the object store.** A trace (``env_config["workload"]``: an absolute
+  path from ``--trace``, or the ``"path"`` of a workload dict such as ``--workload
+  '{"path": "vc.csv", "num_jobs": 50}'``) or a saved agent (``PolicySpec.path``) need
+  not exist on a remote node: the driver reads each file once and puts its bytes in
+  Ray's object store (``ray.put``); the task writes them to a node-local cache file
+  named by their SHA-256 (once per node) and runs the spec with its paths pointing
+  there. The file keeps its name (a trace's suffix says its format), so the outputs are
+  the same.
 * **A dead worker loses nothing.** A task whose worker process dies (killed, out of
   memory, a node lost) is retried by Ray (``max_retries``); its output is returned, and
   recorded, once. A run that raises is not retried: it becomes a failed output, as in
@@ -108,12 +110,25 @@ def ray_session(address: str | None, workers: int) -> Iterator[Any]:
         ray.shutdown()
 
 
+def _trace_file(spec: RunSpec) -> str | None:
+    """The trace file a run reads, as the driver names it: a ``--trace`` file (an absolute
+    path), or the ``"path"`` of a workload dict (as given: relative to the driver's
+    working directory, where the local pool's workers read it too); ``None`` for a
+    generated workload."""
+    workload = spec.workload.spec
+    if isinstance(workload, str):
+        return workload if spec.workload.trace_sha256 is not None else None
+    path = workload.get("path")  # a dict with a path is a trace (WorkloadConfig.from_any)
+    return None if path is None else os.fspath(path)
+
+
 def _shipped_files(specs: Sequence[RunSpec]) -> set[str]:
-    """Every trace and saved agent file the runs read (absolute paths)."""
+    """Every trace and saved agent file the runs read."""
     files: set[str] = set()
     for spec in specs:
-        if spec.workload.trace_sha256 is not None and isinstance(spec.workload.spec, str):
-            files.add(spec.workload.spec)
+        trace = _trace_file(spec)
+        if trace is not None:
+            files.add(trace)
         if spec.policy.path is not None:
             files.add(str(spec.policy.path))
     return files
@@ -140,12 +155,11 @@ def run_on_ray(
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_ray_task)
         pending = []
         for spec in specs:
-            trace = spec.workload.spec if spec.workload.trace_sha256 is not None else None
-            agent = spec.policy.path
+            trace, agent = _trace_file(spec), spec.policy.path
             pending.append(
                 task.remote(
                     spec,
-                    refs[trace] if isinstance(trace, str) else None,
+                    refs[trace] if trace is not None else None,
                     refs[str(agent)] if agent is not None else None,
                 )
             )
@@ -172,11 +186,16 @@ def _ray_task(spec: RunSpec, trace: bytes | None, agent: bytes | None) -> RunOut
     from gpushare_env.evaluation.runs import execute_run_safely
 
     _maybe_fail(spec)
-    if trace is not None:
-        path = _local_copy(str(spec.workload.spec), trace)
-        workload = dataclasses.replace(spec.workload, spec=path)
+    original = _trace_file(spec)
+    if trace is not None and original is not None:
+        path = _local_copy(original, trace)
+        local: str | dict[str, Any] = path
+        if not isinstance(spec.workload.spec, str):  # a workload dict: only its path moves
+            local = {**spec.workload.spec, "path": path}
         spec = dataclasses.replace(
-            spec, workload=workload, env_config={**spec.env_config, "workload": path}
+            spec,
+            workload=dataclasses.replace(spec.workload, spec=local),
+            env_config={**spec.env_config, "workload": local},
         )
     if agent is not None:
         spec = dataclasses.replace(

@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from scripts import evaluate
+from tests.scripts.helpers import SLOW
+
+
+@pytest.fixture(scope="module")
+def slow_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The slow evaluation (``helpers.SLOW``), uninterrupted (in this process, one
+    worker)."""
+    out = tmp_path_factory.mktemp("slow_reference")
+    assert evaluate.main([*SLOW, "--workers", "1", "--out", str(out)]) == 0
+    return out
 
 
 @pytest.fixture

@@ -10,12 +10,10 @@ half a second, so the evaluation is far from done when the signal comes.
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import os
 import shlex
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -27,209 +25,93 @@ from gpushare_env.evaluation.outputs import run_entry
 from gpushare_env.evaluation.plan import make_plan
 from gpushare_env.evaluation.store import RunStore, read_csv_rows, run_key
 from scripts import evaluate
+from tests.scripts.helpers import (
+    KILL_AFTER,
+    SLOW,
+    SLOW_RUNS,
+    assert_same_results,
+    check_kept_and_resume,
+    children,
+    csv_rows,
+    finish,
+    session_alive,
+    start,
+    wait_for_rows,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-# thesis on 40 jobs: about 0.5 s a run, 6 runs; killed after 2 are recorded
-SLOW = ["--policies", "thesis", "--workload", "thesis", "--cluster", "tiny", "--num-jobs", "40"]
-SLOW += ["--seeds", "0-5", "--quiet", "--no-plots"]
-KILL_AFTER = 2
 # small and quick, with plots: 2 policies x 2 seeds, the first seed's runs drawn
 TINY = ["--policies", "fifo", "fifo_pack", "--workload", "thesis", "--cluster", "tiny"]
 TINY += ["--num-jobs", "12", "--seeds", "0", "1", "--workers", "1", "--quiet"]
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-def _without_wall(rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    return [{k: v for k, v in row.items() if k != "wall_s"} for row in rows]
-
-
-def _assert_same_results(folder: Path, reference: Path) -> None:
-    """Same runs.csv apart from wall_s, same jobs.csv and summary.json bytes."""
-    assert (folder / "runs.csv").read_text().splitlines()[0] == (
-        reference / "runs.csv"
-    ).read_text().splitlines()[0]
-    assert _without_wall(_rows(folder / "runs.csv")) == _without_wall(_rows(reference / "runs.csv"))
-    assert (folder / "jobs.csv").read_bytes() == (reference / "jobs.csv").read_bytes()
-    assert (folder / "summary.json").read_bytes() == (reference / "summary.json").read_bytes()
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The slow evaluation, uninterrupted (in this process, one worker)."""
-    out = tmp_path_factory.mktemp("reference")
-    assert evaluate.main([*SLOW, "--workers", "1", "--out", str(out)]) == 0
-    return out
-
-
-# The real entry point, with Python's own Ctrl-C handler whatever the test runner set.
-_ENTRY = (
-    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "sys.argv[0] = 'gpushare-evaluate'; runpy.run_module('scripts.evaluate', run_name='__main__')"
-)
-
-
-def _start(out: Path) -> subprocess.Popen[str]:
-    """The slow evaluation on two workers, in a session of its own (so that a signal to
-    its process group reaches it and its workers only)."""
-    return subprocess.Popen(
-        [sys.executable, "-c", _ENTRY, *SLOW, "--workers", "2", "--out", str(out)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def _recorded(out: Path) -> int:
-    """Complete rows in runs.csv (header left out)."""
-    try:
-        return max(0, (out / "runs.csv").read_bytes().count(b"\n") - 1)
-    except OSError:
-        return 0
-
-
-def _wait_for_rows(process: subprocess.Popen[str], out: Path, count: int) -> int:
-    """Poll until ``count`` runs are recorded, with the evaluation still going."""
-    deadline = time.monotonic() + 300
-    while _recorded(out) < count:
-        assert process.poll() is None, "the evaluation ended before the kill"
-        assert time.monotonic() < deadline, "no run recorded in time"
-        time.sleep(0.01)
-    assert process.poll() is None, "the evaluation ended before the kill"
-    return _recorded(out)
-
-
-def _children(pid: int) -> list[int]:
-    """Process ids whose parent is ``pid`` (Linux /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.append(int(entry))
-    return found
-
-
-def _session_alive(session: int) -> list[int]:
-    """Live (not zombie) processes of a session (Linux /proc)."""
-    alive = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session and fields[0] != "Z":
-            alive.append(int(entry))
-    return alive
-
-
-def _finish(process: subprocess.Popen[str]) -> tuple[int, str]:
-    """Wait for the killed evaluation; its exit status and stderr. Ends what is left of
-    its session (nothing, normally) so that no process outlives the test."""
-    try:
-        _, err = process.communicate(timeout=120)
-    finally:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-    return process.returncode, err
-
-
-def _check_kept_and_resume(out: Path, reference: Path, at_kill: int, command: str) -> None:
-    """Every row seen at the kill is still there, whole and right; the resume command
-    completes to the reference's results without running them again."""
-    saved = _rows(out / "runs.csv")
-    assert len(saved) >= at_kill
-    by_run = {(r["policy"], r["workload"], r["seed"]): r for r in _rows(reference / "runs.csv")}
-    for row in saved:
-        expected = by_run[(row["policy"], row["workload"], row["seed"])]
-        assert _without_wall([row]) == _without_wall([expected])
-    argv = shlex.split(command)
-    assert argv[0] == "gpushare-evaluate" and argv[-1] == "--resume"
-    assert evaluate.main([*argv[1:-1], "--workers", "1", "--resume"]) == 0
-    _assert_same_results(out, reference)
-    walls = {(r["policy"], r["seed"]): r["wall_s"] for r in _rows(out / "runs.csv")}
-    assert all(walls[(r["policy"], r["seed"])] == r["wall_s"] for r in saved)  # not re-run
-
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 
 
 @pytest.mark.parametrize("target", ["main", "group"])
 def test_ctrl_c_keeps_the_finished_runs_and_resume_completes_them(
-    target: str, reference: Path, tmp_path: Path
+    target: str, slow_reference: Path, tmp_path: Path
 ) -> None:
     """SIGINT to the main process, or to the whole process group as a terminal's Ctrl-C
     sends it: one message with the resume command, no traceback, exit status 130."""
     out = tmp_path / "out"
-    process = _start(out)
-    at_kill = _wait_for_rows(process, out, KILL_AFTER)
+    process = start(out, "--workers", "2")
+    at_kill = wait_for_rows(process, out, KILL_AFTER)
     if target == "main":
         os.kill(process.pid, signal.SIGINT)
     else:
         os.killpg(process.pid, signal.SIGINT)
-    status, err = _finish(process)
+    status, err, _ = finish(process)
     assert status == evaluate.EXIT_INTERRUPTED, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     first, command = err.strip().splitlines()
-    saved = len(_rows(out / "runs.csv"))
+    saved = len(csv_rows(out / "runs.csv"))
     assert first == (
-        f"gpushare-evaluate: interrupted; {saved} of 6 runs are saved in {out}/runs.csv. To resume:"
+        f"gpushare-evaluate: interrupted; {saved} of {SLOW_RUNS} runs are saved in "
+        f"{out}/runs.csv. To resume:"
     )
-    _check_kept_and_resume(out, reference, at_kill, command.strip())
+    check_kept_and_resume(out, slow_reference, at_kill, command.strip())
 
 
 @linux_only
-def test_a_killed_worker_loses_no_finished_run(reference: Path, tmp_path: Path) -> None:
+def test_a_killed_worker_loses_no_finished_run(slow_reference: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    process = _start(out)
-    at_kill = _wait_for_rows(process, out, KILL_AFTER)
+    process = start(out, "--workers", "2")
+    at_kill = wait_for_rows(process, out, KILL_AFTER)
     (server,) = [
         pid
-        for pid in _children(process.pid)
+        for pid in children(process.pid)
         if b"forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()
     ]
-    workers = _children(server)
+    workers = children(server)
     assert len(workers) == 2
     os.kill(workers[0], signal.SIGKILL)
-    status, err = _finish(process)
+    status, err, _ = finish(process)
     assert status == evaluate.EXIT_FAILED, err
     assert "Traceback" not in err, err
     assert "error: a worker process died" in err
-    _check_kept_and_resume(out, reference, at_kill, err.strip().splitlines()[-1].strip())
+    check_kept_and_resume(out, slow_reference, at_kill, err.strip().splitlines()[-1].strip())
 
 
 @linux_only
-def test_a_killed_main_process_loses_no_finished_run(reference: Path, tmp_path: Path) -> None:
+def test_a_killed_main_process_loses_no_finished_run(slow_reference: Path, tmp_path: Path) -> None:
     """SIGKILL: nothing can be said or cleaned; the recorded rows are whole, the workers
     end by themselves (they do not wait for work forever), and a resume completes."""
     out = tmp_path / "out"
-    process = _start(out)
-    at_kill = _wait_for_rows(process, out, KILL_AFTER)
+    process = start(out, "--workers", "2")
+    at_kill = wait_for_rows(process, out, KILL_AFTER)
     process.kill()
     process.wait(timeout=60)
     deadline = time.monotonic() + 30
-    while _session_alive(process.pid) and time.monotonic() < deadline:
+    while session_alive(process.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    left = _session_alive(process.pid)
+    left = session_alive(process.pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)  # they hold its stderr open
-    _finish(process)
+    finish(process)
     assert not left, "worker processes outlived the killed evaluation"
     header, rows, repaired = read_csv_rows(out / "runs.csv")
     assert not repaired and len(rows) >= at_kill and len(header) == len(rows[0])
     command = shlex.join(["gpushare-evaluate", *SLOW, "--out", str(out), "--resume"])
-    _check_kept_and_resume(out, reference, at_kill, command)
+    check_kept_and_resume(out, slow_reference, at_kill, command)
 
 
 def _interrupt_after(monkeypatch: pytest.MonkeyPatch, count: int) -> None:
@@ -276,7 +158,7 @@ def test_a_resumed_evaluation_draws_the_same_plots(
     assert not (out / "summary.md").exists()
     command = shlex.split(err.strip().splitlines()[-1])
     assert evaluate.main(command[1:]) == 0
-    _assert_same_results(out, whole)
+    assert_same_results(out, whole)
     plots = sorted(p.name for p in (whole / "plots").glob("*.png"))
     assert "gantt_thesis_fifo.png" in plots and "utilisation_thesis.png" in plots
     assert sorted(p.name for p in (out / "plots").glob("*.png")) == plots
@@ -310,8 +192,8 @@ def test_a_trailing_half_written_row_is_ignored_then_repaired(tmp_path: Path) ->
     assert repaired and len(rows) == 1 and len(header) == len(rows[0])
     assert evaluate.main([*argv, "--out", str(out)]) == evaluate.EXIT_USAGE  # no --resume
     assert evaluate.main([*argv, "--out", str(out), "--resume"]) == 0
-    _assert_same_results(out, whole)
-    assert _rows(out / "runs.csv")[0]["wall_s"] == runs[1].split(",")[RUN_WALL]
+    assert_same_results(out, whole)
+    assert csv_rows(out / "runs.csv")[0]["wall_s"] == runs[1].split(",")[RUN_WALL]
 
 
 RUN_WALL = 4 + 11  # policy, workload, seed, num_jobs, the 11 headline metrics, then wall_s
@@ -386,7 +268,7 @@ def test_force_deletes_the_earlier_results_and_nothing_else(tmp_path: Path) -> N
     assert evaluate.main([*argv, "--force"]) == 0
     assert sorted(p.name for p in plots.iterdir()) == ["mine.txt"]  # stale plots gone
     assert (tmp_path / "notes.md").read_text() == "the user's\n"
-    assert [r["seed"] for r in _rows(tmp_path / "runs.csv")] == ["0", "1", "0", "1"]
+    assert [r["seed"] for r in csv_rows(tmp_path / "runs.csv")] == ["0", "1", "0", "1"]
     assert len(list((tmp_path / "plot_data").glob("*.npz"))) == 4
     assert evaluate.main([*argv, "--force", "--resume"]) == evaluate.EXIT_USAGE
 
@@ -396,7 +278,7 @@ def test_a_folder_holding_only_other_files_is_used_and_they_stay(tmp_path: Path)
     (tmp_path / "plots").mkdir()
     (tmp_path / "plots" / "mine.txt").write_text("the user's\n")
     assert evaluate.main([*TINY, "--no-plots", "--out", str(tmp_path)]) == 0
-    assert len(_rows(tmp_path / "runs.csv")) == 4
+    assert len(csv_rows(tmp_path / "runs.csv")) == 4
     assert (tmp_path / "notes.md").read_text() == "the user's\n"
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["mine.txt"]
 
@@ -408,7 +290,7 @@ def test_resume_adds_the_runs_of_more_seeds(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert evaluate.main([*argv, "--seeds", "1", "--out", str(out)]) == 0
     assert evaluate.main([*argv, "--out", str(out), "--resume"]) == 0
-    _assert_same_results(out, whole)
+    assert_same_results(out, whole)
 
 
 def test_the_run_key_covers_the_configuration_and_survives_json(tmp_path: Path) -> None:

@@ -9,9 +9,13 @@ the run whose first attempt dies.
 
 from __future__ import annotations
 
-import csv
+import json
+import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -21,27 +25,29 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'gpushare[ray]')")
 
-from gpushare_env.evaluation.plan import file_sha256  # noqa: E402
+from gpushare_env.evaluation import ray_backend  # noqa: E402
+from gpushare_env.evaluation.plan import file_sha256, make_plan  # noqa: E402
 from gpushare_env.evaluation.ray_backend import TEST_FAULT_ENV  # noqa: E402
+from gpushare_env.evaluation.runs import execute_run_safely  # noqa: E402
+from gpushare_env.evaluation.specs import RunOutput, RunSpec  # noqa: E402
 from gpushare_env.workloads import make_workload, write_csv_trace  # noqa: E402
 from scripts import evaluate  # noqa: E402
+from tests.scripts.helpers import (  # noqa: E402
+    KILL_AFTER,
+    REPO,
+    SLOW_RUNS,
+    assert_same_results,
+    check_kept_and_resume,
+    csv_rows,
+    finish,
+    start,
+    wait_for_rows,
+    without_wall,
+)
 
-REPO = Path(__file__).resolve().parents[2]
 # heuristics only (a new Ray worker starts quicker without torch): 4 runs
 SMALL = ["--policies", "fifo", "fifo_pack", "--workload", "thesis", "--cluster", "tiny"]
 SMALL += ["--num-jobs", "8", "--seeds", "0", "1", "--quiet", "--no-plots"]
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        return [{k: v for k, v in row.items() if k != "wall_s"} for row in csv.DictReader(handle)]
-
-
-def _assert_same_results(folder: Path, reference: Path) -> None:
-    """Same runs.csv apart from wall_s, same jobs.csv and summary.json bytes."""
-    assert _rows(folder / "runs.csv") == _rows(reference / "runs.csv")
-    assert (folder / "jobs.csv").read_bytes() == (reference / "jobs.csv").read_bytes()
-    assert (folder / "summary.json").read_bytes() == (reference / "summary.json").read_bytes()
 
 
 @pytest.fixture(scope="module")
@@ -116,13 +122,70 @@ def test_ray_gives_the_same_files_as_one_worker(
 ) -> None:
     argv = [*inputs, "--backend", "ray", "--out", str(tmp_path)]
     assert evaluate.main(argv) == 0
-    _assert_same_results(tmp_path, reference)
+    assert_same_results(tmp_path, reference)
     # the trace reached the workers through the object store, in a node-local copy
     trace = next(a for a in inputs if a.endswith("mine.csv"))
-    import tempfile
-
     copy = Path(tempfile.gettempdir()) / "gpushare-ray" / file_sha256(trace) / "mine.csv"
     assert copy.read_bytes() == Path(trace).read_bytes()
+
+
+def _trace_in_a_dict(folder: Path) -> Path:
+    """A trace of its own (its node-local copy is not the other tests')."""
+    trace = folder / "in_dict.csv"
+    jobs = make_workload("thesis", np.random.default_rng(11), num_jobs=7, cluster_gpus=4)
+    write_csv_trace([replace(job, job_id=i) for i, job in enumerate(jobs)], trace)
+    return trace
+
+
+def test_a_trace_in_a_workload_dict_travels_in_the_task(tmp_path: Path) -> None:
+    """The task gets the file's bytes and runs on its node-local copy: the spec's path,
+    in the dict and in the env config, points there; the original is not read."""
+    trace = _trace_in_a_dict(tmp_path)
+    workload = {"path": str(trace), "num_jobs": 6}
+    plan = make_plan(policies=["fifo"], workloads=[workload], cluster="tiny", seeds=[0],
+                     out=tmp_path / "out")  # fmt: skip
+    (spec,) = plan.runs
+    assert ray_backend._shipped_files([spec]) == {str(trace)}
+    expected = execute_run_safely(spec)
+    data = trace.read_bytes()
+    copy = Path(tempfile.gettempdir()) / "gpushare-ray" / file_sha256(trace) / trace.name
+    shutil.rmtree(copy.parent, ignore_errors=True)
+    trace.unlink()  # what a remote node sees: no such file
+    ran: list[RunSpec] = []
+
+    def execute(spec: RunSpec) -> RunOutput:
+        ran.append(spec)
+        return execute_run_safely(spec)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("gpushare_env.evaluation.runs.execute_run_safely", execute)
+        output = ray_backend._ray_task(spec, data, None)
+    assert output.error is None
+    assert without_wall([output.row]) == without_wall([expected.row])
+    np.testing.assert_array_equal(output.jct_s, expected.jct_s)
+    assert copy.read_bytes() == data
+    (local,) = ran
+    assert local.workload.spec == {**workload, "path": str(copy)}
+    assert local.env_config["workload"] == {**workload, "path": str(copy)}
+
+
+def test_ray_runs_a_trace_named_in_a_workload_dict(
+    fault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative path, read from the driver's working directory: the module's Ray
+    workers started elsewhere, so only the shipped copy lets them run it."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    trace = _trace_in_a_dict(folder)
+    monkeypatch.chdir(folder)
+    workload = json.dumps({"path": trace.name, "num_jobs": 6})
+    argv = ["--policies", "fifo", "fifo_pack", "--workload", workload, "--cluster", "tiny"]
+    argv += ["--seeds", "0", "1", "--quiet", "--no-plots"]
+    assert evaluate.main([*argv, "--workers", "1", "--out", str(tmp_path / "local")]) == 0
+    assert evaluate.main([*argv, "--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
+    assert_same_results(tmp_path / "ray", tmp_path / "local")
+    copy = Path(tempfile.gettempdir()) / "gpushare-ray" / file_sha256(trace) / trace.name
+    assert copy.read_bytes() == trace.read_bytes()
 
 
 def test_a_killed_worker_s_run_is_retried_once(
@@ -132,14 +195,14 @@ def test_a_killed_worker_s_run_is_retried_once(
     argv = [*SMALL, "--backend", "ray", "--out", str(tmp_path)]
     assert evaluate.main(argv) == 0
     assert not fault.exists()  # the worker running fifo_pack/thesis/1 died once
-    _assert_same_results(tmp_path, small_reference)  # its run retried, recorded once
+    assert_same_results(tmp_path, small_reference)  # its run retried, recorded once
 
 
 def test_ray_resumes_an_evaluation(small_reference: Path, fault: Path, tmp_path: Path) -> None:
     first = [*SMALL, "--seeds", "0", "--backend", "ray", "--out", str(tmp_path)]
     assert evaluate.main(first) == 0
     assert evaluate.main([*SMALL, "--backend", "ray", "--out", str(tmp_path), "--resume"]) == 0
-    _assert_same_results(tmp_path, small_reference)
+    assert_same_results(tmp_path, small_reference)
 
 
 def test_a_sweep_on_ray_gives_the_local_sweep_table(fault: Path, tmp_path: Path) -> None:
@@ -150,7 +213,7 @@ def test_a_sweep_on_ray_gives_the_local_sweep_table(fault: Path, tmp_path: Path)
     assert evaluate.main([*argv, "--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
     local, remote = tmp_path / "local", tmp_path / "ray"
     assert (remote / "sweep.csv").read_bytes() == (local / "sweep.csv").read_bytes()
-    assert _rows(remote / "runs.csv") == _rows(local / "runs.csv")
+    assert without_wall(csv_rows(remote / "runs.csv")) == without_wall(csv_rows(local / "runs.csv"))
 
 
 def test_without_ray_the_ray_backend_is_a_usage_error(
@@ -179,6 +242,33 @@ def test_the_local_backend_never_imports_ray(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_ctrl_c_on_ray_keeps_the_finished_runs_and_resume_completes_them(
+    slow_reference: Path, fault: Path, tmp_path: Path
+) -> None:
+    """The command on its own local Ray instance (one CPU: the runs one at a time), and a
+    terminal's Ctrl-C (SIGINT to its process group, Ray's processes included) once runs
+    are recorded: exit 130, the resume command, the recorded runs kept, no Ray process
+    left; the resume (on this module's Ray) completes to the uninterrupted files."""
+    out = tmp_path / "out"
+    process = start(out, "--backend", "ray", "--workers", "1")
+    at_kill = wait_for_rows(process, out, KILL_AFTER)
+    os.killpg(process.pid, signal.SIGINT)
+    status, err, left = finish(process, settle_s=30)
+    assert not left, "Ray processes outlived the interrupted evaluation"
+    assert status == evaluate.EXIT_INTERRUPTED, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    *_, first, command = err.strip().splitlines()  # after Ray's own start-up lines
+    saved = len(csv_rows(out / "runs.csv"))
+    assert saved < SLOW_RUNS
+    assert first == (
+        f"gpushare-evaluate: interrupted; {saved} of {SLOW_RUNS} runs are saved in "
+        f"{out}/runs.csv. To resume:"
+    )
+    assert "--backend ray" in command
+    check_kept_and_resume(out, slow_reference, at_kill, command.strip())
+
+
 def test_the_command_starts_and_stops_its_own_ray(
     small_reference: Path, fault: Path, tmp_path: Path
 ) -> None:
@@ -186,4 +276,4 @@ def test_the_command_starts_and_stops_its_own_ray(
     argv = [*SMALL, "--backend", "ray", "--workers", "2", "--out", str(tmp_path)]
     assert evaluate.main(argv) == 0
     assert not ray.is_initialized()
-    _assert_same_results(tmp_path, small_reference)
+    assert_same_results(tmp_path, small_reference)
