@@ -355,7 +355,7 @@ def _check_agents(
             continue
         try:
             model = load_agent(str(policy.path))
-            env = make_env({**env_config, **policy.env_overrides})
+            env = make_env(run_config(env_config, policy))
             problem = None
             if model.observation_space != env.observation_space:
                 problem = (
@@ -441,6 +441,21 @@ class Plan:
 #: VC 7f04ca, 972 jobs on 64 GPUs, ``thesis``'s mean JCT is 3.26 M s with windows of 16
 #: and 0.92 M s with 1024; ``fifo_pack``'s 3.02 M s and 2.17 M s).
 TRACE_WINDOW = 1024
+
+
+_WINDOW_KEYS = ("pending_window", "running_window")
+
+
+def run_config(env_config: Mapping[str, Any], policy: PolicySpec) -> dict[str, Any]:
+    """The env config of one policy's runs: a saved agent's recorded settings win, and an
+    agent that recorded no windows keeps the env's default ones (its observation has
+    their size), never the evaluation's (``TRACE_WINDOW``, ``--window``)."""
+    config = {**env_config, **policy.env_overrides}
+    if policy.is_agent:
+        for key in _WINDOW_KEYS:
+            if key not in policy.env_overrides:
+                config.pop(key, None)
+    return config
 
 
 def _window_for(workload: WorkloadSpec, window: int | None, preset: EvaluationPreset) -> int | None:
@@ -584,7 +599,7 @@ def make_plan(
         for workload in workload_specs:
             too_big = (workload.size or workload.num_jobs or 0) > GANTT_MAX_JOBS
             for k, seed in enumerate(seed_list):
-                config = {**env_configs[workload.label], **policy.env_overrides}
+                config = run_config(env_configs[workload.label], policy)
                 # a seed given in the name (random:seed=5) wins over the run's
                 own_seed = {} if policy.is_agent else {"seed": policy_seed(seed)}
                 params = {**own_seed, **policy.params}

@@ -211,3 +211,16 @@ def test_a_window_out_of_range_is_a_usage_error(
     argv = ["--policies", "fifo", "--window", text, "--out", str(tmp_path / "o")]
     assert evaluate.main([*argv, "--preset", "thesis", "--seeds", "0"]) == 2
     assert "--window: expected an integer" in capsys.readouterr().err
+
+
+def test_an_agent_that_recorded_no_windows_keeps_the_env_default_ones() -> None:
+    from gpushare_env.evaluation.plan import run_config
+    from gpushare_env.evaluation.specs import PolicySpec
+
+    base = {"cluster": "medium", "pending_window": 1024, "running_window": 1024}
+    bare = PolicySpec(label="mine", path="/m/mine.zip")  # an SB3 model saved by hand
+    recorded = PolicySpec(label="zoo", path="/m/zoo.zip", env_overrides={"pending_window": 8})
+    heuristic = PolicySpec(label="thesis", name="thesis")
+    assert run_config(base, bare) == {"cluster": "medium"}  # its observation: the default
+    assert run_config(base, recorded) == {"cluster": "medium", "pending_window": 8}
+    assert run_config(base, heuristic) == base
