@@ -62,7 +62,8 @@ def _config_docs() -> dict[str, str]:
         "num_jobs": "jobs per episode (None: the workload's own count, 100 generated or "
         "every job of a trace)",
         "jobs": "fixed list of JobSpec replayed every episode (overrides workload)",
-        "windows.pending": "W: waiting jobs addressable by schedule actions, 1..1024",
+        "windows.pending": "W: waiting jobs addressable by schedule actions, 1..1024 (the "
+        "first W by arrival: under a long queue a policy sees only the oldest W)",
         "windows.running": "R: running jobs addressable by suspend actions, 1..1024",
         "observation.held_time": "append held_time (time since the job got its GPUs) to the "
         "running rows",
