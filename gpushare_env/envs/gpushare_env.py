@@ -473,7 +473,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         obs = split_observation(core.buffer_array.copy(), self._bounds)
         return obs, reward, terminated, truncated, info
 
-    def render(self) -> str | np.ndarray | None:
+    def render(self) -> Any:  # str, np.ndarray or None (gymnasium types it by version)
         """A text view (``"ansi"``) or an RGB picture (``"rgb_array"``) of the cluster."""
         if self.render_mode is None:
             gym.logger.warn(

@@ -150,6 +150,7 @@ def run_on_ray(
     """
     from gpushare_env.evaluation.runs import WorkerDied
 
+    owned = address is None and not _import_ray().is_initialized()
     with ray_session(address, workers) as ray:
         refs = {path: ray.put(Path(path).read_bytes()) for path in sorted(_shipped_files(specs))}
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_ray_task)
@@ -175,9 +176,15 @@ def run_on_ray(
                     ) from None
                 done(output)
         except BaseException:
-            for ref in pending:
-                with contextlib.suppress(Exception):
-                    ray.cancel(ref, force=True)
+            # A local instance started here stops with the command (``ray_session``),
+            # its workers with it. Cancelling its tasks as well races with their own end
+            # on Ctrl-C (the terminal's SIGINT reaches the workers too), which Ray 2.60
+            # can answer by aborting the driver ("Tried to complete task that was not
+            # pending"). Tasks on a cluster, or on the caller's instance, are cancelled.
+            if not owned:
+                for ref in pending:
+                    with contextlib.suppress(Exception):
+                        ray.cancel(ref, force=True)
             raise
 
 
