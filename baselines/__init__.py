@@ -44,7 +44,16 @@ from baselines.sjf_pack import SJFPack
 from baselines.thesis import ThesisHeuristic
 from baselines.tiresias import Tiresias
 
-__all__ = ["POLICIES", "VARIANTS", "Policy", "available", "make", "parse_spec", "variants"]
+__all__ = [
+    "POLICIES",
+    "VARIANTS",
+    "Policy",
+    "available",
+    "make",
+    "parse_spec",
+    "parse_value",
+    "variants",
+]
 
 #: Policy classes by name, in the order of DESIGN 5's table.
 POLICIES: dict[str, type[Policy]] = {
@@ -93,13 +102,15 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             raise ValueError(f"policy {spec!r}: expected KEY=VALUE after ':', got {part!r}")
         if key in params:
             raise ValueError(f"policy {spec!r}: parameter {key!r} given twice")
-        params[key] = _parse_value(text.strip())
+        params[key] = parse_value(text.strip())
     return name.strip(), params
 
 
-def _parse_value(text: str) -> Any:
-    """JSON, plus ``inf``/``nan`` and Python's spellings ``True``/``False``/``None`` (in any
-    case), which would otherwise pass as strings (and a string ``"False"`` is truthy)."""
+def parse_value(text: str) -> Any:
+    """A parameter's value as written on a command line (``KEY=VALUE``; also the values of
+    ``gpushare-evaluate --sweep``): JSON, plus ``inf``/``nan`` and Python's spellings
+    ``True``/``False``/``None`` in any case, which would otherwise pass as strings (and a
+    string ``"False"`` is truthy); any other text stays text."""
     lowered = text.lower()
     if lowered in ("inf", "+inf", "-inf", "nan"):
         return float(text)

@@ -66,17 +66,6 @@ def expand_grid(token: str) -> list[str]:
     return expanded
 
 
-def _value(text: str) -> Any:
-    """A setting's value: JSON, ``None``, or the text itself."""
-    text = text.strip()
-    if text in ("None", "none"):
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def parse_sweep(text: str) -> tuple[str, list[Any]]:
     """``"max_suspends_per_job=1,3,None"`` -> ``("max_suspends_per_job", [1, 3, None])``.
 
@@ -87,7 +76,9 @@ def parse_sweep(text: str) -> tuple[str, list[Any]]:
     key = key.strip()
     if not sep or not key or not values.strip():
         raise PlanError(f"--sweep: expected KEY=V1,V2,..., got {text!r}")
-    parsed = [_value(v) for v in values.split(",") if v.strip()]
+    from baselines import parse_value  # the spelling of policy parameters
+
+    parsed = [parse_value(v.strip()) for v in values.split(",") if v.strip()]
     unique: list[Any] = []
     for value in parsed:
         if value not in unique:

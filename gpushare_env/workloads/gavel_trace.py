@@ -59,6 +59,7 @@ from gpushare_env.sim.limits import (
     range_text,
 )
 from gpushare_env.sim.types import JobSpec
+from gpushare_env.workloads.csv_trace import _parse_float, _parse_int  # the CSV reader's cells
 from gpushare_env.workloads.jobs import TraceError, jobs_from_arrays, spawn_streams
 from gpushare_env.workloads.real_traces import offered_load
 
@@ -156,37 +157,6 @@ def _isolated_throughput(table: dict[str, Any], key: str) -> float | str | None:
     return "missing" if value is None else repr(value)
 
 
-def _parse_int(text: str, path: PathLike, line: int, field: str, low: int, high: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise TraceError(
-            f"cannot parse {text!r} as an integer", path=path, line=line, field=field
-        ) from None
-    if not low <= value <= high:
-        raise TraceError(
-            f"must be {range_text(low, high)}, got {value}", path=path, line=line, field=field
-        )
-    return value
-
-
-def _parse_arrival(text: str, path: PathLike, line: int) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise TraceError(
-            f"cannot parse {text!r} as a number", path=path, line=line, field="arrival_s"
-        ) from None
-    if not (math.isfinite(value) and 0.0 <= value <= MAX_ARRIVAL_S):
-        raise TraceError(
-            f"must be finite, {range_text(0, MAX_ARRIVAL_S)} s, got {text!r}",
-            path=path,
-            line=line,
-            field="arrival_s",
-        )
-    return value
-
-
 def convert_gavel_trace(
     trace_path: PathLike,
     throughputs_path: PathLike,
@@ -260,7 +230,9 @@ def convert_gavel_trace(
                     )
                 job_type = fields[0]
                 steps = _parse_int(fields[4], trace_path, line, "total_steps", 1, MAX_ITERATIONS)
-                arrival = _parse_arrival(fields[5], trace_path, line)
+                arrival = _parse_float(
+                    fields[5], trace_path, line, "arrival_s", 0.0, False, MAX_ARRIVAL_S
+                )
                 scale = _parse_int(fields[6], trace_path, line, "scale_factor", 1, MAX_CLUSTER_GPUS)
                 # Gavel keys its table by str() of the tuple, quotes and all
                 rate = throughput(str((job_type, scale)), line)

@@ -133,7 +133,7 @@ BAD_TRACES = [
     ("six fields", GOOD + "A\tcmd\t-n\t1\t1000\t5\n", 2, None, "expected 7 tab-separated"),
     ("spaces for tabs", GOOD + "A cmd -n 1 1000 5 1\n", 2, None, "got 1"),
     ("fractional steps", GOOD + _line("A", "12.5", 5, 1), 2, "total_steps", "integer"),
-    ("no steps", GOOD + _line("A", "", 5, 1), 2, "total_steps", "cannot parse ''"),
+    ("no steps", GOOD + _line("A", "", 5, 1), 2, "total_steps", "missing value"),
     ("zero steps", GOOD + _line("A", 0, 5, 1), 2, "total_steps", ">= 1 and <= 2**53"),
     ("steps beyond 2**53", GOOD + _line("A", 10**400, 5, 1), 2, "total_steps", "2**53"),
     ("text scale factor", GOOD + _line("A", 10, 5, "two"), 2, "scale_factor", "integer"),
