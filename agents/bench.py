@@ -4,6 +4,11 @@ Times what one ``gpushare-train`` step costs end to end: acting (the policy's fo
 pass on the observations of every env), stepping the envs, and the algorithm's updates,
 for a given number of envs and way of running them. The first rollout (and first update)
 is a warm-up and is not timed.
+
+Beside it, in the same process and with the same torch threads, :func:`cartpole_benchmark`
+times stable-baselines3's ``PPO`` with every default on ``CartPole-v1``: a yardstick of
+what this machine gives a standard training loop, so the ratio of the two is read side by
+side rather than across machines.
 """
 
 from __future__ import annotations
@@ -15,26 +20,28 @@ from typing import Any
 import torch
 from stable_baselines3.common.logger import Logger
 
+from agents.allocator import keep_freed_memory
 from agents.envs import make_vec_env
-from agents.training import VEC_ENVS, TrainConfig, build_model, env_configs
+from agents.training import VEC_ENVS, TrainConfig, build_model, env_configs, torch_threads_for
 
-__all__ = ["train_benchmark"]
+__all__ = ["cartpole_benchmark", "train_benchmark"]
 
 
 def train_benchmark(
     preset: str = "philly_heavy",
     algo: str = "maskable_ppo",
-    extractor: str = "perm",
-    n_envs: int = 8,
+    extractor: str = "pointer",
+    n_envs: int = 32,
     vec_env: str = "dummy",
     rollout: int = 2048,
     rollouts: int = 2,
     seed: int = 0,
     overrides: Mapping[str, Any] | None = None,
+    reference: bool = False,
 ) -> dict[str, Any]:
     """Train ``rollouts`` rollouts of ``rollout`` steps (after one untimed) and time them.
 
-    Runs as ``gpushare-train`` does (one torch thread in this process), with its default
+    Runs as ``gpushare-train`` does (its ``torch_threads``, ``--set torch_threads=N``), with its default
     update settings (``n_epochs``, ``batch_size``) and ``n_steps = rollout // n_envs``.
 
     Args:
@@ -48,6 +55,8 @@ def train_benchmark(
         seed: Seed of the model and the envs.
         overrides: Further ``TrainConfig`` settings by flat key (``gpushare-train``'s
             names: ``net_arch``, ``batch_size``, ``n_epochs``, ...).
+        reference: Also run :func:`cartpole_benchmark` (after this one, same threads) and
+            add it as ``cartpole``, with ``ratio_to_cartpole`` (this steps/s over its).
 
     Returns:
         ``steps, wall_s, steps_per_s, cpu_s`` and the settings; ``cpu_s`` is this
@@ -79,7 +88,7 @@ def train_benchmark(
         **dict(overrides or {}),
     )
     config = TrainConfig.from_any(config, batch_size=min(config.algorithm.batch_size, rollout))
-    torch.set_num_threads(1)
+    keep_freed_memory()
     vec = make_vec_env(
         env_configs(config),
         config.envs.train_seeds,
@@ -89,6 +98,9 @@ def train_benchmark(
         subprocess=VEC_ENVS[vec_env],
         ray=vec_env == "ray",
     )
+    # after the envs: an in-process env's constructor sets one thread (for subprocesses)
+    threads = torch_threads_for(config)
+    torch.set_num_threads(threads)
     try:
         model = build_model(config, vec)
         # a logger of no outputs: SB3's default would make an empty SB3-<date> folder in
@@ -102,7 +114,7 @@ def train_benchmark(
     finally:
         vec.close()
     steps = rollout * rollouts
-    return {
+    record: dict[str, Any] = {
         "mode": "train",
         "preset": preset,
         "algo": algo,
@@ -118,4 +130,37 @@ def train_benchmark(
         "wall_s": round(wall_s, 3),
         "steps_per_s": round(steps / wall_s, 1),
         "cpu_s": round(cpu_s, 3),
+        "torch_threads": threads,
+    }
+    if reference:
+        cartpole = cartpole_benchmark(rollouts=rollouts, seed=seed)
+        record["cartpole"] = cartpole
+        record["ratio_to_cartpole"] = round(record["steps_per_s"] / cartpole["steps_per_s"], 3)
+    return record
+
+
+def cartpole_benchmark(rollouts: int = 2, seed: int = 0) -> dict[str, Any]:
+    """Steps per second of SB3's ``PPO("MlpPolicy", "CartPole-v1")`` with its defaults.
+
+    One env, rollouts of 2,048 steps, 10 epochs of minibatches of 64 (SB3's defaults);
+    the first rollout is a warm-up. Runs with this process's torch threads as they are.
+    """
+    from stable_baselines3 import PPO
+
+    model = PPO("MlpPolicy", "CartPole-v1", seed=seed, device="cpu")
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    rollout = model.n_steps * model.n_envs
+    model.learn(rollout)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    model.learn(rollout * rollouts, reset_num_timesteps=False)
+    wall_s = time.perf_counter() - start
+    steps = rollout * rollouts
+    return {
+        "algo": "ppo",
+        "env": "CartPole-v1",
+        "steps": steps,
+        "wall_s": round(wall_s, 3),
+        "steps_per_s": round(steps / wall_s, 1),
+        "cpu_s": round(time.process_time() - cpu_start, 3),
+        "torch_threads": torch.get_num_threads(),
     }

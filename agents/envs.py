@@ -21,10 +21,12 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
 
 from gpushare_env.seeding import worker_seed
 
 __all__ = [
+    "InProcessVecEnv",
     "SeededEpisodes",
     "make_env",
     "make_env_fn",
@@ -83,6 +85,42 @@ class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):
     def action_masks(self) -> np.ndarray:
         """The wrapped env's valid-action mask.  # (A,) bool"""
         return self.env.unwrapped.action_masks()  # type: ignore[attr-defined]
+
+
+class InProcessVecEnv(DummyVecEnv):
+    """``DummyVecEnv`` (the envs stepped in turn in this process) without its per-step
+    deep copies.
+
+    SB3's ``DummyVecEnv`` deep-copies every step's list of info dicts and its observation
+    buffers; with ``GPUShare-v0``'s infos (an action mask and the reward terms per env)
+    that was a fifth of a training step's time. Here the infos are handed on as the envs
+    returned them (``GPUShare-v0`` builds a new dict with new arrays at every step, and
+    nothing here keeps them), and the observations are copied once, with ``np.copy`` of
+    each key's batch array (the rollout buffer stores the previous observation after the
+    next step has refilled the buffers, so they must not be handed out as views).
+    Otherwise the same class: same order of steps, resets and seeds, same results.
+    """
+
+    def step_wait(self) -> VecEnvStepReturn:
+        for i, env in enumerate(self.envs):
+            obs, reward, terminated, truncated, info = env.step(self.actions[i])
+            self.buf_rews[i] = reward
+            self.buf_dones[i] = done = terminated or truncated
+            info["TimeLimit.truncated"] = truncated and not terminated
+            if done:
+                info["terminal_observation"] = obs
+                obs, self.reset_infos[i] = env.reset()
+            self.buf_infos[i] = info
+            self._save_obs(i, obs)
+        return (
+            self._obs_from_buf(),
+            np.copy(self.buf_rews),
+            np.copy(self.buf_dones),
+            list(self.buf_infos),
+        )
+
+    def _obs_from_buf(self) -> VecEnvObs:
+        return {key: np.copy(value) for key, value in self.buf_obs.items()}
 
 
 def make_env(env_config: Mapping[str, Any]) -> gym.Env[Any, Any]:
@@ -172,7 +210,7 @@ def make_vec_env(
     elif use_subprocess:
         vec = SubprocVecEnv(fns, start_method="fork")
     else:
-        vec = DummyVecEnv(fns)
+        vec = InProcessVecEnv(fns)
     # SB3 hands worker i the seed ``seed + i`` at its first reset, which re-seeds its
     # cycle: the stream worker_seed names (and the one every SB3 algorithm sets again)
     vec.seed(seed)

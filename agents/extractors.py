@@ -9,9 +9,18 @@ the action space addresses slots by index, the extractor can also append a short
 per-slot code (``slot_dim`` numbers per pending / running slot, zero for empty slots)
 that moves with its row: the pooled part is permutation invariant, the per-slot part
 permutation equivariant.
+
+Speed: a table's rows repeat a great deal (a 64-GPU cluster in a minibatch of 512
+states has some tens to a few thousand distinct GPU rows among 32,768; empty slots are
+all zeros), so on large batches each encoder runs once per *distinct* row and the
+pooling works on the distinct (state, row) pairs (:func:`pool_table`): the same values,
+far fewer multiplications and no tensor of every row's encoding, in the forward and the
+backward pass alike.
 """
 
 from __future__ import annotations
+
+import math
 
 import gymnasium as gym
 import numpy as np
@@ -21,31 +30,142 @@ from torch import nn
 
 from gpushare_env.envs.observation import GPU_FEATURES, PENDING_FEATURES, RUNNING_FEATURES
 
-__all__ = ["EXTRACTORS", "PermutationExtractor", "masked_mean_max"]
+__all__ = ["EXTRACTORS", "PermutationExtractor", "distinct_rows", "masked_mean_max", "pool_table"]
 
 #: Names accepted by ``--extractor``.
 EXTRACTORS: tuple[str, ...] = ("flat", "perm", "pointer")
 
 _VALID = PENDING_FEATURES.index("valid")
 
+#: Fewest rows for which :func:`distinct_rows` looks for repeats (below it, as on the
+#: rollouts' batches of a few states, the search costs more than it saves).
+DEDUP_MIN_ROWS = 2048
 
-def masked_mean_max(rows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+#: Weights of the row key (fractional parts of the square roots of the first primes: any
+#: fixed weights that are not rationally related will do; a collision is detected).
+_KEY_WEIGHTS = torch.tensor(
+    [math.sqrt(p) % 1.0 for p in range(2, 1000) if all(p % d for d in range(2, p))][:128],
+    dtype=torch.float64,
+)
+
+
+def masked_mean_max(
+    rows: torch.Tensor, mask: torch.Tensor, *, nonnegative: bool = False
+) -> torch.Tensor:
     """Mean and max of ``rows`` over the rows where ``mask`` is 1 (zeros if none).
 
     Args:
         rows: Encoded rows.  # (B, N, D)
         mask: 1 for valid rows, 0 for padding.  # (B, N)
+        nonnegative: ``rows`` are all >= 0 (a ReLU's output): the max is then that of the
+            rows times the mask, the same value without a pass that fills the padding.
 
     Returns:
         ``[mean, max]`` concatenated.  # (B, 2 D)
     """
     weights = mask.unsqueeze(-1)
     count = weights.sum(dim=1)
-    mean = (rows * weights).sum(dim=1) / count.clamp(min=1.0)
+    kept = rows * weights
+    mean = kept.sum(dim=1) / count.clamp(min=1.0)
+    if nonnegative:
+        return torch.cat([mean, kept.max(dim=1).values], dim=-1)
     masked = rows.masked_fill(weights <= 0, float("-inf"))
     maximum = masked.max(dim=1).values
     maximum = torch.where(count > 0, maximum, torch.zeros_like(maximum))
     return torch.cat([mean, maximum], dim=-1)
+
+
+def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """The distinct rows of ``rows`` and where each row is among them, or ``None``.
+
+    Rows are keyed by a fixed linear hash in float64 and the keys sorted
+    (``torch.unique``); the answer is checked exactly, and ``None`` returned if two
+    different rows ever share a key (or there are too few rows to gain).
+
+    Args:
+        rows: Rows.  # (N, C)
+
+    Returns:
+        ``(representatives, inverse)`` with ``representatives[inverse] == rows``.  # (U, C), (N,)
+    """
+    if rows.shape[0] < DEDUP_MIN_ROWS or rows.shape[1] > len(_KEY_WEIGHTS):
+        return None
+    with torch.no_grad():
+        keys = rows.double() @ _KEY_WEIGHTS[: rows.shape[1]]
+        unique, inverse = torch.unique(keys, return_inverse=True)
+        first = torch.zeros(len(unique), dtype=torch.long).scatter_reduce(
+            0, inverse, torch.arange(rows.shape[0]), reduce="amin", include_self=False
+        )
+        representatives = rows[first]
+        if not torch.equal(representatives[inverse], rows):
+            return None
+    return representatives, inverse
+
+
+def pool_table(
+    encoder: nn.Module,
+    rows: torch.Tensor,
+    valid_column: int | None = None,
+    code: nn.Module | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Encode a table's rows, pool them, and give each slot its code.
+
+    The same values as ``masked_mean_max(encoder(rows), mask)`` and
+    ``code(encoder(rows)) * mask``, for an ``encoder`` whose output is >= 0 (ends with a
+    ReLU). On large batches (:func:`distinct_rows`) the encoder runs once per distinct row
+    and the pooling sums and maxes over the distinct (state, row) pairs, so no tensor of
+    every row's encoding is built, in the forward pass or the backward.
+
+    Args:
+        encoder: Row encoder, ``C -> D``, output >= 0.
+        rows: The table.  # (B, N, C)
+        valid_column: Column that is 1 for valid rows, 0 for padding (``None``: every row
+            is valid).
+        code: Per-slot code layer, ``D -> S`` (``None``: no codes).
+
+    Returns:
+        ``[mean, max]`` of the valid rows' encodings, and the slot codes (zero on
+        padding) or ``None``.  # (B, 2 D), (B, N, S)
+    """
+    batch, slots, columns = rows.shape
+    flat = rows.reshape(batch * slots, columns)
+    found = distinct_rows(flat)
+    if found is None:
+        encoded = encoder(rows)
+        mask = torch.ones_like(rows[..., 0]) if valid_column is None else rows[..., valid_column]
+        codes = None if code is None else code(encoded) * mask.unsqueeze(-1)
+        return masked_mean_max(encoded, mask, nonnegative=True), codes
+    representatives, inverse = found
+    encoded = encoder(representatives)  # (U, D)
+    valid = (
+        torch.ones(len(representatives), dtype=encoded.dtype)
+        if valid_column is None
+        else representatives[:, valid_column]
+    )
+    # the distinct (state, row) pairs, each with its count of valid rows
+    distinct = len(representatives)
+    pair_keys = torch.arange(batch).repeat_interleave(slots) * distinct + inverse
+    pairs, counts = torch.unique(pair_keys, return_counts=True)
+    state, row = pairs // distinct, pairs % distinct
+    weight = (counts.to(encoded.dtype) * valid[row]).unsqueeze(-1)  # (P, 1)
+    pair_rows = encoded[row]  # (P, D)
+    zeros = encoded.new_zeros((batch, encoded.shape[1]))
+    total = encoded.new_zeros((batch, 1)).index_add(0, state, weight)
+    sums = zeros.index_add(0, state, pair_rows * weight)
+    mean = sums / total.clamp(min=1.0)
+    # rows are >= 0, so a max that starts at 0 is the max over valid rows (0 if none)
+    maximum = zeros.scatter_reduce(
+        0,
+        state.unsqueeze(-1).expand_as(pair_rows),
+        pair_rows * (weight > 0).to(encoded.dtype),
+        reduce="amax",
+        include_self=True,
+    )
+    codes = None
+    if code is not None:
+        row_codes = code(encoded) * valid.unsqueeze(-1)  # (U, S)
+        codes = row_codes[inverse].reshape(batch, slots, -1)
+    return torch.cat([mean, maximum], dim=-1), codes
 
 
 def _row_encoder(in_dim: int, hidden: int) -> nn.Sequential:
@@ -106,19 +226,22 @@ class PermutationExtractor(BaseFeaturesExtractor):
         gpus = observations["gpus"].reshape(batch, self.num_gpus, len(GPU_FEATURES))
         pending = observations["pending"].reshape(batch, self.pending_window, self.pending_columns)
         running = observations["running"].reshape(batch, self.running_window, self.running_columns)
-        pending_mask = pending[..., _VALID]
-        running_mask = running[..., _VALID]
-        gpu_rows = self.gpu_encoder(gpus)
-        pending_rows = self.pending_encoder(pending)
-        running_rows = self.running_encoder(running)
+        pending_code = self.pending_code if self.slot_dim > 0 else None
+        running_code = self.running_code if self.slot_dim > 0 else None
+        gpu_pool, _ = pool_table(self.gpu_encoder, gpus)
+        pending_pool, pending_codes = pool_table(
+            self.pending_encoder, pending, _VALID, pending_code
+        )
+        running_pool, running_codes = pool_table(
+            self.running_encoder, running, _VALID, running_code
+        )
         parts = [
-            masked_mean_max(gpu_rows, torch.ones_like(gpus[..., 0])),
-            masked_mean_max(pending_rows, pending_mask),
-            masked_mean_max(running_rows, running_mask),
+            gpu_pool,
+            pending_pool,
+            running_pool,
             observations["frag_hist"],
             observations["global"],
         ]
-        if self.slot_dim > 0:
-            parts.append((self.pending_code(pending_rows) * pending_mask.unsqueeze(-1)).flatten(1))
-            parts.append((self.running_code(running_rows) * running_mask.unsqueeze(-1)).flatten(1))
+        if pending_codes is not None and running_codes is not None:
+            parts += [pending_codes.flatten(1), running_codes.flatten(1)]
         return torch.cat(parts, dim=-1)

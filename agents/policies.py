@@ -121,14 +121,24 @@ class SlotHead(nn.Module):
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
         """Action logits.  # (B, 4 W + R + 1)"""
         batch = features.shape[0]
-        context = self.context_net(features[:, : self.context_dim])  # (B, H)
-        split = self.context_dim + self.code_dim * self.pending_window
-        pending = features[:, self.context_dim : split].reshape(batch, self.pending_window, -1)
-        running = features[:, split:].reshape(batch, self.running_window, -1)
+        # one split (its backward is one concatenation, not a zero-filled copy per slice)
+        sizes = [
+            self.context_dim,
+            self.code_dim * self.pending_window,
+            self.code_dim * self.running_window,
+        ]
+        state, pending, running = features.split(sizes, dim=1)
+        context = self.context_net(state)  # (B, H)
+        pending = pending.reshape(batch, self.pending_window, -1)
+        running = running.reshape(batch, self.running_window, -1)
 
-        def scored(codes: torch.Tensor, head: nn.Module) -> torch.Tensor:
-            shared = context.unsqueeze(1).expand(-1, codes.shape[1], -1)
-            return head(torch.cat([codes, shared], dim=-1))
+        def scored(codes: torch.Tensor, head: nn.Sequential) -> torch.Tensor:
+            # head(cat([code_i, context])) with its first layer split in two: the context's
+            # part is computed once per state, not once per slot
+            first, rest = head[0], head[1:]
+            slot_part = codes @ first.weight[:, : self.code_dim].T  # (B, N, H)
+            state_part = context @ first.weight[:, self.code_dim :].T + first.bias  # (B, H)
+            return rest(slot_part + state_part.unsqueeze(1))
 
         return torch.cat(
             [

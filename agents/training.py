@@ -33,6 +33,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 import torch
 
+from agents.allocator import keep_freed_memory
 from agents.callbacks import HeuristicEvalCallback, ProgressBarCallback, SchedulingMetricsCallback
 from agents.envs import make_vec_env
 from agents.extractors import EXTRACTORS, PermutationExtractor
@@ -173,7 +174,8 @@ class AlgorithmConfig(_Group):
     Attributes:
         algo: One of ``ALGORITHMS``.
         learning_rate: Step size of the RL optimiser.
-        n_steps: PPO rollout length per env.
+        n_steps: PPO rollout length per env (default 64: 2,048 steps per rollout with
+            the default 32 envs).
         batch_size: Minibatch size (of RL, and of the cloning and DAgger fits).
         n_epochs: PPO epochs per rollout.
         gamma: Discount per decision (used only when ``time_constant_h`` is ``None``).
@@ -200,7 +202,7 @@ class AlgorithmConfig(_Group):
 
     algo: str = "maskable_ppo"
     learning_rate: float = 3e-4
-    n_steps: int = 256
+    n_steps: int = 64
     batch_size: int = 512
     n_epochs: int = 4
     gamma: float = 0.99
@@ -281,10 +283,11 @@ class EnvsConfig(_Group):
         running_window: Env ``running_window``.
         env_overrides: Further ``GPUShare-v0`` config keys, nested or flat (e.g.
             ``reward`` weights).
-        n_envs: Parallel envs (default 8, stepped in turn in one process: on two cores
-            the policy's batched forward pass and the updates, not the envs, bound speed).
+        n_envs: Parallel envs (default 32, stepped in turn in one process: the policy
+            acts on all 32 observations in one forward pass, and with the default
+            ``n_steps`` of 64 a rollout is 2,048 steps; docs/benchmarks.md#training).
         vec_env: How they run: ``"subproc"`` (``SubprocVecEnv``, one process each),
-            ``"dummy"`` (``DummyVecEnv``, in turn in this process: on few cores the
+            ``"dummy"`` (``agents.envs.InProcessVecEnv``, in turn in this process: on few cores the
             policy then acts on a batch of ``n_envs`` observations at once), or
             ``"auto"`` (subprocesses when ``n_envs > 1``), or ``"ray"`` (each env in a Ray
             actor, on this machine or the running Ray cluster: ``gpushare[ray]``). The
@@ -304,7 +307,7 @@ class EnvsConfig(_Group):
     pending_window: int = 16
     running_window: int = 16
     env_overrides: Mapping[str, Any] = field(default_factory=dict)
-    n_envs: int = 8
+    n_envs: int = 32
     vec_env: str = "dummy"
     train_seeds: tuple[int, ...] = PHILLY_TRAIN_SEEDS
     reward_scale: float = 0.01
@@ -422,10 +425,10 @@ class RunConfig(_Group):
         resume: A saved model to continue training from, with this run's optimisation
             settings (``None``: a new model).
         deterministic_torch: ``torch.use_deterministic_algorithms(True)``.
-        torch_threads: Threads of this process's torch (the policy's updates and the
-            behaviour-cloning / DAgger fits). Default 1, for env subprocesses beside it;
-            a run alone on the machine (``n_envs=1`` or ``vec_env="dummy"``) may give it
-            every core.
+        torch_threads: Threads of this process's torch (the policy's forward passes, its
+            updates and the behaviour-cloning / DAgger fits). ``None`` (default): every
+            core this process may use (``torch_threads_for``) when the envs run in it
+            (``vec_env="dummy"``), one beside env subprocesses or Ray actors.
         progress_bar: Show a progress bar.
         verbose: SB3 verbosity.
     """
@@ -437,13 +440,14 @@ class RunConfig(_Group):
     out: str = "runs/agent"
     resume: str | None = None
     deterministic_torch: bool = True
-    torch_threads: int = 1
+    torch_threads: int | None = None
     progress_bar: bool = True
     verbose: int = 0
 
     def __post_init__(self) -> None:
         self._at_least(("timesteps", "verbose"), 0)
-        self._at_least(("torch_threads",), 1)
+        if self.torch_threads is not None:
+            self._at_least(("torch_threads",), 1)
         self._at_least(("seed",), 0)
         if self.seed > MAX_SEED:  # numpy's legacy global seed, which SB3 sets, is 32-bit
             raise self._fail("seed", f"must be <= 2**32 - 1, got {self.seed}")
@@ -799,6 +803,18 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     )
 
 
+def torch_threads_for(config: TrainConfig) -> int:
+    """The torch threads of a run's main process: ``run.torch_threads`` if given, else
+    every core it may use when its envs step in it (``vec_env="dummy"``) and one beside
+    env subprocesses or actors (which take the other cores)."""
+    if config.run.torch_threads is not None:
+        return config.run.torch_threads
+    if config.envs.vec_env != "dummy":
+        return 1
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return max(1, len(cores) if cores else (os.cpu_count() or 1))
+
+
 def _ppo_settings(config: TrainConfig) -> dict[str, Any]:
     """PPO's optimisation settings (what a resumed run also takes from ``config``)."""
     algorithm = config.algorithm
@@ -906,6 +922,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     out = Path(run.out)
     out.mkdir(parents=True, exist_ok=True)
     set_random_seed(run.seed)
+    keep_freed_memory()
     if run.deterministic_torch:
         torch.use_deterministic_algorithms(True)
     configs = env_configs(config)
@@ -920,9 +937,12 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         ray=envs.vec_env == "ray",
     )
     # after the envs: an in-process env's constructor sets one thread (for subprocesses)
-    torch.set_num_threads(run.torch_threads)
+    threads = torch_threads_for(config)
+    torch.set_num_threads(threads)
     record: dict[str, Any] = {
         "algo": algorithm.algo,
+        # the parameters repeat exactly for the same thread count, so it is kept
+        "torch_threads": threads,
         "env_config": configs[0],
         "env_configs": configs,
         "train": config.to_json(),

@@ -10,7 +10,8 @@ other, each in a fresh process so that ``peak_rss_mb`` is that run's own.
     gpushare-bench --env --cluster medium --jobs 500 --steps 200000 --seed 0
     gpushare-bench --env --cluster medium --jobs 500 --steps 50000 --seed 0 --repeat 5
     gpushare-bench --env --cluster medium --jobs 500 --steps 50000 --observe placement rivals
-    gpushare-bench --train --preset philly_heavy --n-envs 8 --vec-env dummy
+    gpushare-bench --train                     # gpushare-train's defaults, and the yardstick
+    gpushare-bench --train --n-envs 8 --set n_steps=256 --set torch_threads=1
 
 ``--env`` steps the env with a random masked policy and prints one JSON line with
 ``steps, episodes, wall_s, steps_per_s`` and ``steps_per_cpu_s``; ``--observe`` turns on
@@ -18,7 +19,9 @@ optional observation columns (``held_time``, ``placement``, ``drain``, ``rivals`
 env's ``observation`` settings).
 
 ``--train`` prints one JSON line with ``steps, wall_s, steps_per_s`` of MaskablePPO (or
-PPO) training as ``gpushare-train`` runs it (``agents.bench``; needs the ``rl`` extra).
+PPO) training as ``gpushare-train`` runs it (``agents.bench``; needs the ``rl`` extra),
+and, measured after it in the same process, ``cartpole``: SB3's PPO with its defaults on
+``CartPole-v1``, with ``ratio_to_cartpole`` (``--no-reference`` skips it).
 """
 
 from __future__ import annotations
@@ -108,11 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--train", action="store_true", help="benchmark training steps instead")
     train.add_argument("--preset", default="philly_heavy", help="evaluation preset (--train)")
     train.add_argument("--algo", default="maskable_ppo", choices=("maskable_ppo", "ppo"))
-    train.add_argument("--extractor", default="perm", choices=("flat", "perm", "pointer"))
-    train.add_argument("--n-envs", type=int, default=8, help="envs stepped together")
+    train.add_argument("--extractor", default="pointer", choices=("flat", "perm", "pointer"))
+    train.add_argument("--n-envs", type=int, default=32, help="envs stepped together")
     train.add_argument("--vec-env", default="dummy", choices=("auto", "subproc", "dummy", "ray"))
     train.add_argument("--rollout", type=int, default=2048, help="steps per rollout, all envs")
     train.add_argument("--rollouts", type=int, default=2, help="timed rollouts")
+    train.add_argument(
+        "--no-reference",
+        dest="reference",
+        action="store_false",
+        help="skip the yardstick run after it (SB3's PPO with its defaults on CartPole-v1, "
+        "same process and threads; the record's 'cartpole' and 'ratio_to_cartpole')",
+    )
     train.add_argument(
         "--set",
         action="append",
@@ -230,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             record = train_benchmark(
                 args.preset, args.algo, args.extractor, args.n_envs, args.vec_env,
                 args.rollout, args.rollouts, args.seed, overrides=parse_settings(args.set),
+                reference=args.reference,
             )  # fmt: skip
         except (ValueError, TypeError) as exc:  # a bad --preset or --set, before training
             return usage_error(parser, str(exc))

@@ -20,7 +20,16 @@ def test_train_benchmark_prints_one_json_line(
     # SB3's default logger would make this folder (an SB3-<date> one in the temporary
     # directory without the variable): the benchmark logs nowhere
     monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
-    argv = ["--train", "--preset", "thesis", "--n-envs", "2", "--vec-env", vec_env]
+    argv = [
+        "--train",
+        "--preset",
+        "thesis",
+        "--n-envs",
+        "2",
+        "--vec-env",
+        vec_env,
+        "--no-reference",
+    ]
     assert main([*argv, "--rollout", "128", "--rollouts", "1", "--extractor", "flat"]) == 0
     assert not (tmp_path / "sb3").exists()
     lines = capsys.readouterr().out.strip().splitlines()
@@ -42,7 +51,7 @@ def test_a_rollout_that_does_not_split_over_the_envs_is_refused(
 
 
 def test_further_training_settings_are_set_by_flat_key(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["--train", "--preset", "thesis", "--n-envs", "2", "--rollout", "128"]
+    argv = ["--train", "--preset", "thesis", "--n-envs", "2", "--rollout", "128", "--no-reference"]
     settings = ["--set", "net_arch=[32,32]", "--set", "n_epochs=1", "--set", "batch_size=64"]
     assert main([*argv, "--rollouts", "1", "--extractor", "flat", *settings]) == 0
     record = json.loads(capsys.readouterr().out)
@@ -72,3 +81,17 @@ def test_sb3_default_log_folder_is_the_suites_own_and_removed_afterwards() -> No
     assert folder == Path(os.environ["SB3_LOGDIR"])
     assert folder.parent == Path(tempfile.gettempdir())
     assert folder.name.startswith("gpushare-tests-sb3-")
+
+
+def test_the_cartpole_yardstick_runs_in_the_same_process(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--train", "--preset", "thesis", "--n-envs", "2", "--rollout", "128"]
+    assert main([*argv, "--rollouts", "1", "--extractor", "flat"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    cartpole = record["cartpole"]
+    assert (cartpole["env"], cartpole["algo"], cartpole["steps"]) == ("CartPole-v1", "ppo", 2048)
+    assert cartpole["torch_threads"] == record["torch_threads"]
+    assert record["ratio_to_cartpole"] == pytest.approx(
+        record["steps_per_s"] / cartpole["steps_per_s"], rel=0.01
+    )

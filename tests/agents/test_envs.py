@@ -31,3 +31,43 @@ def test_workers_follow_worker_seed_whoever_seeds_them(run_seed: int) -> None:
     alone = [make_env_fn(CONFIG, SEEDS, worker_seed(run_seed, i))() for i in range(3)]
     assert [env.reset()[1]["episode_seed"] for env in alone] == expected
     assert len(set(expected)) > 1  # the workers do not play in lock step
+
+
+def test_in_process_vec_env_steps_as_dummy_vec_env_does() -> None:
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from agents.envs import InProcessVecEnv
+
+    config = {"cluster": "tiny", "workload": "thesis_poisson", "num_jobs": 4}
+    fns = [make_env_fn(config, [0, 1, 2], worker_seed(0, i)) for i in range(3)]
+    ours, theirs = InProcessVecEnv(fns), DummyVecEnv(fns)
+    ours.seed(0)
+    theirs.seed(0)
+    a, b = ours.reset(), theirs.reset()
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(200):
+        masks = np.stack(ours.env_method("action_masks"))
+        np.testing.assert_array_equal(masks, np.stack(theirs.env_method("action_masks")))
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        ours.step_async(actions)
+        theirs.step_async(actions)
+        (a, ra, da, ia), (b, rb, db, ib) = ours.step_wait(), theirs.step_wait()
+        for key in b:
+            np.testing.assert_array_equal(a[key], b[key])
+        np.testing.assert_array_equal(ra, rb)
+        np.testing.assert_array_equal(da, db)
+        assert [sorted(i) for i in ia] == [sorted(i) for i in ib]
+        for mine, theirs_info in zip(ia, ib, strict=True):
+            if "terminal_observation" in theirs_info:
+                episodes += 1
+                for key, value in theirs_info["terminal_observation"].items():
+                    np.testing.assert_array_equal(mine["terminal_observation"][key], value)
+        # the observations handed out are copies: the next step does not change them
+        kept = {key: value.copy() for key, value in a.items()}
+        ours.step_async(actions * 0 + ours.envs[0].unwrapped.action_space.n - 1)
+        theirs.step_async(actions * 0 + theirs.envs[0].unwrapped.action_space.n - 1)
+        ours.step_wait(), theirs.step_wait()
+        for key in kept:
+            np.testing.assert_array_equal(a[key], kept[key])
+    assert episodes >= 3  # episode ends and auto-resets were compared

@@ -122,3 +122,66 @@ def test_extractor_reads_the_held_time_column() -> None:
     running[:, :, -1] += 0.5
     changed["running"] = running.reshape(2, -1)
     assert not torch.allclose(extractor(changed), out)
+
+
+def _repeating_batch(batch: int) -> dict[str, torch.Tensor]:
+    """``batch`` observations whose rows repeat (a few distinct GPU, pending and running
+    rows, some padding): enough rows that ``pool_table`` takes its distinct-row path."""
+    rng = np.random.default_rng(1)
+    space = observation_space(_G, _W, _R)
+    obs = {}
+    for key, box in space.spaces.items():
+        width = {"gpus": 6, "pending": _P, "running": _Q}.get(key)
+        if width is None:
+            obs[key] = rng.random((batch, box.shape[0])).astype(np.float32)
+            continue
+        palette = rng.random((5, width)).astype(np.float32)
+        palette[:, 0] = 1.0  # valid rows (the GPU table has no valid column; harmless)
+        palette[0] = 0.0  # padding
+        choice = rng.integers(0, 5, size=(batch, box.shape[0] // width))
+        obs[key] = palette[choice].reshape(batch, -1)
+    obs["pending"][-1] = 0.0  # a state with no valid pending row pools to zeros
+    return {k: torch.as_tensor(v) for k, v in obs.items()}
+
+
+def _features_and_grads(
+    extractor: PermutationExtractor, obs: dict[str, torch.Tensor]
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    extractor.zero_grad()
+    features = extractor(obs)
+    weights = torch.linspace(-1.0, 1.0, features.shape[1])
+    (features * weights).sum().backward()
+    return features.detach(), [p.grad.clone() for p in extractor.parameters()]
+
+
+def test_distinct_row_pooling_gives_the_dense_values_and_gradients(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agents import extractors
+
+    # in float64, so that the two ways of summing agree to rounding of that precision
+    extractor = _extractor(slot_dim=4).double()
+    obs = {k: v.double() for k, v in _repeating_batch(batch=600).items()}  # 4,800 GPU rows
+    assert extractors.distinct_rows(obs["gpus"].reshape(-1, 6)) is not None
+    fast, fast_grads = _features_and_grads(extractor, obs)
+    monkeypatch.setattr(extractors, "DEDUP_MIN_ROWS", 10**9)  # every table dense
+    assert extractors.distinct_rows(obs["gpus"].reshape(-1, 6)) is None
+    dense, dense_grads = _features_and_grads(extractor, obs)
+    torch.testing.assert_close(fast, dense, rtol=1e-12, atol=1e-12)
+    for a, b in zip(fast_grads, dense_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-9)
+    assert torch.all(fast[-1, 2 * 16 : 4 * 16] == 0)  # the pooled empty pending table
+
+
+def test_distinct_rows_are_exact_and_a_key_collision_falls_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agents import extractors
+
+    rows = torch.tensor([[0.25, 0.5], [0.5, 0.25], [0.25, 0.5]]).repeat(1000, 1)
+    representatives, inverse = extractors.distinct_rows(rows)  # type: ignore[misc]
+    assert len(representatives) == 2
+    assert torch.equal(representatives[inverse], rows)
+    # weights under which the two different rows share a key: detected, no answer
+    monkeypatch.setattr(extractors, "_KEY_WEIGHTS", torch.ones(8, dtype=torch.float64))
+    assert extractors.distinct_rows(rows) is None

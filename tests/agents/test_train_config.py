@@ -182,11 +182,12 @@ def test_every_old_flag_parses_to_the_config_it_made_before() -> None:
     # no flag: the preset and the dataclass defaults, as before
     default = _cli()
     assert default == TrainConfig.from_preset("philly")
-    assert (default.algorithm.n_steps, default.run.timesteps, default.run.progress_bar) == (
-        256,
+    assert (default.algorithm.n_steps, default.envs.n_envs, default.run.timesteps) == (
+        64,
+        32,
         200_000,
-        True,
     )
+    assert default.run.progress_bar and default.run.torch_threads is None
     assert _cli("--eval-seeds", "").evaluation.eval_seeds == ()
     assert _cli("--target-kl", "none").algorithm.target_kl is None
 
