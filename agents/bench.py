@@ -41,8 +41,9 @@ def train_benchmark(
 ) -> dict[str, Any]:
     """Train ``rollouts`` rollouts of ``rollout`` steps (after one untimed) and time them.
 
-    Runs as ``gpushare-train`` does (its ``torch_threads``, ``--set torch_threads=N``), with its default
-    update settings (``n_epochs``, ``batch_size``) and ``n_steps = rollout // n_envs``.
+    Runs as ``gpushare-train`` does (its torch threads, ``--set torch_threads=N``), with
+    its default update settings (``n_epochs``, ``batch_size``) and
+    ``n_steps = rollout // n_envs``.
 
     Args:
         preset: Evaluation preset giving the cluster, workload and episode size.

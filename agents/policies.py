@@ -136,8 +136,10 @@ class SlotHead(nn.Module):
             # head(cat([code_i, context])) with its first layer split in two: the context's
             # part is computed once per state, not once per slot
             first, rest = head[0], head[1:]
-            slot_part = codes @ first.weight[:, : self.code_dim].T  # (B, N, H)
-            state_part = context @ first.weight[:, self.code_dim :].T + first.bias  # (B, H)
+            assert isinstance(first, nn.Linear)
+            weight = first.weight
+            slot_part = codes @ weight[:, : self.code_dim].T  # (B, N, H)
+            state_part = context @ weight[:, self.code_dim :].T + first.bias  # (B, H)
             return rest(slot_part + state_part.unsqueeze(1))
 
         return torch.cat(

@@ -61,14 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     figure, (by_steps, by_wall) = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     colours = plt.get_cmap("tab10")
     for i, (label, runs) in enumerate(groups.items()):
-        for j, run in enumerate(runs):
+        for run in runs:
             history = data[run]["history"]
             ratio = [h["jct_ratio"] for h in history]
             style = {"color": colours(i), "marker": "o", "markersize": 3, "alpha": 0.85}
             name = f"{label}: {Path(run).name}"
             by_steps.plot([h["timesteps"] / 1e3 for h in history], ratio, label=name, **style)
             by_wall.plot([h.get("wall_s", float("nan")) for h in history], ratio, **style)
-    for k, (name, level) in enumerate(sorted(levels.items())):
+    for name, level in sorted(levels.items()):
         for axis in (by_steps, by_wall):
             axis.axhline(level, color="grey", linestyle=":", linewidth=1)
         by_steps.text(0, level, f" {name} {level:.2f}", color="grey", fontsize=8, va="bottom")
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     plt.close(figure)
 
     def thousands(steps: float) -> int:  # 50,016 steps (32 envs x 64) and 50,000 alike
-        return int(round(steps / 1000.0))
+        return round(steps / 1000.0)
 
     steps = sorted({thousands(h["timesteps"]) for d in data.values() for h in d["history"]})
     print("| run | " + " | ".join(f"{s}k" for s in steps) + " |")

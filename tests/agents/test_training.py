@@ -101,7 +101,7 @@ def test_dummy_and_subprocess_envs_train_the_same_parameters(
         vec: _params(train(_config(tmp_path, vec, n_envs=2, vec_env=vec, timesteps=128)))
         for vec in ("dummy", "subproc")
     }
-    assert built == ["DummyVecEnv", "SubprocVecEnv"]
+    assert built == ["InProcessVecEnv", "SubprocVecEnv"]
     for key, value in runs["dummy"].items():
         assert torch.equal(value, runs["subproc"][key]), key
     with pytest.raises(ValueError, match="vec_env"):
