@@ -16,7 +16,7 @@ and bind all of them alike (the agent through the mask, a heuristic through
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, SupportsFloat
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -24,6 +24,9 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
 
 from gpushare_env.seeding import worker_seed
+
+if TYPE_CHECKING:
+    from agents.reference import Plays
 
 __all__ = [
     "InProcessVecEnv",
@@ -136,12 +139,14 @@ def make_env_fn(
     stream_seed: int,
     reward_scale: float = 1.0,
     reward_reference: str | None = None,
+    plays: Plays | None = None,
 ) -> Callable[[], gym.Env[Any, Any]]:
     """A picklable constructor of one training env (for ``SubprocVecEnv``).
 
     ``reward_reference``: a heuristic whose ``jct`` term on the same episode is added
     back to the reward (:class:`agents.reference.RelativeReward`); ``None``: the plain
-    reward.
+    reward. ``plays``: the agent's own finished plays, which replace the heuristic as
+    the reference of a seed once there are any (the envs built in one process share it).
     """
     config = dict(env_config)
     seed_list = [int(s) for s in seeds]
@@ -154,7 +159,7 @@ def make_env_fn(
         if reward_reference is not None:
             from agents.reference import RelativeReward
 
-            env = RelativeReward(env, config, reward_reference)
+            env = RelativeReward(env, config, reward_reference, plays)
         return SeededEpisodes(env, seed_list, stream_seed, reward_scale)
 
     return _init
@@ -168,6 +173,7 @@ def make_vec_env(
     reward_scale: float = 1.0,
     subprocess: bool | None = None,
     reward_reference: str | None = None,
+    reference_plays: int = 0,
     ray: bool = False,
 ) -> VecEnv:
     """``n_envs`` training envs, env ``i`` on ``env_configs[i % len(env_configs)]``.
@@ -186,11 +192,22 @@ def make_vec_env(
             picks subprocesses when ``n_envs > 1``.
         reward_reference: Make the ``jct`` reward relative to this heuristic on the same
             episode (see :mod:`agents.reference`); ``None``: the plain reward.
+        reference_plays: With ``reward_reference``, measure a seed the agent has
+            finished before against the mean of its last this many plays of it
+            (:class:`agents.reference.Plays`, one store for the envs of a process); 0:
+            the heuristic always.
         ray: Each env in a Ray actor (:class:`agents.ray_vec_env.RayVecEnv`; needs
             ``gpushare[ray]``); ``subprocess`` is then ignored.
     """
     if n_envs < 1:
         raise ValueError(f"n_envs must be >= 1, got {n_envs}")
+    if reference_plays and reward_reference is None:
+        raise ValueError("make_vec_env: reference_plays needs a reward_reference")
+    plays = None
+    if reference_plays:
+        from agents.reference import Plays
+
+        plays = Plays(reference_plays)
     fns = [
         make_env_fn(
             env_configs[i % len(env_configs)],
@@ -198,6 +215,7 @@ def make_vec_env(
             worker_seed(seed, i),
             reward_scale,
             reward_reference,
+            plays,
         )
         for i in range(n_envs)
     ]

@@ -21,7 +21,8 @@ discounting of the added terms differs, by when the agent's decisions fall).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, SupportsFloat
 
@@ -31,7 +32,7 @@ import numpy as np
 from gpushare_env.rollout import rollout
 from gpushare_env.seeding import policy_seed
 
-__all__ = ["JobsInSystem", "RelativeReward", "reference_profile"]
+__all__ = ["JobsInSystem", "MeanProfile", "Plays", "RelativeReward", "reference_profile"]
 
 
 class JobsInSystem:
@@ -73,6 +74,65 @@ class JobsInSystem:
         """Time from the first arrival to ``t_s`` while jobs remain (the makespan so far).  [s]"""
         return min(max(t_s, self.start_s), self.end_s) - self.start_s
 
+    @classmethod
+    def of_records(cls, records: Sequence[Any]) -> JobsInSystem:
+        """From a finished episode's job records (``Simulator.records()``)."""
+        return cls(
+            np.array([r.arrival_s for r in records]), np.array([r.finish_s for r in records])
+        )
+
+
+class MeanProfile:
+    """The mean of several :class:`JobsInSystem` (several plays of one episode).
+
+    Args:
+        profiles: At least one profile.
+    """
+
+    def __init__(self, profiles: Sequence[JobsInSystem]) -> None:
+        if not profiles:
+            raise ValueError("MeanProfile: give at least one profile")
+        self.profiles = tuple(profiles)
+        self.total = float(np.mean([p.total for p in self.profiles]))  # [job-s]
+        self.end_s = max(p.end_s for p in self.profiles)  # [s] the last play's last finish
+
+    def integral(self, t_s: float) -> float:
+        """The mean of the plays' ``integral(t_s)``.  [job-s]"""
+        return float(np.mean([p.integral(t_s) for p in self.profiles]))
+
+    def busy(self, t_s: float) -> float:
+        """The mean of the plays' ``busy(t_s)``.  [s]"""
+        return float(np.mean([p.busy(t_s) for p in self.profiles]))
+
+
+class Plays:
+    """The agent's own finished episodes, per seed: the last ``keep`` of each.
+
+    One store serves the envs that share it (those of one process: ``InProcessVecEnv``
+    shares one across all its envs; under ``SubprocVecEnv`` each worker keeps its own).
+
+    Args:
+        keep: Plays of a seed kept and averaged, >= 1.
+    """
+
+    def __init__(self, keep: int) -> None:
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"Plays: keep must be an int >= 1, got {keep!r}")
+        self.keep = keep
+        self._plays: dict[int, deque[JobsInSystem]] = {}
+
+    def add(self, seed: int, profile: JobsInSystem) -> None:
+        """Keep ``profile`` as the latest play of ``seed``."""
+        self._plays.setdefault(int(seed), deque(maxlen=self.keep)).append(profile)
+
+    def reference(self, seed: int) -> MeanProfile | None:
+        """The mean of the kept plays of ``seed``; ``None`` if none finished yet."""
+        plays = self._plays.get(int(seed))
+        return MeanProfile(list(plays)) if plays else None
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self._plays.values())
+
 
 @lru_cache(maxsize=512)
 def _profile(config_json: str, seed: int, heuristic: str) -> JobsInSystem:
@@ -88,9 +148,7 @@ def _profile(config_json: str, seed: int, heuristic: str) -> JobsInSystem:
         )
     records = env.unwrapped.simulator.records()  # type: ignore[attr-defined]
     env.close()
-    return JobsInSystem(
-        np.array([r.arrival_s for r in records]), np.array([r.finish_s for r in records])
-    )
+    return JobsInSystem.of_records(records)
 
 
 def reference_profile(env_config: Mapping[str, Any], seed: int, heuristic: str) -> JobsInSystem:
@@ -114,10 +172,17 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         env_config: Its config (the reference plays the same episodes).
         heuristic: Reference policy, a name ``baselines.make`` takes (``available()``,
             ``variants()``, with parameters or not).
+        plays: The agent's own plays (:class:`Plays`): a seed it has finished before is
+            measured against them instead of the heuristic, and every episode that
+            terminates is added. ``None``: always the heuristic.
     """
 
     def __init__(
-        self, env: gym.Env[Any, Any], env_config: Mapping[str, Any], heuristic: str
+        self,
+        env: gym.Env[Any, Any],
+        env_config: Mapping[str, Any],
+        heuristic: str,
+        plays: Plays | None = None,
     ) -> None:
         super().__init__(env)
         config = env.unwrapped.config  # type: ignore[attr-defined]
@@ -125,7 +190,9 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         self.heuristic = heuristic
         self._jct = float(config.reward.jct) / float(config.reward.time_scale_s)
         self._makespan = float(config.reward.makespan) / float(config.reward.time_scale_s)
-        self._profile: JobsInSystem | None = None
+        self.plays = plays
+        self._profile: JobsInSystem | MeanProfile | None = None
+        self._seed = 0
         self._time_s = 0.0
 
     def reset(
@@ -135,7 +202,9 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         if seed is None:
             raise ValueError("RelativeReward: reset needs the episode seed")
         obs, info = self.env.reset(seed=seed, options=options)
-        self._profile = reference_profile(self.env_config, seed, self.heuristic)
+        own = self.plays.reference(seed) if self.plays is not None else None
+        self._profile = own or reference_profile(self.env_config, seed, self.heuristic)
+        self._seed = int(seed)
         self._time_s = float(info["time_s"])
         return obs, info
 
@@ -152,4 +221,7 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         span = profile.busy(last) - profile.busy(then)
         bonus = self._jct * jobs + self._makespan * span
         self._time_s = now
+        if terminated and self.plays is not None:
+            records = self.env.unwrapped.simulator.records()  # type: ignore[attr-defined]
+            self.plays.add(self._seed, JobsInSystem.of_records(records))
         return obs, float(reward) + bonus, terminated, truncated, info

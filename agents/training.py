@@ -297,6 +297,10 @@ class EnvsConfig(_Group):
         reward_reference: Make the ``jct`` reward relative to this heuristic played on the
             same episode (``agents.reference``: a control variate against the variance the
             arrivals cause; the optimal policies stay the same); ``None``: plain reward.
+        reference_plays: With ``reward_reference``: once the agent has finished an
+            episode on a seed, measure it against the mean of its own last this many
+            plays of that seed instead of the heuristic (Mao et al.'s input-dependent
+            baseline, time-aligned: ``agents.reference.Plays``); 0: the heuristic always.
     """
 
     PATH: ClassVar[str] = "envs"
@@ -312,6 +316,7 @@ class EnvsConfig(_Group):
     train_seeds: tuple[int, ...] = PHILLY_TRAIN_SEEDS
     reward_scale: float = 0.01
     reward_reference: str | None = None
+    reference_plays: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.workloads, str) or not self.workloads:
@@ -325,6 +330,13 @@ class EnvsConfig(_Group):
         _no_test_seeds(self, "train_seeds")
         self._within(("reward_scale",), 0, low_open=True)
         self._heuristic("reward_reference")
+        self._at_least(("reference_plays",), 0)
+        if self.reference_plays and self.reward_reference is None:
+            raise self._fail(
+                "reference_plays",
+                "needs reward_reference (the heuristic that stands in "
+                "until the agent's first play of a seed)",
+            )
         if not isinstance(self.env_overrides, Mapping):
             raise self._fail(
                 "env_overrides",
@@ -521,6 +533,7 @@ FLAT_KEYS: dict[str, str] = {
     "eval_every": "evaluation.eval_every",
     "reward_scale": "envs.reward_scale",
     "reward_reference": "envs.reward_reference",
+    "reference_plays": "envs.reference_plays",
     "critic_warmup": "algorithm.critic_warmup",
     "critic_warmup_lr": "algorithm.critic_warmup_lr",
     "bc_episodes": "imitation.bc_episodes",
@@ -934,6 +947,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         reward_scale=envs.reward_scale,
         subprocess=VEC_ENVS[envs.vec_env],
         reward_reference=envs.reward_reference,
+        reference_plays=envs.reference_plays,
         ray=envs.vec_env == "ray",
     )
     # after the envs: an in-process env's constructor sets one thread (for subprocesses)

@@ -58,6 +58,7 @@ _METAVARS: dict[str, str] = {
     "bc_suspend_weight": "W",
     "critic_warmup": "STEPS",
     "reward_reference": "HEURISTIC",
+    "reference_plays": "N",
     "bc_heuristic": "HEURISTIC",
     "time_constant_h": "TAU",
     "env_overrides": "JSON",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import torch
 
 import baselines
 from agents.envs import make_env
-from agents.reference import JobsInSystem, RelativeReward, reference_profile
+from agents.reference import JobsInSystem, MeanProfile, Plays, RelativeReward, reference_profile
 from agents.training import TrainConfig, load_model, train
 from gpushare_env.rollout import Step, rollout
 from tests.agents.helpers import TINY_TRAINING
@@ -80,6 +81,64 @@ def test_relative_reward_needs_the_seed() -> None:
         env.reset()
 
 
+def test_mean_profile_by_hand() -> None:
+    a = JobsInSystem(np.array([0.0, 5.0]), np.array([10.0, 20.0]))  # total 25, ends at 20
+    b = JobsInSystem(np.array([0.0]), np.array([40.0]))  # total 40, ends at 40
+    mean = MeanProfile([a, b])
+    assert mean.total == pytest.approx(32.5) and mean.end_s == 40.0
+    assert mean.integral(7.0) == pytest.approx((9.0 + 7.0) / 2)
+    assert mean.busy(30.0) == pytest.approx((20.0 + 30.0) / 2)
+    with pytest.raises(ValueError, match="at least one"):
+        MeanProfile([])
+
+
+def test_plays_keep_the_last_plays_of_each_seed() -> None:
+    plays = Plays(keep=2)
+    assert plays.reference(3) is None
+    one, two, three = (JobsInSystem(np.array([0.0]), np.array([t])) for t in (10.0, 20.0, 60.0))
+    for profile in (one, two, three):
+        plays.add(3, profile)
+    reference = plays.reference(3)
+    assert reference is not None and reference.total == pytest.approx(40.0)  # (20 + 60) / 2
+    assert plays.reference(4) is None and len(plays) == 2
+    with pytest.raises(ValueError, match="keep"):
+        Plays(keep=0)
+
+
+def test_own_plays_replace_the_heuristic_as_the_reference() -> None:
+    """A replay of the same policy on a seed it has played scores zero against itself;
+    the first play is measured against the heuristic, and the added total stays a
+    constant of the seed and the kept plays whatever the agent does."""
+    plays = Plays(keep=1)
+    env = RelativeReward(make_env(_CONFIG), _CONFIG, "thesis", plays)
+    first = rollout(baselines.make("fifo", env), env, seed=4)
+    alone = RelativeReward(make_env(_CONFIG), _CONFIG, "thesis")
+    assert first.total_reward == pytest.approx(
+        rollout(baselines.make("fifo", alone), alone, seed=4).total_reward
+    )
+    assert first.total_reward != pytest.approx(0.0, abs=1e-6)  # fifo is not thesis
+    assert len(plays) == 1
+    again = rollout(baselines.make("fifo", env), env, seed=4)
+    plain = make_env(_CONFIG)
+    raw = rollout(baselines.make("fifo", plain), plain, seed=4)
+    assert abs(raw.total_reward) > 1.0
+    assert again.total_reward == pytest.approx(0.0, abs=1e-9 * abs(raw.total_reward))
+    # thesis measured against fifo's play: thesis's plain return minus fifo's
+    other = rollout(baselines.make("thesis", env), env, seed=4)
+    plain_thesis = rollout(baselines.make("thesis", plain), plain, seed=4)
+    assert other.total_reward == pytest.approx(plain_thesis.total_reward - raw.total_reward)
+    assert other.total_reward != pytest.approx(0.0, abs=1e-6)
+
+
+def test_reference_plays_need_a_reference(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="reference_plays"):
+        TrainConfig.from_any(**_TINY, out=str(tmp_path), reference_plays=2)
+    with pytest.raises(ValueError, match="reference_plays"):
+        TrainConfig.from_any(
+            **_TINY, out=str(tmp_path), reward_reference="thesis", reference_plays=-1
+        )
+
+
 _TINY = {**TINY_TRAINING, "vec_env": "dummy", "extractor": "flat"}
 
 
@@ -117,3 +176,28 @@ def test_critic_warmup_trains_only_the_value_head(tmp_path: Path) -> None:
     )
     final = load_model(more).policy.state_dict()
     assert not torch.equal(after["action_net.weight"], final["action_net.weight"])
+
+
+@pytest.mark.slow
+def test_training_with_own_plays_records_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    added: list[int] = []
+    add = Plays.add
+
+    def spy(self: Plays, seed: int, profile: JobsInSystem) -> None:
+        added.append(seed)
+        add(self, seed, profile)
+
+    monkeypatch.setattr(Plays, "add", spy)
+    config = TrainConfig.from_any(
+        **_TINY,
+        out=str(tmp_path),
+        timesteps=512,
+        reward_reference="thesis",
+        reference_plays=2,
+    )
+    path = train(config)
+    assert added and set(added) <= set(config.envs.train_seeds)  # finished episodes kept
+    record = json.loads((path.parent / "config.json").read_text())
+    assert record["train"]["reference_plays"] == 2

@@ -97,8 +97,11 @@ def test_dummy_and_subprocess_envs_train_the_same_parameters(
         return vec
 
     monkeypatch.setattr(agents.training, "make_vec_env", spy)
+    # one torch thread for both: by default in-process envs get every core, and the
+    # parameters repeat exactly only for the same thread count
+    settings = {"n_envs": 2, "timesteps": 128, "torch_threads": 1}
     runs = {
-        vec: _params(train(_config(tmp_path, vec, n_envs=2, vec_env=vec, timesteps=128)))
+        vec: _params(train(_config(tmp_path, vec, vec_env=vec, **settings)))
         for vec in ("dummy", "subproc")
     }
     assert built == ["InProcessVecEnv", "SubprocVecEnv"]
