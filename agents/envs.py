@@ -46,6 +46,11 @@ class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):
         stream_seed: Seed of the generator that shuffles the cycle (one per worker,
             :func:`gpushare_env.seeding.worker_seed`); a seeded ``reset`` replaces it.
         reward_scale: Factor applied to every reward (``info["reward_terms"]`` untouched).
+        curriculum: ``(first, full, steps)``: episodes start with ``first`` jobs and grow
+            in ten even stages to ``full`` (the env's ``num_jobs``) over this env's first
+            ``steps`` steps (``reset(options={"num_jobs": n})`` of ``GPUShare-v0``: the
+            short episode of each seed is the one an env of ``n`` jobs plays);
+            ``None``: every episode full.
     """
 
     def __init__(
@@ -54,14 +59,33 @@ class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):
         seeds: Sequence[int],
         stream_seed: int = 0,
         reward_scale: float = 1.0,
+        curriculum: tuple[int, int, int] | None = None,
     ) -> None:
         super().__init__(env)
         if not seeds:
             raise ValueError("SeededEpisodes: no training seed given")
+        if curriculum is not None:
+            first, full, steps = curriculum
+            if not 1 <= first < full or steps < 1:
+                raise ValueError(
+                    f"SeededEpisodes: curriculum needs 1 <= first < full jobs and steps >= 1, "
+                    f"got {curriculum}"
+                )
         self.seeds = [int(s) for s in seeds]
         self.reward_scale = float(reward_scale)
+        self.curriculum = curriculum
+        self.steps = 0  # this env's steps so far (the curriculum's clock)
         self._rng = np.random.default_rng(stream_seed)
         self._order: list[int] = []
+
+    def episode_jobs(self) -> int | None:
+        """Jobs of the next episode under the curriculum (``None``: the env's own)."""
+        if self.curriculum is None:
+            return None
+        first, full, steps = self.curriculum
+        stage = min(10, 10 * self.steps // steps)  # 0..10
+        jobs = first + (full - first) * stage // 10
+        return None if jobs >= full else jobs
 
     def _next_seed(self) -> int:
         if not self._order:
@@ -76,12 +100,16 @@ class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):
             self._rng = np.random.default_rng(seed)
             self._order = []
         episode_seed = self._next_seed()
+        jobs = self.episode_jobs()
+        if jobs is not None:
+            options = {**(options or {}), "num_jobs": jobs}
         obs, info = self.env.reset(seed=episode_seed, options=options)
         info["episode_seed"] = episode_seed
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step the env and scale its reward."""
+        self.steps += 1
         obs, reward, terminated, truncated, info = self.env.step(action)
         return obs, float(reward) * self.reward_scale, terminated, truncated, info
 
@@ -140,6 +168,7 @@ def make_env_fn(
     reward_scale: float = 1.0,
     reward_reference: str | None = None,
     plays: Plays | None = None,
+    curriculum: tuple[int, int, int] | None = None,
 ) -> Callable[[], gym.Env[Any, Any]]:
     """A picklable constructor of one training env (for ``SubprocVecEnv``).
 
@@ -147,6 +176,7 @@ def make_env_fn(
     back to the reward (:class:`agents.reference.RelativeReward`); ``None``: the plain
     reward. ``plays``: the agent's own finished plays, which replace the heuristic as
     the reference of a seed once there are any (the envs built in one process share it).
+    ``curriculum``: ``(first, full, steps)`` of :class:`SeededEpisodes`.
     """
     config = dict(env_config)
     seed_list = [int(s) for s in seeds]
@@ -160,7 +190,7 @@ def make_env_fn(
             from agents.reference import RelativeReward
 
             env = RelativeReward(env, config, reward_reference, plays)
-        return SeededEpisodes(env, seed_list, stream_seed, reward_scale)
+        return SeededEpisodes(env, seed_list, stream_seed, reward_scale, curriculum)
 
     return _init
 
@@ -175,6 +205,7 @@ def make_vec_env(
     reward_reference: str | None = None,
     reference_plays: int = 0,
     ray: bool = False,
+    curriculum: tuple[int, int] | None = None,
 ) -> VecEnv:
     """``n_envs`` training envs, env ``i`` on ``env_configs[i % len(env_configs)]``.
 
@@ -196,6 +227,9 @@ def make_vec_env(
             finished before against the mean of its last this many plays of it
             (:class:`agents.reference.Plays`, one store for the envs of a process); 0:
             the heuristic always.
+        curriculum: ``(first_jobs, steps)``: episodes grow from ``first_jobs`` jobs to
+            each config's ``num_jobs`` over the first ``steps`` env steps of the run
+            (counted over all envs; :class:`SeededEpisodes`); ``None``: full episodes.
         ray: Each env in a Ray actor (:class:`agents.ray_vec_env.RayVecEnv`; needs
             ``gpushare[ray]``); ``subprocess`` is then ignored.
     """
@@ -208,6 +242,19 @@ def make_vec_env(
         from agents.reference import Plays
 
         plays = Plays(reference_plays)
+
+    def stages(config: Mapping[str, Any]) -> tuple[int, int, int] | None:
+        if curriculum is None:
+            return None
+        first, steps = curriculum
+        full = config.get("num_jobs")
+        if not isinstance(full, int) or first >= full:
+            raise ValueError(
+                f"make_vec_env: a curriculum from {first} jobs needs each env config's "
+                f"num_jobs to be an int above it, got {full!r}"
+            )
+        return first, full, -(-steps // n_envs)
+
     fns = [
         make_env_fn(
             env_configs[i % len(env_configs)],
@@ -216,6 +263,7 @@ def make_vec_env(
             reward_scale,
             reward_reference,
             plays,
+            stages(env_configs[i % len(env_configs)]),
         )
         for i in range(n_envs)
     ]

@@ -119,22 +119,24 @@ class Plays:
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
             raise ValueError(f"Plays: keep must be an int >= 1, got {keep!r}")
         self.keep = keep
-        self._plays: dict[int, deque[JobsInSystem]] = {}
+        self._plays: dict[tuple[int, int | None], deque[JobsInSystem]] = {}
 
-    def add(self, seed: int, profile: JobsInSystem) -> None:
-        """Keep ``profile`` as the latest play of ``seed``."""
-        self._plays.setdefault(int(seed), deque(maxlen=self.keep)).append(profile)
+    def add(self, seed: int, profile: JobsInSystem, num_jobs: int | None = None) -> None:
+        """Keep ``profile`` as the latest play of ``seed`` (of a ``num_jobs`` episode:
+        ``reset(options={"num_jobs": n})``; ``None``: the env's own)."""
+        key = (int(seed), num_jobs)
+        self._plays.setdefault(key, deque(maxlen=self.keep)).append(profile)
 
-    def reference(self, seed: int) -> MeanProfile | None:
+    def reference(self, seed: int, num_jobs: int | None = None) -> MeanProfile | None:
         """The mean of the kept plays of ``seed``; ``None`` if none finished yet."""
-        plays = self._plays.get(int(seed))
+        plays = self._plays.get((int(seed), num_jobs))
         return MeanProfile(list(plays)) if plays else None
 
     def __len__(self) -> int:
         return sum(len(p) for p in self._plays.values())
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=4096)
 def _profile(config_json: str, seed: int, heuristic: str) -> JobsInSystem:
     import baselines
     from agents.envs import make_env
@@ -193,6 +195,7 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         self.plays = plays
         self._profile: JobsInSystem | MeanProfile | None = None
         self._seed = 0
+        self._jobs: int | None = None
         self._time_s = 0.0
 
     def reset(
@@ -202,9 +205,11 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         if seed is None:
             raise ValueError("RelativeReward: reset needs the episode seed")
         obs, info = self.env.reset(seed=seed, options=options)
-        own = self.plays.reference(seed) if self.plays is not None else None
-        self._profile = own or reference_profile(self.env_config, seed, self.heuristic)
-        self._seed = int(seed)
+        jobs = (options or {}).get("num_jobs")  # a curriculum's short episode
+        config = self.env_config if jobs is None else {**self.env_config, "num_jobs": jobs}
+        own = self.plays.reference(seed, jobs) if self.plays is not None else None
+        self._profile = own or reference_profile(config, seed, self.heuristic)
+        self._seed, self._jobs = int(seed), jobs
         self._time_s = float(info["time_s"])
         return obs, info
 
@@ -223,5 +228,5 @@ class RelativeReward(gym.Wrapper[Any, Any, Any, Any]):
         self._time_s = now
         if terminated and self.plays is not None:
             records = self.env.unwrapped.simulator.records()  # type: ignore[attr-defined]
-            self.plays.add(self._seed, JobsInSystem.of_records(records))
+            self.plays.add(self._seed, JobsInSystem.of_records(records), self._jobs)
         return obs, float(reward) + bonus, terminated, truncated, info

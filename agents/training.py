@@ -301,6 +301,12 @@ class EnvsConfig(_Group):
             episode on a seed, measure it against the mean of its own last this many
             plays of that seed instead of the heuristic (Mao et al.'s input-dependent
             baseline, time-aligned: ``agents.reference.Plays``); 0: the heuristic always.
+        curriculum_jobs: Jobs of the first training episodes: episodes grow in ten even
+            stages from this many jobs to ``num_jobs`` over the first
+            ``curriculum_steps`` env steps (short episodes of the same seeds and
+            workload; generated workloads only); ``None``: full episodes throughout. A
+            resumed run starts its curriculum again.
+        curriculum_steps: Env steps over which the curriculum reaches full episodes.
     """
 
     PATH: ClassVar[str] = "envs"
@@ -317,6 +323,8 @@ class EnvsConfig(_Group):
     reward_scale: float = 0.01
     reward_reference: str | None = None
     reference_plays: int = 0
+    curriculum_jobs: int | None = None
+    curriculum_steps: int = 1_000_000
 
     def __post_init__(self) -> None:
         if isinstance(self.workloads, str) or not self.workloads:
@@ -337,6 +345,21 @@ class EnvsConfig(_Group):
                 "needs reward_reference (the heuristic that stands in "
                 "until the agent's first play of a seed)",
             )
+        self._at_least(("curriculum_steps",), 1)
+        first = self.curriculum_jobs
+        if first is not None:
+            if isinstance(first, bool) or not isinstance(first, int) or first < 1:
+                raise self._fail("curriculum_jobs", f"must be None or an int >= 1, got {first!r}")
+            if self.num_jobs is None or first >= self.num_jobs:
+                raise self._fail(
+                    "curriculum_jobs",
+                    f"must be below num_jobs ({self.num_jobs}), the full episodes' jobs",
+                )
+            traces = [w for w in self.workloads if _is_trace(w)]
+            if traces:
+                raise self._fail(
+                    "curriculum_jobs", f"applies to generated workloads only, not {traces}"
+                )
         if not isinstance(self.env_overrides, Mapping):
             raise self._fail(
                 "env_overrides",
@@ -534,6 +557,8 @@ FLAT_KEYS: dict[str, str] = {
     "reward_scale": "envs.reward_scale",
     "reward_reference": "envs.reward_reference",
     "reference_plays": "envs.reference_plays",
+    "curriculum_jobs": "envs.curriculum_jobs",
+    "curriculum_steps": "envs.curriculum_steps",
     "critic_warmup": "algorithm.critic_warmup",
     "critic_warmup_lr": "algorithm.critic_warmup_lr",
     "bc_episodes": "imitation.bc_episodes",
@@ -949,6 +974,9 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         reward_reference=envs.reward_reference,
         reference_plays=envs.reference_plays,
         ray=envs.vec_env == "ray",
+        curriculum=(
+            None if envs.curriculum_jobs is None else (envs.curriculum_jobs, envs.curriculum_steps)
+        ),
     )
     # after the envs: an in-process env's constructor sets one thread (for subprocesses)
     threads = torch_threads_for(config)

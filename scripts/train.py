@@ -59,6 +59,8 @@ _METAVARS: dict[str, str] = {
     "critic_warmup": "STEPS",
     "reward_reference": "HEURISTIC",
     "reference_plays": "N",
+    "curriculum_jobs": "N",
+    "curriculum_steps": "STEPS",
     "bc_heuristic": "HEURISTIC",
     "time_constant_h": "TAU",
     "env_overrides": "JSON",

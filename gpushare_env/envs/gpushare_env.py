@@ -398,17 +398,25 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         Args:
             seed: Seeds the env's generator; the workload and the measurement noise are
                 drawn from independent children of it.
-            options: ``{"jobs": [JobSpec, ...]}`` replays a given workload this episode.
+            options: ``{"jobs": [JobSpec, ...]}`` replays a given workload this episode;
+                ``{"num_jobs": n}`` draws this episode's generated workload with ``n``
+                jobs instead of ``num_jobs`` (the episode an env with ``num_jobs=n``
+                plays on this seed: shorter episodes for a curriculum).
         """
         super().reset(seed=seed)
         options = dict(options or {})
         given = options.pop("jobs", None)
+        num_jobs = options.pop("num_jobs", None)
         if options:
-            raise ValueError(f"reset: unknown option(s) {sorted(options)}; allowed: ['jobs']")
+            raise ValueError(
+                f"reset: unknown option(s) {sorted(options)}; allowed: ['jobs', 'num_jobs']"
+            )
+        if num_jobs is not None:
+            self._check_num_jobs_option(num_jobs, given)
         # always spawn both children, so the noise stream does not depend on the workload
         # seeding.episode_streams: the same two children a headless run of this seed draws
         workload_rng, noise_rng = self.np_random.spawn(2)
-        jobs, rejected_ids = self._episode_jobs(given, workload_rng)
+        jobs, rejected_ids = self._episode_jobs(given, workload_rng, num_jobs)
         cfg = self.config
         self._decision_cap = cfg.limits.decision_cap(len(jobs))
         episode = EpisodeOptions(
@@ -505,10 +513,28 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         return self._sim.events_processed
 
     # ------------------------------------------------------------ internals
+    def _check_num_jobs_option(self, num_jobs: Any, given: Any) -> None:
+        """``reset(options={"num_jobs": n})`` needs an int >= 1 and a generated workload."""
+        if isinstance(num_jobs, bool) or not isinstance(num_jobs, (int, np.integer)):
+            raise ValueError(f'reset: options["num_jobs"] must be an int >= 1, got {num_jobs!r}')
+        if num_jobs < 1:
+            raise ValueError(f'reset: options["num_jobs"] must be >= 1, got {num_jobs}')
+        if given is not None or self.config.jobs is not None or self._workload.kind == "trace":
+            raise ValueError(
+                'reset: options["num_jobs"] applies to a generated workload only, not to '
+                'given jobs (options["jobs"], config["jobs"]) or a trace'
+            )
+
     def _episode_jobs(
-        self, given: Sequence[JobSpec] | None, rng: np.random.Generator
+        self,
+        given: Sequence[JobSpec] | None,
+        rng: np.random.Generator,
+        num_jobs: int | None = None,
     ) -> tuple[list[JobSpec], tuple[int, ...]]:
-        """The episode's jobs, and the ids of those dropped as unfit (``on_unfit``)."""
+        """The episode's jobs, and the ids of those dropped as unfit (``on_unfit``).
+
+        ``num_jobs``: jobs of a generated workload this episode (``None``: the config's).
+        """
         cfg = self.config
         num_gpus = self.cluster.num_gpus
         if given is not None:
@@ -526,7 +552,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                     self._warn_trace_cut(self._trace)
             jobs = self._trace.jobs
         else:
-            jobs = self._workload.generate(rng, num_jobs=cfg.num_jobs, cluster_gpus=num_gpus)
+            count = cfg.num_jobs if num_jobs is None else int(num_jobs)
+            jobs = self._workload.generate(rng, num_jobs=count, cluster_gpus=num_gpus)
         fit = fit_to_cluster(
             jobs,
             num_gpus,

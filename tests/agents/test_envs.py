@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -71,3 +73,38 @@ def test_in_process_vec_env_steps_as_dummy_vec_env_does() -> None:
         for key in kept:
             np.testing.assert_array_equal(a[key], kept[key])
     assert episodes >= 3  # episode ends and auto-resets were compared
+
+
+def test_curriculum_grows_episodes_in_ten_stages_to_full() -> None:
+    from agents.envs import SeededEpisodes, make_env
+
+    env = SeededEpisodes(
+        make_env({"cluster": "tiny", "num_jobs": 30}), [0, 1], 0, 1.0, (10, 30, 100)
+    )
+    sizes = []
+    for steps in (0, 9, 10, 55, 99, 100, 500):
+        env.steps = steps
+        sizes.append(env.episode_jobs())
+    assert sizes == [10, 10, 12, 20, 28, None, None]  # None: the env's own 30
+    env.steps = 50
+    _, info = env.reset()
+    assert info["num_jobs"] == 20
+    env.steps = 100
+    _, info = env.reset()
+    assert info["num_jobs"] == 30
+    with pytest.raises(ValueError, match="curriculum"):
+        SeededEpisodes(make_env({"cluster": "tiny"}), [0], 0, 1.0, (30, 30, 10))
+
+
+def test_curriculum_config_is_checked(tmp_path: Path) -> None:
+    from agents.training import TrainConfig
+    from tests.agents.helpers import TINY_TRAINING
+
+    base = {**TINY_TRAINING, "out": str(tmp_path)}
+    with pytest.raises(ValueError, match=r"curriculum_jobs.*below num_jobs"):
+        TrainConfig.from_any(**base, curriculum_jobs=8)  # num_jobs is 8
+    with pytest.raises(ValueError, match="curriculum_jobs"):
+        TrainConfig.from_any(**base, curriculum_jobs=0)
+    with pytest.raises(ValueError, match="curriculum_steps"):
+        TrainConfig.from_any(**base, curriculum_jobs=4, curriculum_steps=0)
+    assert TrainConfig.from_any(**base, curriculum_jobs=4).envs.curriculum_jobs == 4

@@ -75,6 +75,21 @@ def test_the_added_total_does_not_depend_on_the_policy() -> None:
     assert max(totals) == pytest.approx(min(totals))
 
 
+def test_a_short_episode_is_measured_against_the_short_reference() -> None:
+    """Under a curriculum (``reset(options={"num_jobs": n})``) the reference plays the
+    same short episode, and the agent's plays of it are kept apart from the full ones."""
+    plays = Plays(keep=1)
+    env = RelativeReward(make_env(_CONFIG), _CONFIG, "thesis", plays)
+    steps: list[Step] = []
+    short = rollout(
+        baselines.make("thesis", env), env, seed=1, options={"num_jobs": 4}, callback=steps.append
+    )
+    assert short.reset_info["num_jobs"] == 4
+    raw = sum(s.info["reward_terms"]["jct"] for s in steps)
+    assert raw < 0.0 and short.total_reward == pytest.approx(0.0, abs=1e-9)
+    assert plays.reference(1, 4) is not None and plays.reference(1) is None
+
+
 def test_relative_reward_needs_the_seed() -> None:
     env = RelativeReward(make_env(_CONFIG), _CONFIG, "thesis")
     with pytest.raises(ValueError, match="seed"):
@@ -185,9 +200,9 @@ def test_training_with_own_plays_records_them(
     added: list[int] = []
     add = Plays.add
 
-    def spy(self: Plays, seed: int, profile: JobsInSystem) -> None:
+    def spy(self: Plays, seed: int, profile: JobsInSystem, num_jobs: int | None) -> None:
         added.append(seed)
-        add(self, seed, profile)
+        add(self, seed, profile, num_jobs)
 
     monkeypatch.setattr(Plays, "add", spy)
     config = TrainConfig.from_any(
@@ -196,6 +211,8 @@ def test_training_with_own_plays_records_them(
         timesteps=512,
         reward_reference="thesis",
         reference_plays=2,
+        curriculum_jobs=3,
+        curriculum_steps=256,
     )
     path = train(config)
     assert added and set(added) <= set(config.envs.train_seeds)  # finished episodes kept

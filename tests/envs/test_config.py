@@ -107,6 +107,23 @@ def test_reset_rejects_unknown_options() -> None:
         env.reset(seed=0, options={"job": []})
 
 
+def test_reset_num_jobs_plays_the_shorter_episode_of_the_seed() -> None:
+    long = GPUShareEnv({"cluster": "tiny", "num_jobs": 12})
+    short = GPUShareEnv({"cluster": "tiny", "num_jobs": 5})
+    _, info = long.reset(seed=3, options={"num_jobs": 5})
+    _, expected = short.reset(seed=3)
+    assert info["num_jobs"] == expected["num_jobs"] == 5
+    assert long.simulator.core.specs == short.simulator.core.specs
+    _, info = long.reset(seed=3)  # the option holds for one episode only
+    assert info["num_jobs"] == 12
+    for bad, message in ((0, ">= 1"), (2.5, "an int"), (True, "an int")):
+        with pytest.raises(ValueError, match=message):
+            long.reset(seed=0, options={"num_jobs": bad})
+    spec = long.simulator.core.specs[0]
+    with pytest.raises(ValueError, match="generated workload only"):
+        long.reset(seed=0, options={"num_jobs": 2, "jobs": [spec]})
+
+
 def test_max_suspends_per_job_masks_suspend_after_the_cap() -> None:
     env = gym.make(
         "GPUShare-v0",
