@@ -166,9 +166,17 @@ class _SlotHeadMixin:
     action_net: Any
     masked: ClassVar[bool] = False  # get_distribution takes the action masks
 
-    def __init__(self, *args: Any, head_dim: int = 64, kind_mode: bool = False, **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        head_dim: int = 64,
+        kind_mode: bool = False,
+        suspend_bias: float = 0.0,
+        **kwargs: Any,
+    ):
         self.head_dim = head_dim
         self.kind_mode = kind_mode
+        self.suspend_bias = float(suspend_bias)
         super().__init__(*args, **kwargs)
 
     def _predict(
@@ -199,6 +207,8 @@ class _SlotHeadMixin:
         if self.ortho_init:  # type: ignore[attr-defined]
             for layer in self.mlp_extractor.output_layers():
                 self.init_weights(layer, gain=0.01)  # type: ignore[attr-defined]
+        if self.suspend_bias:  # a prior on suspending, at initialisation only
+            nn.init.constant_(self.mlp_extractor.running_head[-1].bias, self.suspend_bias)
         self.optimizer = self.optimizer_class(  # type: ignore[attr-defined]
             self.parameters(),  # type: ignore[attr-defined]
             lr=lr_schedule(1),
@@ -209,6 +219,8 @@ class _SlotHeadMixin:
         data: dict[str, Any] = super()._get_constructor_parameters()  # type: ignore[misc]
         data["head_dim"] = self.head_dim
         data["kind_mode"] = self.kind_mode
+        if self.suspend_bias:  # only then: earlier models' saved kwargs stay as they are
+            data["suspend_bias"] = self.suspend_bias
         return data
 
 

@@ -249,12 +249,16 @@ class NetworkConfig(_Group):
             and MaskablePPO only).
         net_arch: Hidden layers of the policy and value MLPs (``pointer``: of the value
             MLP only; its policy is the per-slot head).
+        suspend_bias: ``pointer`` only: initial bias of every suspend logit (0: none; e.g.
+            -3.8 makes the sixteen suspend actions of a full window together less likely
+            than ``advance`` at the start, so an untrained policy does not suspend).
     """
 
     PATH: ClassVar[str] = "network"
 
     extractor: str = "pointer"
     net_arch: tuple[int, ...] = (64, 64)
+    suspend_bias: float = 0.0
 
     def __post_init__(self) -> None:
         self._one_of("extractor", EXTRACTORS)
@@ -266,6 +270,9 @@ class NetworkConfig(_Group):
         ):
             raise self._fail("net_arch", f"must be layer sizes, ints >= 1, got {list(sizes)!r}")
         object.__setattr__(self, "net_arch", tuple(int(n) for n in sizes))
+        self._within(("suspend_bias",), -math.inf)
+        if self.suspend_bias and self.extractor != "pointer":
+            raise self._fail("suspend_bias", f"needs the pointer extractor, not {self.extractor!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -551,6 +558,7 @@ FLAT_KEYS: dict[str, str] = {
     "resume": "run.resume",
     "extractor": "network.extractor",
     "net_arch": "network.net_arch",
+    "suspend_bias": "network.suspend_bias",
     "train_seeds": "envs.train_seeds",
     "eval_seeds": "evaluation.eval_seeds",
     "eval_every": "evaluation.eval_every",
@@ -813,6 +821,8 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
 
         policy = MaskableSlotPolicy if config.algorithm.algo == "maskable_ppo" else SlotPolicy
         policy_kwargs["kind_mode"] = True
+        if config.network.suspend_bias:
+            policy_kwargs["suspend_bias"] = config.network.suspend_bias
     common: dict[str, Any] = {
         "learning_rate": config.algorithm.learning_rate,
         **_discount_kwargs(config),

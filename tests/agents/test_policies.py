@@ -92,6 +92,25 @@ def test_logits_start_near_uniform(tmp_path: Path) -> None:
     assert _logits(model, obs).abs().max() < 0.1
 
 
+def test_suspend_bias_sets_every_suspend_logit_at_the_start(tmp_path: Path) -> None:
+    config = _config(tmp_path, "bias", suspend_bias=-3.8)
+    env = make_env(env_configs(config)[0])
+    model = build_model(config, env)
+    obs, _ = env.reset(seed=3)
+    logits = _logits(model, obs)
+    head = model.policy.mlp_extractor
+    schedule = STRATEGIES_PER_SLOT * head.pending_window
+    suspends = logits[schedule : schedule + head.running_window]
+    assert torch.all((suspends + 3.8).abs() < 0.1)  # the bias, plus outputs of gain 0.01
+    assert logits[:schedule].abs().max() < 0.1 and logits[-1].abs() < 0.1
+    # saved with the model, and only when set (earlier models' kwargs stay as they were)
+    assert model.policy._get_constructor_parameters()["suspend_bias"] == -3.8
+    plain = build_model(_config(tmp_path, "plain"), env)
+    assert "suspend_bias" not in plain.policy._get_constructor_parameters()
+    with pytest.raises(ValueError, match="suspend_bias"):
+        _config(tmp_path, "perm", extractor="perm", suspend_bias=-1.0)
+
+
 def test_dqn_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"pointer.*not dqn"):
         _config(tmp_path, "dqn", algo="dqn")
