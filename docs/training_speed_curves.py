@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         help="a label, then the run folders of that variant (repeatable)",
     )
     parser.add_argument("--heuristics", nargs="*", default=[], metavar="NAME")
+    parser.add_argument(
+        "--ymax", type=float, default=None, help="top of the ratio axis; points above are listed"
+    )
     parser.add_argument("--out", required=True, help="PNG to write")
     args = parser.parse_args(argv)
     groups: dict[str, list[str]] = {}
@@ -60,11 +63,25 @@ def main(argv: list[str] | None = None) -> int:
 
     figure, (by_steps, by_wall) = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     colours = plt.get_cmap("tab10")
+    dashes = ["-", "--", "-.", ":"]
+    off_scale: list[str] = []
     for i, (label, runs) in enumerate(groups.items()):
-        for run in runs:
+        for j, run in enumerate(runs):
             history = data[run]["history"]
             ratio = [h["jct_ratio"] for h in history]
-            style = {"color": colours(i), "marker": "o", "markersize": 3, "alpha": 0.85}
+            if args.ymax is not None:
+                off_scale += [
+                    f"{Path(run).name} {h['jct_ratio']:.1f} at {h['timesteps'] / 1e3:.0f}k"
+                    for h in history
+                    if h["jct_ratio"] > args.ymax
+                ]
+            style = {
+                "color": colours(i),
+                "linestyle": dashes[j % len(dashes)],
+                "marker": "o",
+                "markersize": 3,
+                "alpha": 0.85,
+            }
             name = f"{label}: {Path(run).name}"
             by_steps.plot([h["timesteps"] / 1e3 for h in history], ratio, label=name, **style)
             by_wall.plot([h.get("wall_s", float("nan")) for h in history], ratio, **style)
@@ -78,8 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     by_steps.set_xlabel("env steps (thousands)")
     by_wall.set_xlabel("wall seconds since the run started")
     by_steps.set_ylabel("validation mean JCT / thesis (lower is better)")
+    if args.ymax is not None:
+        lowest = min(h["jct_ratio"] for d in data.values() for h in d["history"])
+        by_steps.set_ylim(bottom=min(lowest, *levels.values(), 1.0) - 0.05, top=args.ymax)
     by_steps.legend(fontsize=7)
-    figure.suptitle(f"validation seeds {list(seeds.pop())}")
+    title = f"validation seeds {list(seeds.pop())}"
+    if off_scale:
+        title += "; off the scale: " + ", ".join(off_scale)
+    figure.suptitle(title, fontsize=10)
     figure.tight_layout()
     figure.savefig(args.out, dpi=110)
     plt.close(figure)
