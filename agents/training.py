@@ -355,8 +355,7 @@ class EnvsConfig(_Group):
         self._at_least(("curriculum_steps",), 1)
         first = self.curriculum_jobs
         if first is not None:
-            if isinstance(first, bool) or not isinstance(first, int) or first < 1:
-                raise self._fail("curriculum_jobs", f"must be None or an int >= 1, got {first!r}")
+            self._at_least(("curriculum_jobs",), 1)
             if self.num_jobs is None or first >= self.num_jobs:
                 raise self._fail(
                     "curriculum_jobs",
