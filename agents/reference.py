@@ -93,16 +93,16 @@ class MeanProfile:
         if not profiles:
             raise ValueError("MeanProfile: give at least one profile")
         self.profiles = tuple(profiles)
-        self.total = float(np.mean([p.total for p in self.profiles]))  # [job-s]
+        self.total = sum(p.total for p in self.profiles) / len(self.profiles)  # [job-s]
         self.end_s = max(p.end_s for p in self.profiles)  # [s] the last play's last finish
 
     def integral(self, t_s: float) -> float:
         """The mean of the plays' ``integral(t_s)``.  [job-s]"""
-        return float(np.mean([p.integral(t_s) for p in self.profiles]))
+        return sum(p.integral(t_s) for p in self.profiles) / len(self.profiles)
 
     def busy(self, t_s: float) -> float:
         """The mean of the plays' ``busy(t_s)``.  [s]"""
-        return float(np.mean([p.busy(t_s) for p in self.profiles]))
+        return sum(p.busy(t_s) for p in self.profiles) / len(self.profiles)
 
 
 class Plays:
