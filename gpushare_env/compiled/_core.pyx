@@ -56,7 +56,8 @@ cdef enum:
     T_STARVATION = 4
     T_OVERHEAD = 5
     T_INVALID = 6
-    NUM_TERMS = 7
+    T_DELAY = 7
+    NUM_TERMS = 8
     # strategies (gpushare_env.sim.placement.STRATEGIES)
     S_EXCLUSIVE = 0
     S_PACK = 1
@@ -65,6 +66,9 @@ cdef enum:
     MAX_MODELS = 64
 
 cdef double EPS = 1e-9
+
+#: Number of reward components the core computes (``len(REWARD_COMPONENTS)``, same order).
+REWARD_TERMS = NUM_TERMS
 
 # what Core._suspend_rule answers
 cdef enum:
@@ -658,8 +662,13 @@ cdef class Core:
 
         # ---- env
         weights = env_in["weights"]
+        if len(weights) not in (0, NUM_TERMS):
+            raise ValueError(
+                f"reward weights: expected {NUM_TERMS} (one per reward component) or none, "
+                f"got {len(weights)}"
+            )
         for i in range(NUM_TERMS):
-            self.weights[i] = weights[i]
+            self.weights[i] = weights[i] if len(weights) else 0.0
         self.inv_scale = env_in["inv_scale"]
         self.auto_advance = env_in["auto_advance"]
         self.has_time_cap = env_in["max_time_s"] is not None
@@ -1785,13 +1794,19 @@ cdef class Core:
     cdef void _advance(self) except *:
         cdef double t0 = self.now, dt, scaled, waits
         cdef int in_system = self.in_system, waiting = self.queue_n, i, kind, rank
-        cdef double compute_in_use = self.util_sum
+        cdef double compute_in_use = self.util_sum, progress = 0.0
         cdef Job* job
+        if self.weights[T_DELAY] != 0.0:  # solo-seconds of work done per second
+            for i in range(self.running_n):
+                job = &self.jobs[self.running[i]]
+                if job.status == RUNNING:
+                    progress += job.speed
         self._sim_advance()
         dt = self.now - t0
         if dt > 0.0:
             scaled = dt * self.inv_scale
             self.terms[T_JCT] -= in_system * scaled
+            self.terms[T_DELAY] -= (in_system - progress) * scaled
             if self.arrived:
                 self.terms[T_MAKESPAN] -= scaled
             self.terms[T_UTIL] += compute_in_use * self.inv_gpus * scaled
@@ -1895,6 +1910,7 @@ cdef class Core:
         if truncated:  # running out the clock is no way out: charge what is left
             jct_left, makespan_left = self.truncation_cost()
             self.terms[T_JCT] -= jct_left * self.inv_scale
+            self.terms[T_DELAY] -= (jct_left - self._work_left()) * self.inv_scale
             self.terms[T_MAKESPAN] -= makespan_left * self.inv_scale
         for i in range(NUM_TERMS):
             if self.weights[i] != 0.0:
@@ -1970,6 +1986,17 @@ cdef class Core:
                 t += job.resume_overhead
             jct += t - start
         return jct, t - self.now
+
+    cdef double _work_left(self) noexcept:
+        """Solo seconds of work the unfinished jobs still have to do."""
+        cdef int rank
+        cdef double left = 0.0
+        cdef Job* job
+        for rank in range(self.num_jobs):
+            job = &self.jobs[rank]
+            if job.status != FINISHED:
+                left += (job.iterations - self._done(job)) * job.step_time
+        return left
 
     def is_valid(self, long action):
         """True if ``action`` is in the action space and the mask allows it now."""

@@ -63,6 +63,7 @@ REWARD_COMPONENTS: tuple[str, ...] = (
     "starvation",
     "overhead",
     "invalid",
+    "delay",
 )
 
 #: What an unmasked invalid action does: a no-op (with ``invalid_penalty``) or an error.
@@ -289,6 +290,11 @@ class RewardConfig(_Group):
         overhead: Weight of ``-(GPUs held by suspending / resuming jobs) x elapsed / T``;
             sums to ``-GPU-seconds lost to overheads / T``.
         invalid: Weight of ``-invalid_penalty`` per invalid (no-op) action.
+        delay: Weight of ``-(jobs in system - their progress in solo seconds per second) x
+            elapsed / T``; sums to ``-(total JCT - total solo time) / T``: the time jobs
+            lose to waiting, sharing, suspensions and overheads. A running job at solo
+            speed costs nothing, so the term is small and immediate where ``jct`` charges
+            every job in the system.
         time_scale_s: ``T``, the time unit of the rewards, > 0.  # [s]
         invalid_penalty: Size of the ``invalid`` term, >= 0.
     """
@@ -302,6 +308,7 @@ class RewardConfig(_Group):
     starvation: float = 0.0
     overhead: float = 0.0
     invalid: float = 1.0
+    delay: float = 0.0
     time_scale_s: float = 3600.0  # [s]
     invalid_penalty: float = 0.1
 

@@ -154,6 +154,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       ``-GPU-seconds lost to suspend / resume overheads / T``.
     * ``invalid``: ``-reward.invalid_penalty`` for an invalid (no-op) action; default
       weight 1.
+    * ``delay``: ``-(jobs in system - their progress in solo seconds per second) x elapsed
+      / T``; sums to ``-(sum of JCTs - sum of solo durations) / T``, the time jobs lose to
+      waiting, sharing and overheads: the same optimum as ``jct``, but a job running at
+      solo speed costs nothing, so each step is charged only what decisions change.
 
     ## Starting State
 
@@ -195,7 +199,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``observation.placement``, ``observation.drain``, ``observation.rivals``); ``reward``
     (the weights ``reward.jct``, ``reward.makespan``, ``reward.utilisation``,
     ``reward.slowdown``, ``reward.starvation``, ``reward.overhead``, ``reward.invalid``,
-    and ``reward.time_scale_s``, ``reward.invalid_penalty``); ``limits``
+    ``reward.delay``, and ``reward.time_scale_s``, ``reward.invalid_penalty``); ``limits``
     (``limits.max_decisions``, ``limits.max_time_s``, ``limits.max_suspends_per_job``,
     ``limits.min_service_s``);
     ``simulator`` (``simulator.duration_info``, ``simulator.sample_iterations``,

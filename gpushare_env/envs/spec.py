@@ -51,6 +51,8 @@ REWARD_DOCS: dict[str, str] = {
     "overhead": "-(GPUs held by suspending / resuming jobs) x elapsed / T; sums to "
     "-(GPU-seconds lost to overheads) / T",
     "invalid": "-reward.invalid_penalty per invalid (no-op) action (default weight 1)",
+    "delay": "-(jobs in system - their progress in solo seconds per second) x elapsed / T; "
+    "sums to -(total JCT - total solo time) / T: waiting, sharing and overheads",
 }
 
 

@@ -200,7 +200,8 @@ class EpisodeOptions:
             registry, ``gpushare_env.envs.features``): the core looks up where to write
             each feature by its name.
         frag_edges: Upper edges of the shared-GPU bins of ``frag_hist``.  [GiB]
-        weights: Reward weights in ``REWARD_COMPONENTS`` order.
+        weights: Reward weights in ``REWARD_COMPONENTS`` order (empty: no reward; the core
+            refuses any other count than the number of components, ``REWARD_TERMS``).
         time_scale_s: Time unit of the reward.  # [s]
         auto_advance: Run through states without a choice.
         max_time_s: Truncate at this simulated time.  # [s]
@@ -212,7 +213,7 @@ class EpisodeOptions:
     running_window: int
     columns: Mapping[str, tuple[str, ...]]
     frag_edges: tuple[float, ...]
-    weights: tuple[float, ...] = (0.0,) * 7
+    weights: tuple[float, ...] = ()
     time_scale_s: float = 1.0  # [s]
     auto_advance: bool = True
     max_time_s: float | None = None  # [s]

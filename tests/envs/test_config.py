@@ -183,6 +183,7 @@ _NON_DEFAULT: dict[str, object] = {
         "starvation": 0.3,
         "overhead": 0.4,
         "invalid": 3.0,
+        "delay": 0.6,
     },
     "time_scale_s": 60.0,
     "invalid_action": "raise",

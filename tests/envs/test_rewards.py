@@ -81,10 +81,13 @@ def test_sharing_episode_by_hand() -> None:
             "makespan": -dt / 10,
             "utilisation": 0.25 * dt / 10,
             "slowdown": -(1 / 100 + 1 / 50) * dt,
+            # delay: 2 jobs in the system making 2 x 0.475 solo seconds of progress a second
+            "delay": -(2 - 2 * 0.475) * dt / 10,
         },
     )
     assert env.view.now_s == pytest.approx(10 + dt)
-    # 5) A alone again at speed 1: its last 40 it take 40 s -> done at 155.263
+    # 5) A alone again at speed 1: its last 40 it take 40 s -> done at 155.263 (no delay
+    #    term: A runs at solo speed)
     result = env.step(ADVANCE_ACTION)
     check_step(
         result,
@@ -106,26 +109,36 @@ def test_suspend_resume_invalid_episode_by_hand() -> None:
     check_step(env.step(0), {})
     # 2) suspend A: it checkpoints for 3 s holding its GPU; nothing else can happen, so
     #    the env auto-advances to t=3 (A waits again). Over 3 s: jct -0.3, makespan -0.3,
-    #    no compute, slowdown -3/100, overhead -(1 GPU)*3/10
+    #    no compute (delay -0.3), slowdown -3/100, overhead -(1 GPU)*3/10
     result = env.step(env.encode_decision(Suspend(0)))
-    check_step(result, {"jct": -0.3, "makespan": -0.3, "slowdown": -0.03, "overhead": -0.3})
+    check_step(
+        result,
+        {"jct": -0.3, "makespan": -0.3, "slowdown": -0.03, "overhead": -0.3, "delay": -0.3},
+    )
     assert result[-1]["time_s"] == 3.0 and env.view.job(0).suspended
     # 3) an invalid action (no job runs in slot 0): a no-op costing invalid_penalty
     result = env.step(SUSPEND_0)
     check_step(result, {"invalid": -0.5})
     assert result[-1]["invalid"] and result[-1]["time_s"] == 3.0
     # 4) advance to B's arrival at t=50 while A waits: starvation is the integral of A's
-    #    wait, (47^2 / 2) / 10^2 = 11.045; jct -4.7, makespan -4.7, slowdown -0.47
+    #    wait, (47^2 / 2) / 10^2 = 11.045; jct -4.7, makespan -4.7, slowdown -0.47, delay -4.7
     check_step(
         env.step(ADVANCE_ACTION),
-        {"jct": -4.7, "makespan": -4.7, "slowdown": -0.47, "starvation": -(47**2 / 2) / 100},
+        {
+            "jct": -4.7,
+            "makespan": -4.7,
+            "slowdown": -0.47,
+            "starvation": -(47**2 / 2) / 100,
+            "delay": -4.7,
+        },
     )
     # 5) B (slot 1, it arrived after A) exclusive; 6) resume A exclusive: 20 s restart
     check_step(env.step(env.encode_decision(Schedule(1, "exclusive"))), {})
     check_step(env.step(env.encode_decision(Schedule(0, "exclusive"))), {})
     # 7) advance: B finishes at 60; then only A's restart is left, auto-advanced to 70.
-    #    [50, 60]: jct -2, makespan -1, util 0.25, slowdown -(1/100 + 1/10)*10, overhead -1
-    #    [60, 70]: jct -1, makespan -1, slowdown -0.1, overhead -1
+    #    [50, 60]: jct -2, makespan -1, util 0.25, slowdown -(1/100 + 1/10)*10, overhead -1,
+    #    delay -1 (B computes at solo speed, A restarts)
+    #    [60, 70]: jct -1, makespan -1, slowdown -0.1, overhead -1, delay -1
     check_step(
         env.step(ADVANCE_ACTION),
         {
@@ -134,6 +147,7 @@ def test_suspend_resume_invalid_episode_by_hand() -> None:
             "utilisation": 0.25,
             "slowdown": -1.2,
             "overhead": -2.0,
+            "delay": -2.0,
         },
     )
     # 8) advance: A's 100 it from t=70 to 170
@@ -215,6 +229,10 @@ def test_episode_sums_match_the_metrics(seed: int) -> None:
     last = max(r.finish_s for r in records)
     assert sums["makespan"] == pytest.approx(-(last - first) / scale, rel=1e-9)
     assert sums["slowdown"] == pytest.approx(-sum(r.slowdown for r in records), rel=1e-9)
+    # delay: minus the time lost to waiting, sharing and overheads
+    lost_s = sum(r.jct_s - r.solo_duration_s for r in records)
+    assert lost_s > 0
+    assert sums["delay"] == pytest.approx(-lost_s / scale, rel=1e-9)
     lost = sum(r.overhead_gpu_seconds for r in records)
     assert lost > 0
     assert sums["overhead"] == pytest.approx(-lost / scale, rel=1e-9, abs=1e-12)
@@ -244,3 +262,34 @@ def test_default_reward_is_jct_only() -> None:
 
     episode = rollout(RandomValid(np.random.default_rng(0)), env, seed=4, callback=check)
     assert not math.isnan(episode.metrics["mean_jct_s"])
+
+
+@pytest.mark.parametrize("cluster", ["tiny", "mixed"])
+def test_delay_sums_to_the_jct_term_plus_the_solo_work_also_when_truncated(cluster) -> None:
+    # Every solo second of work is done during the episode or charged at its cut, so over
+    # any episode delay - jct = (sum of solo durations of all jobs) / T; on ``mixed`` jobs
+    # on faster GPUs than V100s make progress faster than solo.
+    scale = 600.0
+    config = {"cluster": cluster, "workload": "philly", "num_jobs": 20, "time_scale_s": scale}
+    for limits in ({}, {"max_decisions": 15}):
+        env = GPUShareEnv({**config, "reward": ALL_ONE, "limits": limits})
+        sums = dict.fromkeys(REWARD_COMPONENTS, 0.0)
+
+        def add(step: Step, sums: dict = sums) -> None:
+            for name, value in step.info["reward_terms"].items():
+                sums[name] += value
+
+        episode = rollout(RandomValid(np.random.default_rng(1)), env, seed=2, callback=add)
+        assert episode.truncated == bool(limits)
+        solo = sum(job.spec.solo_duration_s for job in env.simulator.jobs.values())
+        assert sums["delay"] - sums["jct"] == pytest.approx(solo / scale, rel=1e-9)
+
+
+def test_the_core_computes_one_term_per_reward_component_and_refuses_other_counts() -> None:
+    from gpushare_env.compiled._core import REWARD_TERMS
+
+    assert len(REWARD_COMPONENTS) == REWARD_TERMS
+    env = GPUShareEnv({"cluster": "tiny", "num_jobs": 3})
+    env._weights = env._weights[:-1]  # what a stale caller of the engine would pass
+    with pytest.raises(ValueError, match=f"expected {REWARD_TERMS} .* got {REWARD_TERMS - 1}"):
+        env.reset(seed=0)
