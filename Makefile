@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 # A pinned torch: on this project's machines this version is a local CPU build.
 TORCH ?= torch==2.13.0
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-fast lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -31,6 +31,9 @@ run: $(VENV)/.core
 
 test: $(VENV)/.full
 	$(BIN)/python -m pytest -q -n 2 $(ARGS)
+
+test-fast: $(VENV)/.full
+	$(BIN)/python -m pytest -q -n 2 -m "not slow" $(ARGS)
 
 lint: $(VENV)/.full
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy

@@ -70,6 +70,22 @@ cdef double EPS = 1e-9
 #: Number of reward components the core computes (``len(REWARD_COMPONENTS)``, same order).
 REWARD_TERMS = NUM_TERMS
 
+#: The values of the C enums by name, by the Python tuple or enum they must follow; the
+#: importers check them (``gpushare_env.sim.engine.check_core_enums``).
+C_ENUMS = {
+    "JobStatus": {"FUTURE": FUTURE, "PENDING": PENDING, "RUNNING": RUNNING,
+                  "SUSPENDING": SUSPENDING, "SUSPENDED": SUSPENDED, "RESUMING": RESUMING,
+                  "FINISHED": FINISHED},
+    "EventKind": {"FINISH": EV_FINISH, "SUSPEND_DONE": EV_SUSPEND_DONE,
+                  "RESUME_DONE": EV_RESUME_DONE, "SAMPLED": EV_SAMPLED,
+                  "ARRIVAL": EV_ARRIVAL},
+    "STRATEGIES": {"exclusive": S_EXCLUSIVE, "pack": S_PACK, "spread": S_SPREAD,
+                   "min_frag": S_MIN_FRAG},
+    "REWARD_COMPONENTS": {"jct": T_JCT, "makespan": T_MAKESPAN, "utilisation": T_UTIL,
+                          "slowdown": T_SLOWDOWN, "starvation": T_STARVATION,
+                          "overhead": T_OVERHEAD, "invalid": T_INVALID, "delay": T_DELAY},
+}
+
 # what Core._suspend_rule answers
 cdef enum:
     SUSPEND_OK

@@ -23,7 +23,7 @@ from gpushare_env.envs.render import render_ansi, render_rgb
 from gpushare_env.runner import TruncatedBy
 from gpushare_env.sim.cluster import Cluster, make_cluster
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend
-from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Simulator
+from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Simulator, check_core_enums
 from gpushare_env.sim.limits import is_int
 from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import JobSpec
@@ -33,6 +33,8 @@ from gpushare_env.workloads.jobs import fit_to_cluster
 from gpushare_env.workloads.trace_cut import TraceCutWarning, TraceRead, read_trace
 
 __all__ = ["GPUShareEnv", "InvalidActionError"]
+
+check_core_enums("REWARD_COMPONENTS", REWARD_COMPONENTS)
 
 _NUM_STRATEGIES = len(STRATEGIES)
 

@@ -60,6 +60,31 @@ except ImportError as _error:  # pragma: no cover - a broken install
         f"built ({_error}); install the package with a C compiler present: pip install -e ."
     ) from _error
 
+
+def check_core_enums(name: str, order: Sequence[str]) -> None:
+    """Refuse a compiled core whose C enum ``name`` does not number ``order`` 0, 1, ...
+
+    The core's C constants (job status, event kinds, strategies, reward terms) index
+    arrays that Python fills or reads in the order of these tuples; a core built from an
+    older ``_core.pyx``, or an edit on one side only, would mix them up silently.
+
+    Raises:
+        ImportError: Naming the enum, what the core numbers and what Python expects.
+    """
+    from gpushare_env.compiled._core import C_ENUMS
+
+    expected = {label: index for index, label in enumerate(order)}
+    if C_ENUMS.get(name) != expected:
+        raise ImportError(
+            f"gpushare_env: the compiled core numbers {name} as {C_ENUMS.get(name)}, Python "
+            f"as {expected}; rebuild the core (pip install -e .) or align _core.pyx"
+        )
+
+
+check_core_enums("JobStatus", [status.name for status in JobStatus])
+check_core_enums("EventKind", [kind.name for kind in EventKind])
+check_core_enums("STRATEGIES", STRATEGIES)
+
 __all__ = [
     "DURATION_INFO",
     "EpisodeOptions",

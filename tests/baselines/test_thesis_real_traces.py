@@ -10,7 +10,6 @@ is the scaling efficiency), so ``iterations`` is a job's solo length in seconds;
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +19,7 @@ from gpushare_env.seeding import episode_streams, trace_generator
 from gpushare_env.sim import JobSpec, NoInterference, SimConfig, make_cluster
 from gpushare_env.sim.catalog import scaling_efficiency
 from gpushare_env.workloads import make_workload
+from gpushare_env.workloads.real_traces import philly_vc_path
 from tests.jobs import job as make_job
 
 ORACLE = SimConfig(
@@ -165,11 +165,10 @@ def test_new_parameters_are_validated() -> None:
 
 
 # ------------------------------------------------------------ a real excerpt
-PHILLY_VC = Path("/work/shared/data/philly_vc/2869ce.csv")
+PHILLY_VC = philly_vc_path("2869ce")  # shipped with the package
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not PHILLY_VC.exists(), reason="the Philly VC development traces are absent")
 def test_a_real_overloaded_excerpt_no_longer_runs_longest_first() -> None:
     # The first 200 jobs of Philly VC 2869ce (8- and 32-GPU jobs in bursts) on 32 V100s,
     # with the env's windows of 16: the queue stays long for weeks, so every wide job

@@ -17,6 +17,7 @@ import pytest
 from gpushare_env.envs import REWARD_COMPONENTS, GPUShareEnv, InvalidActionError
 from gpushare_env.rollout import Step, rollout
 from gpushare_env.sim import Schedule, Suspend
+from gpushare_env.sim.placement import STRATEGIES
 from tests.envs.helpers import RandomValid
 from tests.jobs import job
 
@@ -283,6 +284,18 @@ def test_delay_sums_to_the_jct_term_plus_the_solo_work_also_when_truncated(clust
         assert episode.truncated == bool(limits)
         solo = sum(job.spec.solo_duration_s for job in env.simulator.jobs.values())
         assert sums["delay"] - sums["jct"] == pytest.approx(solo / scale, rel=1e-9)
+
+
+def test_an_enum_the_core_numbers_otherwise_is_refused_at_import_naming_both() -> None:
+    from gpushare_env.sim.engine import check_core_enums
+
+    for name, order in (("REWARD_COMPONENTS", REWARD_COMPONENTS), ("STRATEGIES", STRATEGIES)):
+        check_core_enums(name, order)  # the shipped core agrees
+        swapped = (order[1], order[0], *order[2:])
+        with pytest.raises(ImportError, match=f"numbers {name} as .*, Python as .*rebuild"):
+            check_core_enums(name, swapped)
+    with pytest.raises(ImportError, match="numbers REWARD_COMPONENTS"):
+        check_core_enums("REWARD_COMPONENTS", REWARD_COMPONENTS[:-1])
 
 
 def test_the_core_computes_one_term_per_reward_component_and_refuses_other_counts() -> None:
