@@ -92,6 +92,8 @@ FLAT_KEYS: dict[str, str] = {
     "duration_info": "simulator.duration_info",
     "sample_iterations": "simulator.sample_iterations",
     "sample_noise": "simulator.sample_noise",
+    "suspend_overhead_s": "simulator.suspend_overhead_s",
+    "resume_overhead_s": "simulator.resume_overhead_s",
     "max_decisions": "limits.max_decisions",
     "max_time_s": "limits.max_time_s",
     "auto_advance": "auto_advance",
@@ -389,12 +391,15 @@ _SIMULATOR_ALLOWED: dict[str, str] = {
     "duration_info": f"one of {list(DURATION_INFO)}",
     "sample_iterations": "an int >= 0",
     "sample_noise": "a number in [0, 1)",
+    "suspend_overhead_s": f"None or a number {range_text(0, MAX_DURATION_S)} s",
+    "resume_overhead_s": f"None or a number {range_text(0, MAX_DURATION_S)} s",
 }
 
 
 @dataclass(frozen=True, slots=True)
 class SimulatorConfig(_Group):
-    """What the simulator reveals of job lengths (the env's share of ``SimConfig``).
+    """What the simulator reveals of job lengths, and what a preemption costs (the env's
+    share of ``SimConfig``).
 
     The ranges are ``gpushare_env.sim.SimConfig``'s own (each value is checked by building
     a ``SimConfig`` with it), so the env and a headless simulator accept the same values;
@@ -405,6 +410,10 @@ class SimulatorConfig(_Group):
             (after ``sample_iterations``, with noise) or ``"oracle"``.
         sample_iterations: Iterations a job runs before its step time is measured, >= 0.
         sample_noise: Relative std-dev of that measurement, in [0, 1).
+        suspend_overhead_s: Checkpoint time of every suspension (``None``: each model's own,
+            2-5 s, ``gpushare_env.sim.catalog``).  # [s]
+        resume_overhead_s: Restart time of every resume or migration (``None``: each
+            model's own, 5-50 s).  # [s]
     """
 
     path: ClassVar[str] = "EnvConfig.simulator"
@@ -412,6 +421,8 @@ class SimulatorConfig(_Group):
     duration_info: str = "sampled"
     sample_iterations: int = 20
     sample_noise: float = 0.05
+    suspend_overhead_s: float | None = None  # [s]
+    resume_overhead_s: float | None = None  # [s]
 
     def __post_init__(self) -> None:
         self._plain_settings()
@@ -419,6 +430,8 @@ class SimulatorConfig(_Group):
             "duration_info": str,
             "sample_iterations": int,
             "sample_noise": (int, float),
+            "suspend_overhead_s": (int, float, type(None)),
+            "resume_overhead_s": (int, float, type(None)),
         }
         for name, allowed in _SIMULATOR_ALLOWED.items():
             value = getattr(self, name)

@@ -87,6 +87,10 @@ def _config_docs() -> dict[str, str]:
         "simulator.duration_info": "what the agent sees of lengths: 'none', 'sampled', 'oracle'",
         "simulator.sample_iterations": "iterations before a job's step time is measured",
         "simulator.sample_noise": "relative std-dev of that measurement, in [0, 1)",
+        "simulator.suspend_overhead_s": "checkpoint time of every suspension [s] (None: each "
+        "model's own, 2-5 s)",
+        "simulator.resume_overhead_s": "restart time of every resume or migration [s] (None: "
+        "each model's own, 5-50 s)",
         "invalid_action": "'noop' (no-op with reward.invalid_penalty) or 'raise'",
         "auto_advance": "skip states where advance is the only valid action",
         "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",

@@ -191,6 +191,8 @@ _NON_DEFAULT: dict[str, object] = {
     "duration_info": "oracle",
     "sample_iterations": 5,
     "sample_noise": 0.0,
+    "suspend_overhead_s": 62.0,
+    "resume_overhead_s": 0.0,
     "max_decisions": 500,
     "max_time_s": 100.0,
     "auto_advance": False,
