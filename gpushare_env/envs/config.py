@@ -37,8 +37,8 @@ import numpy as np
 
 from gpushare_env.sim.cluster import ClusterConfig
 from gpushare_env.sim.engine import DURATION_INFO, SimConfig
-from gpushare_env.sim.limits import MAX_DURATION_S, MAX_JOBS, range_text
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
+from gpushare_env.sim.limits import MAX_DURATION_S, MAX_JOBS, range_text
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.config import WorkloadConfig
 

@@ -206,7 +206,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``limits.min_service_s``);
     ``simulator`` (``simulator.duration_info``, ``simulator.sample_iterations``,
     ``simulator.sample_noise``, ``simulator.suspend_overhead_s``,
-    ``simulator.resume_overhead_s``, ``simulator.interference``); ``invalid_action``, ``auto_advance``, ``on_unfit``. For
+    ``simulator.resume_overhead_s``, ``simulator.interference``); ``invalid_action``,
+    ``auto_advance``, ``on_unfit``. For
     example ``config={"windows": {"pending": 8}, "observation": {"rivals": True}}``. The
     flat keys of earlier versions are accepted too (``config.FLAT_KEYS``:
     ``pending_window``, ``running_window``, ``time_scale_s``, ``invalid_penalty``,

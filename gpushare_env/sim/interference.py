@@ -153,7 +153,7 @@ class MeasuredContention:
                     if value is not None:
                         pair_extra[(t * m + i) * m + j] = value
         gpu_table = [tables.index(GAVEL_GPU[gpu]) for gpu in gpu_types]
-        gpu_model_speed = []
+        gpu_model_speed: list[float] = []
         for gpu, speed in zip(gpu_types, gpu_speed, strict=True):
             measured_speed = self.solo_speed.get(gpu, {})
             gpu_model_speed.extend(float(measured_speed.get(mo, speed)) for mo in model_names)

@@ -214,11 +214,11 @@ def test_bad_settings_are_refused_with_their_names():
 
 def test_the_env_runs_under_the_measured_model():
     env = gym.make("GPUShare-v0", config={"simulator": {"interference": "measured"}})
-    obs, info = env.reset(seed=0)
+    _, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
     done = False
     while not done:
         action = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        obs, _, terminated, truncated, info = env.step(action)
+        _, _, terminated, truncated, info = env.step(action)
         done = terminated or truncated
     assert terminated and info["metrics"]["mean_jct_s"] > 0
