@@ -11,7 +11,12 @@ from gpushare_env.sim.engine import (
     SimConfig,
     Simulator,
 )
-from gpushare_env.sim.interference import InterferenceModel, LinearContention, NoInterference
+from gpushare_env.sim.interference import (
+    InterferenceModel,
+    LinearContention,
+    MeasuredContention,
+    NoInterference,
+)
 from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import JobRecord, JobSpec, JobStatus, Timeline
 from gpushare_env.sim.view import JobView, SimView
@@ -38,6 +43,7 @@ __all__ = [
     "JobStatus",
     "JobView",
     "LinearContention",
+    "MeasuredContention",
     "ModelSpec",
     "NoInterference",
     "NodeGroup",
