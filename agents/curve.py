@@ -92,7 +92,7 @@ def write_learning_curve(
 ) -> Path:
     """Draw the learning curve of ``run`` (a run folder or its ``evaluations.json``), with
     heuristics' ``levels`` (:func:`heuristic_levels`) as dotted lines."""
-    from gpushare_env.evaluation.plots import plot_learning_curve
+    from gpushare_eval.plots import plot_learning_curve
 
     data = load_evaluations(run)
     folder = Path(run) if Path(run).is_dir() else Path(run).parent
@@ -111,7 +111,7 @@ def compare_learning_curves(
     Raises:
         ValueError: the runs were validated against different references or seeds.
     """
-    from gpushare_env.evaluation.plots import plot_learning_curves
+    from gpushare_eval.plots import plot_learning_curves
 
     histories: dict[str, Any] = {}
     setups = set()

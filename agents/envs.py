@@ -1,7 +1,7 @@
 """Training environments: seeded episode streams, reward scaling and vectorisation.
 
 Training must draw its episodes from the training seeds only (the evaluation preset
-``philly`` reserves :data:`~gpushare_env.evaluation.presets.PHILLY_TEST_SEEDS` for the
+``philly`` reserves :data:`~gpushare_env.presets.PHILLY_TEST_SEEDS` for the
 test), so every training env resets with an explicit seed taken from a shuffled cycle of
 the training seeds. The wrapper also forwards ``action_masks()`` (MaskablePPO reads it
 through ``env_method`` under ``SubprocVecEnv``) and can scale the reward, which keeps

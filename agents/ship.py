@@ -22,7 +22,7 @@ import numpy as np
 
 from agents.evaluation import mean_ci95, run_episode
 from agents.training import load_model
-from gpushare_env.evaluation.presets import PHILLY_TEST_SEEDS
+from gpushare_env.presets import PHILLY_TEST_SEEDS
 
 __all__ = ["RECORDED_KEYS", "ZOO_DIR", "compare", "lineage", "main", "markdown", "ship"]
 

@@ -39,7 +39,7 @@ from agents.envs import make_vec_env
 from agents.extractors import EXTRACTORS, PermutationExtractor
 from gpushare_env.envs.config import EnvConfig
 from gpushare_env.envs.observation import pending_features, running_features
-from gpushare_env.evaluation.presets import (
+from gpushare_env.presets import (
     EVALUATION_PRESETS,
     PHILLY_TEST_SEEDS,
     PHILLY_TRAIN_SEEDS,

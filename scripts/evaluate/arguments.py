@@ -1,8 +1,8 @@
 """``gpushare-evaluate``'s options, and the plan they ask for.
 
 Only the command line lives here: the options, their text (seed ranges, integers, JSON)
-and the :class:`~gpushare_env.evaluation.plan.Plan` they resolve to through
-:func:`gpushare_env.evaluation.plan.make_plan`.
+and the :class:`~gpushare_eval.plan.Plan` they resolve to through
+:func:`gpushare_eval.plan.make_plan`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from gpushare_env.evaluation.plan import Plan, make_plan
-from gpushare_env.evaluation.presets import EVALUATION_PRESETS
-from gpushare_env.evaluation.specs import DECISIONS_PER_JOB, PROG, PlanError
+from gpushare_env.presets import EVALUATION_PRESETS
+from gpushare_eval.plan import Plan, make_plan
+from gpushare_eval.specs import DECISIONS_PER_JOB, PROG, PlanError
 
 __all__ = [
     "EXIT_FAILED",

@@ -12,7 +12,7 @@ import baselines
 from agents.evaluation import run_episode
 from agents.ship import RECORDED_KEYS, ZOO_DIR
 from agents.training import load_model
-from gpushare_env.evaluation.presets import PHILLY_TEST_SEEDS, PHILLY_TRAIN_SEED_POOL
+from gpushare_env.presets import PHILLY_TEST_SEEDS, PHILLY_TRAIN_SEED_POOL
 
 _RECORDS = sorted(ZOO_DIR.glob("*.json"))
 

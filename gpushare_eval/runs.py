@@ -1,7 +1,7 @@
 """Carrying out runs: one (policy, workload, seed) through the env or headless, in parallel.
 
-:func:`execute_run` turns a :class:`~gpushare_env.evaluation.specs.RunSpec` into a
-:class:`~gpushare_env.evaluation.specs.RunOutput` (its ``runs.csv`` row, job records,
+:func:`execute_run` turns a :class:`~gpushare_eval.specs.RunSpec` into a
+:class:`~gpushare_eval.specs.RunOutput` (its ``runs.csv`` row, job records,
 utilisation series and Gantt holds); :func:`run_all` spreads runs over processes. Every
 row says how its run ended (:func:`status_of`): complete, truncated by the decision or
 the time cap, or unfinished. A Ctrl-C stops the workers at once, without a traceback
@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from gpushare_env.evaluation.gantt import PlacementRecorder
-from gpushare_env.evaluation.plots import downsample_steps
-from gpushare_env.evaluation.report import HEADLINE_METRICS, RunStatus
-from gpushare_env.evaluation.specs import OTHER_METRICS, PROG, RunOutput, RunSpec, one_line
 from gpushare_env.rollout import Step, rollout
 from gpushare_env.runner import TruncatedBy
 from gpushare_env.seeding import episode_streams, trace_generator
 from gpushare_env.workloads.trace_cut import TraceCutWarning
+from gpushare_eval.gantt import PlacementRecorder
+from gpushare_eval.plots import downsample_steps
+from gpushare_eval.report import HEADLINE_METRICS, RunStatus
+from gpushare_eval.specs import OTHER_METRICS, PROG, RunOutput, RunSpec, one_line
 
 __all__ = [
     "WorkerDied",
@@ -370,7 +370,7 @@ def run_all(
     in spec order.
 
     ``on_done`` sees each output as soon as its run ends (to record it: see
-    :meth:`~gpushare_env.evaluation.store.RunStore.record`); a Ctrl-C waits until it
+    :meth:`~gpushare_eval.store.RunStore.record`); a Ctrl-C waits until it
     returns. On Ctrl-C (``KeyboardInterrupt``, re-raised) the workers are stopped at
     once. They ignore SIGINT themselves: a terminal's Ctrl-C, sent to every process of
     the group, is handled by the main process alone (no traceback from each worker).
@@ -383,7 +383,7 @@ def run_all(
         keep: Keep the outputs to return them; ``False`` when ``on_done`` takes care of
             them (a long evaluation's job records need not stay in memory).
         backend: ``"local"`` (this process, or a process pool) or ``"ray"`` (one Ray task
-            per run: :mod:`gpushare_env.evaluation.ray_backend`, imported only then).
+            per run: :mod:`gpushare_eval.ray_backend`, imported only then).
         ray_address: The Ray cluster to join (``"ray"`` only); ``None`` starts a local
             instance with ``workers`` CPUs for the duration of the call.
 
@@ -411,7 +411,7 @@ def run_all(
 
     try:
         if backend == "ray":
-            from gpushare_env.evaluation.ray_backend import run_on_ray
+            from gpushare_eval.ray_backend import run_on_ray
 
             run_on_ray(specs, done, address=ray_address, workers=workers)
         elif workers <= 1 or len(specs) <= 1:

@@ -2,37 +2,37 @@
 
 ``gpushare-evaluate`` (``scripts/evaluate``) parses its options and calls these:
 
-* :mod:`~gpushare_env.evaluation.plan`: a request resolved to policies, workloads, seeds
-  and runs (:func:`~gpushare_env.evaluation.plan.make_plan`);
-* :mod:`~gpushare_env.evaluation.runs`: carrying out runs, in the env (through
+* :mod:`~gpushare_eval.plan`: a request resolved to policies, workloads, seeds
+  and runs (:func:`~gpushare_eval.plan.make_plan`);
+* :mod:`~gpushare_eval.runs`: carrying out runs, in the env (through
   :func:`gpushare_env.rollout.rollout`) or headless, over processes;
-* :mod:`~gpushare_env.evaluation.store`: the output folder as a durable record of
+* :mod:`~gpushare_eval.store`: the output folder as a durable record of
   finished runs (``runs.csv``, ``jobs.csv``, ``plot_data/``, appended run by run; the
   run keys a resume compares; the folder's checks, ``--resume`` and ``--force``);
-* :mod:`~gpushare_env.evaluation.outputs`: ``config.json``, ``summary.md`` /
+* :mod:`~gpushare_eval.outputs`: ``config.json``, ``summary.md`` /
   ``summary.json`` and the plots, drawn from every recorded run;
-* :mod:`~gpushare_env.evaluation.specs`: the run specifications and results they share;
-* :mod:`~gpushare_env.evaluation.stats`: Student-t confidence intervals, paired
+* :mod:`~gpushare_eval.specs`: the run specifications and results they share;
+* :mod:`~gpushare_eval.stats`: Student-t confidence intervals, paired
   differences, ratios (no scipy needed);
-* :mod:`~gpushare_env.evaluation.report`: rows -> ``summary.json`` dict -> ``summary.md``,
-  over complete runs only (:class:`~gpushare_env.evaluation.report.RunStatus`);
-* :mod:`~gpushare_env.evaluation.gantt`: per-job GPU holds recorded during a run;
-* :mod:`~gpushare_env.evaluation.plots`: PNG plots (matplotlib, imported lazily);
-* :mod:`~gpushare_env.evaluation.presets`: the ``thesis`` and ``philly`` set-ups and the
+* :mod:`~gpushare_eval.report`: rows -> ``summary.json`` dict -> ``summary.md``,
+  over complete runs only (:class:`~gpushare_eval.report.RunStatus`);
+* :mod:`~gpushare_eval.gantt`: per-job GPU holds recorded during a run;
+* :mod:`~gpushare_eval.plots`: PNG plots (matplotlib, imported lazily);
+* :mod:`~gpushare_env.presets`: the ``thesis`` and ``philly`` set-ups and the
   train / test seed split.
 
 Only the pure modules (presets, report, stats) are imported here; the others load the
 env and the policies, so they are imported by name.
 """
 
-from gpushare_env.evaluation.presets import (
+from gpushare_env.presets import (
     EVALUATION_PRESETS,
     PHILLY_TEST_SEEDS,
     PHILLY_TRAIN_SEED_POOL,
     PHILLY_TRAIN_SEEDS,
     EvaluationPreset,
 )
-from gpushare_env.evaluation.report import (
+from gpushare_eval.report import (
     HEADLINE_METRICS,
     HIGHER_IS_BETTER,
     RUN_COLUMNS,
@@ -41,7 +41,7 @@ from gpushare_env.evaluation.report import (
     run_status,
     summarize_runs,
 )
-from gpushare_env.evaluation.stats import (
+from gpushare_eval.stats import (
     MeanCI,
     PairedDiff,
     mean_ci,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from gpushare_env.evaluation.gantt import OVERHEAD, GpuInterval, assign_lanes
+from gpushare_eval.gantt import OVERHEAD, GpuInterval, assign_lanes
 
 __all__ = [
     "downsample_steps",
@@ -84,7 +84,7 @@ def plot_metric_bars(
     """One bar chart per metric: policy means with their confidence intervals.
 
     Args:
-        summary: :func:`gpushare_env.evaluation.report.summarize_runs`'s dict (means over
+        summary: :func:`gpushare_eval.report.summarize_runs`'s dict (means over
             complete runs; the bars of a policy with incomplete runs are hatched and its
             label marked ``†``).
         workload: Which workload's section to draw.
@@ -145,7 +145,7 @@ def plot_across_workloads(table: Mapping[str, Any], path: Path, title: str) -> P
     """Grouped bars: each policy's mean JCT over the lower bound, per workload (log scale).
 
     Args:
-        table: :func:`gpushare_env.evaluation.report.across_workloads`'s dict (a missing
+        table: :func:`gpushare_eval.report.across_workloads`'s dict (a missing
             bar is a workload where the policy had an incomplete run).
         path: Output PNG.
         title: Figure title.
@@ -269,7 +269,7 @@ def plot_gantt(
     lanes of the same band; a multi-GPU job appears on each of its GPUs.
 
     Args:
-        intervals: The run's holds (:class:`~gpushare_env.evaluation.gantt.PlacementRecorder`).
+        intervals: The run's holds (:class:`~gpushare_eval.gantt.PlacementRecorder`).
         num_gpus: GPUs in the cluster.
         max_jobs_per_gpu: Lanes per GPU.
         path: Output PNG.
