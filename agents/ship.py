@@ -20,14 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from agents import ZOO_DIR
 from agents.evaluation import mean_ci95, run_episode
 from agents.training import load_model
 from gpushare_env.presets import PHILLY_TEST_SEEDS
 
 __all__ = ["RECORDED_KEYS", "ZOO_DIR", "compare", "lineage", "main", "markdown", "ship"]
-
-#: Folder of the shipped agents.
-ZOO_DIR = Path(__file__).resolve().parent / "zoo"
 
 #: Metrics replayed by the zoo test.
 RECORDED_KEYS: tuple[str, ...] = ("mean_jct_s", "makespan_s", "gpu_util", "suspends", "decisions")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents import ZOO_DIR
 from gpushare_env.presets import EVALUATION_PRESETS, EvaluationPreset
 from gpushare_env.seeding import policy_seed
 from gpushare_env.sim.limits import MAX_JOBS
@@ -28,7 +29,6 @@ from gpushare_eval.specs import (
     DECISIONS_PER_JOB,
     GANTT_MAX_JOBS,
     RULE_KEYS,
-    ZOO_DIR,
     PlanError,
     PolicySpec,
     RunSpec,

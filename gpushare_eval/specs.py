@@ -23,7 +23,6 @@ from gpushare_eval.report import RUN_COLUMNS
 #: The command the harness serves (in messages, progress bars and reproduce lines).
 PROG = "gpushare-evaluate"
 REPO_ROOT = Path(__file__).resolve().parents[1]
-ZOO_DIR = REPO_ROOT / "agents" / "zoo"
 
 #: How each run ended, in ``runs.csv`` after the required columns: ``status`` (a
 #: :class:`~gpushare_eval.report.RunStatus`: ``complete``,

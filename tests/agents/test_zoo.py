@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import baselines
+from agents import ZOO_DIR
 from agents.evaluation import run_episode
-from agents.ship import RECORDED_KEYS, ZOO_DIR
+from agents.ship import RECORDED_KEYS
 from agents.training import load_model
 from gpushare_env.presets import PHILLY_TEST_SEEDS, PHILLY_TRAIN_SEED_POOL
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import baselines
+from agents import ZOO_DIR
 from gpushare_env.presets import EVALUATION_PRESETS, PHILLY_VC_LOAD
 from gpushare_env.workloads import (
     PHILLY_VC_TRACES,
@@ -19,7 +20,7 @@ from gpushare_env.workloads import (
     write_csv_trace,
 )
 from gpushare_eval.plan import make_plan
-from gpushare_eval.specs import ZOO_DIR, PlanError
+from gpushare_eval.specs import PlanError
 from scripts import evaluate
 
 HEURISTICS = [*baselines.available(), *baselines.variants()]
