@@ -1,6 +1,8 @@
 """The evaluation harness's library: plan, runs, outputs, statistics, plots, presets.
 
-``gpushare-evaluate`` (``scripts/evaluate``) parses its options and calls these:
+The layer above the policies (``baselines``, ``agents``), which it plays, and below the
+command line: ``gpushare-evaluate`` (``scripts/evaluate``) parses its options and calls
+these:
 
 * :mod:`~gpushare_eval.plan`: a request resolved to policies, workloads, seeds
   and runs (:func:`~gpushare_eval.plan.make_plan`);
@@ -18,8 +20,8 @@
   over complete runs only (:class:`~gpushare_eval.report.RunStatus`);
 * :mod:`~gpushare_eval.gantt`: per-job GPU holds recorded during a run;
 * :mod:`~gpushare_eval.plots`: PNG plots (matplotlib, imported lazily);
-* :mod:`~gpushare_env.presets`: the ``thesis`` and ``philly`` set-ups and the
-  train / test seed split.
+* the ``thesis`` and ``philly`` set-ups and the train / test seed split live in the env
+  layer, :mod:`gpushare_env.presets` (training needs them too); they are re-exported here.
 
 Only the pure modules (presets, report, stats) are imported here; the others load the
 env and the policies, so they are imported by name.
