@@ -35,9 +35,16 @@ import sys
 import time
 from typing import Any
 
+from gpushare_env.sim.interference import INTERFERENCE_MODELS
+
 
 def headless_benchmark(
-    num_jobs: int, cluster_name: str, policy_name: str, seed: int, load: float
+    num_jobs: int,
+    cluster_name: str,
+    policy_name: str,
+    seed: int,
+    load: float,
+    interference: str = "analytic",
 ) -> dict[str, float | int | str]:
     """Run one headless simulation and return its speed figures.
 
@@ -69,12 +76,14 @@ def headless_benchmark(
     ).jobs
     generate_s = time.perf_counter() - start
     policy = make(policy_name, seed=policy_seed(seed))
-    result = run_headless(jobs, cluster, policy, SimConfig(), rng=noise_rng)
+    config = SimConfig(interference=interference)
+    result = run_headless(jobs, cluster, policy, config, rng=noise_rng)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "mode": "headless",
         "cluster": cluster_name,
         "policy": policy_name,
+        "interference": interference,
         "seed": seed,
         "jobs": len(jobs),
         "events": result.events,
@@ -97,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--policy", default="fifo_pack", help="baseline policy (headless)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--load", type=float, default=0.8, help="offered load (headless)")
+    parser.add_argument(
+        "--interference",
+        choices=INTERFERENCE_MODELS,
+        default="analytic",
+        help="sharing model (headless and --env; the simulator.interference setting)",
+    )
     parser.add_argument("--env", action="store_true", help="benchmark env steps instead")
     parser.add_argument("--steps", type=int, default=100_000, help="env steps (--env)")
     parser.add_argument(
@@ -251,7 +266,14 @@ def main(argv: list[str] | None = None) -> int:
 
         for n in args.jobs:
             runs = [
-                env_benchmark(args.cluster, n, args.steps, args.seed, observe=args.observe)
+                env_benchmark(
+                    args.cluster,
+                    n,
+                    args.steps,
+                    args.seed,
+                    observe=args.observe,
+                    interference=args.interference,
+                )
                 for _ in range(args.repeat)
             ]
             record = runs[0] if args.repeat == 1 else median_env_record(runs)
@@ -263,9 +285,12 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [sys.executable, "-m", "scripts.benchmark", "--jobs", str(n)]
             cmd += ["--cluster", args.cluster, "--policy", args.policy]
             cmd += ["--seed", str(args.seed), "--load", str(args.load)]
+            cmd += ["--interference", args.interference]
             subprocess.run(cmd, check=True)
         return 0
-    record = headless_benchmark(args.jobs[0], args.cluster, args.policy, args.seed, args.load)
+    record = headless_benchmark(
+        args.jobs[0], args.cluster, args.policy, args.seed, args.load, args.interference
+    )
     print(json.dumps(record), flush=True)
     return 0
 

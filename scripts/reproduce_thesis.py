@@ -11,6 +11,7 @@ to show how much of the thesis's 4.1x / 3.6x comes from the baseline. Seeds foll
     python -m scripts.reproduce_thesis                 # the thesis grid, about a minute
     python -m scripts.reproduce_thesis --seeds 0 1 2 3 4 --policies fifo thesis
     python -m scripts.reproduce_thesis --env          # through GPUShare-v0 (windows of 16)
+    python -m scripts.reproduce_thesis --interference measured   # Gavel's measured pairs
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the grid and print the table (and the wall-clock time) to stdout."""
     import baselines
     from baselines.experiments import markdown_table, run_in_env, run_thesis_experiment
+    from gpushare_env.sim import SimConfig
+    from gpushare_env.sim.interference import INTERFERENCE_MODELS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -49,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run through GPUShare-v0 and predict() (the env's 16-job windows apply)",
     )
+    parser.add_argument(
+        "--interference",
+        choices=INTERFERENCE_MODELS,
+        default="analytic",
+        help="the sharing model (the simulator.interference setting; default analytic)",
+    )
     args = parser.parse_args(argv)
     names = list(dict.fromkeys(["fifo", *args.policies]))  # ratios need fifo
     policies: dict[str, tuple[str, dict[str, Any]]] = {name: (name, {}) for name in names}
@@ -56,9 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         policies[SERIAL_LABEL] = ("fifo", {"max_jobs": 1})
     start = time.perf_counter()
     if args.env:
-        rows = run_in_env(policies, seeds=args.seeds)
+        config = {"simulator": {"interference": args.interference}}
+        rows = run_in_env(policies, seeds=args.seeds, env_config=config)
     else:
-        rows = run_thesis_experiment(policies, seeds=args.seeds)
+        sim_config = SimConfig(interference=args.interference)
+        rows = run_thesis_experiment(policies, seeds=args.seeds, config=sim_config)
     print(markdown_table(rows))
     print(f"({len(rows)} runs in {time.perf_counter() - start:.1f} s)")
     return 0

@@ -268,6 +268,12 @@ cdef class Core:
     cdef bint interference
     cdef object interference_py  # a Python InterferenceModel (None: a built-in model)
     cdef bint interference_models  # it is told the models of the co-located workers
+    # measured pairs (MeasuredContention): per-worker factors from tables
+    cdef bint measured
+    cdef double* pair_extra  # (tables, num_models, num_models) extra time, -1: not measured
+    cdef int* gpu_table  # (G) each GPU's table
+    cdef double* gpu_model_speed  # (G, models) each model's solo speed on each GPU
+    cdef int* colocated  # (max_jobs) scratch: the workers beside one
     cdef int* transit  # SUSPENDING / RESUMING ranks in the order they began
     cdef int transit_n
     cdef public long sim_decisions  # placements and suspensions carried out
@@ -434,6 +440,10 @@ cdef class Core:
         free(self.events_kind)
         free(self.events_job)
         free(self.touched_jobs)
+        free(self.pair_extra)
+        free(self.gpu_table)
+        free(self.gpu_model_speed)
+        free(self.colocated)
         free(self.scratch_gpus)
         free(self.scratch_score)
         free(self.scratch_nodes)
@@ -568,6 +578,24 @@ cdef class Core:
         self.interference = sim_in["interference"]
         self.interference_py = sim_in["interference_model"]
         self.interference_models = sim_in["interference_models"]
+        self.colocated = <int*>checked_malloc((self.max_jobs + 1) * sizeof(int))
+        measured = sim_in["measured"]
+        self.measured = measured is not None
+        if self.measured:
+            if measured["num_models"] != encoder_in["num_models"]:
+                raise ValueError("measured tables: one row per encoder model expected")
+            table = measured["pair_extra"]
+            self.pair_extra = <double*>checked_malloc((len(table) + 1) * sizeof(double))
+            for i in range(len(table)):
+                self.pair_extra[i] = table[i]
+            table = measured["gpu_table"]
+            self.gpu_table = <int*>checked_malloc(g * sizeof(int))
+            for i in range(g):
+                self.gpu_table[i] = table[i]
+            table = measured["gpu_model_speed"]
+            self.gpu_model_speed = <double*>checked_malloc((len(table) + 1) * sizeof(double))
+            for i in range(len(table)):
+                self.gpu_model_speed[i] = table[i]
         self.sample_iterations = sim_in["sample_iterations"]
         self.duration_info = ("none", "sampled", "oracle").index(sim_in["duration_info"])
         self.record_timeline = sim_in["record_timeline"]
@@ -920,7 +948,9 @@ cdef class Core:
             k = self.computing[g]
             load = self.load[g]
             if k > 0:
-                if self.interference_py is not None:
+                if self.measured:
+                    self.factor[g] = self._slowest_measured(g)
+                elif self.interference_py is not None:
                     self.factor[g] = self._python_factor(g, k, load)
                 elif self.interference:
                     self.factor[g] = contention_factor(load, k, self.alpha)
@@ -966,18 +996,124 @@ cdef class Core:
                     models.append(self.specs[rank].model)
         return self.interference_py.factor(load, k, models)
 
+    # ---------------------------------------------------- measured pairs (per worker)
+    cdef double _measured_factor(
+        self, int rank, int g, int* others, int n, double load, int k
+    ) noexcept:
+        """Fraction of solo speed of job ``rank`` on GPU ``g`` computing beside the ``n``
+        jobs ``others`` (``load`` and ``k``: the GPU's total intensity and workers):
+        ``1 / (1 + sum of the pairs' extra times)``, an unmeasured pair's extra time from
+        the analytic pair, and the analytic factor where no pair is measured."""
+        cdef Job* a = &self.jobs[rank]
+        cdef Job* b
+        cdef int i, t = self.gpu_table[g], m = self.num_models
+        cdef double extra = 0.0, e
+        cdef bint any_measured = False
+        if n == 0:
+            return 1.0
+        for i in range(n):
+            b = &self.jobs[others[i]]
+            e = -1.0
+            if a.model >= 0 and b.model >= 0:
+                e = self.pair_extra[(t * m + a.model) * m + b.model]
+            if e < 0.0:
+                e = 1.0 / contention_factor(a.intensity + b.intensity, 2, self.alpha) - 1.0
+            else:
+                any_measured = True
+            extra += e
+        if not any_measured:
+            return contention_factor(load, k, self.alpha)
+        return 1.0 / (1.0 + extra)
+
+    cdef inline double _model_speed(self, Job* job, int g) noexcept:
+        """A job's solo speed on GPU ``g`` relative to a V100 (measured per model)."""
+        if job.model >= 0:
+            return self.gpu_model_speed[g * self.num_models + job.model]
+        return self.gpu_speed[g]
+
+    cdef int _colocated_with(self, int rank, int g, bint resuming) noexcept:
+        """Fill ``colocated`` with the jobs computing on ``g`` other than ``rank`` (with
+        ``resuming``: restarting ones too); return how many."""
+        cdef int j, other, status, n = 0
+        for j in range(self.gpu_jobs_n[g]):
+            other = self.gpu_jobs[g * self.max_jobs + j]
+            status = self.jobs[other].status
+            if other != rank and (status == RUNNING or (resuming and status == RESUMING)):
+                self.colocated[n] = other
+                n += 1
+        return n
+
+    cdef double _worker_speed(self, int rank, int g) noexcept:
+        """Speed (x V100 solo) of computing job ``rank``'s worker on GPU ``g``."""
+        cdef int n = self._colocated_with(rank, g, False)
+        cdef double f = self._measured_factor(
+            rank, g, self.colocated, n, self.load[g], self.computing[g]
+        )
+        return f * self._model_speed(&self.jobs[rank], g)
+
+    cdef double _slowest_measured(self, int g) noexcept:
+        """The smallest factor among the workers computing on ``g`` (``GPUState.factor``)."""
+        cdef int j, rank, n
+        cdef double f, slowest = 1.0
+        for j in range(self.gpu_jobs_n[g]):
+            rank = self.gpu_jobs[g * self.max_jobs + j]
+            if self.jobs[rank].status != RUNNING:
+                continue
+            n = self._colocated_with(rank, g, False)
+            f = self._measured_factor(rank, g, self.colocated, n, self.load[g], self.computing[g])
+            if f < slowest:
+                slowest = f
+        return slowest
+
+    def measured_speed_if_placed(self, job_id, gpus, bint include_resuming):
+        """``SimView.speed_if_placed`` under measured pairs: (the job's own speed x V100
+        solo, the slowest co-located job's factor) if it joined ``gpus``."""
+        cdef int rank = self.rank_of[job_id], n, i, j, k, member, kept
+        cdef Job* job = &self.jobs[rank]
+        cdef double own = 1.0, others = 1.0, load, f  # as the analytic path: own <= 1
+        cdef int* members = self.touched_jobs
+        for g in gpus:
+            n = self._colocated_with(rank, g, include_resuming)
+            load = job.intensity
+            for i in range(n):
+                members[i] = self.colocated[i]
+                load += self.jobs[members[i]].intensity
+            members[n] = rank
+            k = n + 1
+            f = self._measured_factor(rank, g, members, n, load, k) * self._model_speed(job, g)
+            if f < own:
+                own = f
+            for i in range(n):
+                member = members[i]
+                kept = 0
+                for j in range(n + 1):
+                    if members[j] != member:
+                        self.colocated[kept] = members[j]
+                        kept += 1
+                f = self._measured_factor(member, g, self.colocated, kept, load, k)
+                if f < others:
+                    others = f
+        return own, others
+
     cdef void _update_rate(self, int rank, bint force) except *:
         cdef Job* job = &self.jobs[rank]
         cdef int* gpus = &self.gpus_of[job.offset]
         cdef int i, g
         cdef double slowest, value, rate, remaining, finish_in
         g = gpus[0]
-        slowest = self.factor[g] * self.gpu_speed[g]
-        for i in range(1, job.held):
-            g = gpus[i]
-            value = self.factor[g] * self.gpu_speed[g]
-            if value < slowest:
-                slowest = value
+        if self.measured:
+            slowest = self._worker_speed(rank, g)
+            for i in range(1, job.held):
+                value = self._worker_speed(rank, gpus[i])
+                if value < slowest:
+                    slowest = value
+        else:
+            slowest = self.factor[g] * self.gpu_speed[g]
+            for i in range(1, job.held):
+                g = gpus[i]
+                value = self.factor[g] * self.gpu_speed[g]
+                if value < slowest:
+                    slowest = value
         if job.cross_node:
             slowest *= job.cross_factor
         rate = slowest / job.step_time
@@ -2270,6 +2406,11 @@ cdef class Core:
         """The speed factor of each of ``count`` computing workers with compute load
         ``load`` on one GPU: the rule ``_touch_compute`` applies (``models``: their model
         names, for a Python interference model that reads them)."""
+        if self.measured:
+            raise TypeError(
+                "measured interference has no per-GPU factor: each worker has its own "
+                "(SimView.speed_if_placed)"
+            )
         if self.interference_py is not None:
             return self.interference_py.factor(load, count, list(models))
         if not self.interference:

@@ -49,6 +49,7 @@ def env_benchmark(
     pending_window: int = 16,
     running_window: int = 16,
     observe: Sequence[str] = (),
+    interference: str = "analytic",
 ) -> dict[str, Any]:
     """Step the env ``steps`` times with a uniformly random valid action.
 
@@ -67,6 +68,7 @@ def env_benchmark(
         running_window: ``R``.
         observe: Optional observation columns to turn on, among ``OBSERVE_OPTIONS``
             (``"rivals"``: ``observation.rivals=True``).
+        interference: The env's ``simulator.interference``.
 
     Returns:
         ``steps, episodes, wall_s, steps_per_s`` (keys other tools parse) and details,
@@ -86,6 +88,7 @@ def env_benchmark(
             "num_jobs": num_jobs,
             "windows": {"pending": pending_window, "running": running_window},
             "observation": dict.fromkeys(observe, True),
+            "simulator": {"interference": interference},
         }
     )
     policy = _UniformValid(np.random.default_rng(policy_seed(seed)).random(steps).tolist())
@@ -108,6 +111,7 @@ def env_benchmark(
         "cluster": cluster,
         "workload": workload,
         "observe": [name for name in OBSERVE_OPTIONS if name in observe],
+        "interference": interference,
         "jobs": num_jobs,
         "seed": seed,
         "policy": "random_masked",

@@ -37,6 +37,7 @@ import numpy as np
 
 from gpushare_env.sim.cluster import ClusterConfig
 from gpushare_env.sim.engine import DURATION_INFO, SimConfig
+from gpushare_env.sim.interference import INTERFERENCE_MODELS
 from gpushare_env.sim.limits import MAX_DURATION_S, MAX_JOBS, range_text
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.config import WorkloadConfig
@@ -94,6 +95,7 @@ FLAT_KEYS: dict[str, str] = {
     "sample_noise": "simulator.sample_noise",
     "suspend_overhead_s": "simulator.suspend_overhead_s",
     "resume_overhead_s": "simulator.resume_overhead_s",
+    "interference": "simulator.interference",
     "max_decisions": "limits.max_decisions",
     "max_time_s": "limits.max_time_s",
     "auto_advance": "auto_advance",
@@ -393,6 +395,7 @@ _SIMULATOR_ALLOWED: dict[str, str] = {
     "sample_noise": "a number in [0, 1)",
     "suspend_overhead_s": f"None or a number {range_text(0, MAX_DURATION_S)} s",
     "resume_overhead_s": f"None or a number {range_text(0, MAX_DURATION_S)} s",
+    "interference": f"one of {list(INTERFERENCE_MODELS)}",
 }
 
 
@@ -414,6 +417,10 @@ class SimulatorConfig(_Group):
             2-5 s, ``gpushare_env.sim.catalog``).  # [s]
         resume_overhead_s: Restart time of every resume or migration (``None``: each
             model's own, 5-50 s).  # [s]
+        interference: The sharing model: ``"analytic"`` (default), ``"measured"``
+            (Gavel's measured pairs, a proxy job type for every catalog model) or
+            ``"measured_exact"`` (measured pairs of same-architecture matches only);
+            docs/model.md, *Measured interference*.
     """
 
     path: ClassVar[str] = "EnvConfig.simulator"
@@ -423,6 +430,7 @@ class SimulatorConfig(_Group):
     sample_noise: float = 0.05
     suspend_overhead_s: float | None = None  # [s]
     resume_overhead_s: float | None = None  # [s]
+    interference: str = "analytic"
 
     def __post_init__(self) -> None:
         self._plain_settings()
@@ -432,6 +440,7 @@ class SimulatorConfig(_Group):
             "sample_noise": (int, float),
             "suspend_overhead_s": (int, float, type(None)),
             "resume_overhead_s": (int, float, type(None)),
+            "interference": str,
         }
         for name, allowed in _SIMULATOR_ALLOWED.items():
             value = getattr(self, name)

@@ -91,6 +91,8 @@ def _config_docs() -> dict[str, str]:
         "model's own, 2-5 s)",
         "simulator.resume_overhead_s": "restart time of every resume or migration [s] (None: "
         "each model's own, 5-50 s)",
+        "simulator.interference": "sharing model: 'analytic', 'measured' (Gavel's pairs, "
+        "proxies for unmatched models) or 'measured_exact'",
         "invalid_action": "'noop' (no-op with reward.invalid_penalty) or 'raise'",
         "auto_advance": "skip states where advance is the only valid action",
         "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",

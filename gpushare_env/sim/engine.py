@@ -39,7 +39,14 @@ import numpy as np
 
 from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.cluster import Cluster, unfit_reason
-from gpushare_env.sim.interference import InterferenceModel, LinearContention, NoInterference
+from gpushare_env.sim.interference import (
+    INTERFERENCE_MODELS,
+    InterferenceModel,
+    LinearContention,
+    MeasuredContention,
+    NoInterference,
+    measured_contention,
+)
 from gpushare_env.sim.limits import MAX_DURATION_S, is_finite, is_int, range_text
 from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import (
@@ -121,6 +128,10 @@ class SimConfig:
             valid decisions per job (docs/model.md, *Suspension rules*).
         min_service_s: Seconds a resumed job must compute before it may be suspended
             again, >= 0 (a quantum, as Gandiva's time slices; default 0: none).  # [s]
+        interference: The sharing model when ``Simulator`` is given none: ``"analytic"``
+            (``LinearContention``, the default), ``"measured"`` (Gavel's measured pairs,
+            a proxy job type for every catalog model) or ``"measured_exact"`` (measured
+            pairs of same-architecture matches only); see ``sim.interference``.
 
     Every setting is checked on creation: a bad one raises ``ValueError`` naming it
     (``SimConfig.sample_noise``) and its allowed range; numpy scalars are accepted.
@@ -135,6 +146,7 @@ class SimConfig:
     record_timeline: bool = True
     max_suspends_per_job: int | None = 3
     min_service_s: float = 0.0  # [s]
+    interference: str = "analytic"
 
     def __post_init__(self) -> None:
         # numpy scalars are accepted and stored as Python numbers; bool is not an int here
@@ -169,6 +181,8 @@ class SimConfig:
             raise bad("max_suspends_per_job", "None or an int >= 0 and <= 2**31 - 1")
         if not (is_finite(self.min_service_s) and 0 <= self.min_service_s <= MAX_DURATION_S):
             raise bad("min_service_s", f"a finite number {range_text(0, MAX_DURATION_S)} s")
+        if not (isinstance(self.interference, str) and self.interference in INTERFERENCE_MODELS):
+            raise bad("interference", f"one of {list(INTERFERENCE_MODELS)}")
 
 
 #: The numeric settings of ``SimConfig`` (numpy scalars among them become Python numbers).
@@ -253,9 +267,10 @@ class Simulator:
         jobs: The workload; job ids must be unique and every job must fit the cluster.
         cluster: The cluster layout (``make_cluster``).
         config: Simulator settings.
-        interference: Co-location slowdown model (default ``LinearContention()``);
-            ``LinearContention`` and ``NoInterference`` run in C, any other model is
-            called from the core for each GPU whose computing workers change.
+        interference: Co-location slowdown model (default: the one
+            ``config.interference`` names); ``LinearContention``, ``MeasuredContention``
+            and ``NoInterference`` run in C, any other model is called from the core for
+            each GPU whose computing workers change.
         rng: Generator for the sampling noise; one draw per job in job-id order, so the
             noise a job sees does not depend on the schedule.
         episode: The env's encoder, reward and limits (``None``: headless).
@@ -273,7 +288,7 @@ class Simulator:
     ) -> None:
         self.config = config or SimConfig()
         self.cluster = cluster
-        self.interference: InterferenceModel = interference or LinearContention()
+        self.interference: InterferenceModel = self._interference_model(interference)
         if isinstance(jobs, (str, bytes, Mapping)) or not isinstance(jobs, Iterable):
             raise TypeError(f"jobs must be a list of JobSpec, got {type(jobs).__name__}")
         jobs = list(jobs)
@@ -295,6 +310,20 @@ class Simulator:
         self.gpus: GPUState = self.core.gpu_state
         #: Job id -> ``JobState`` (read-only proxies), in arrival order.
         self.jobs: Mapping[int, JobState] = JobTable(self.core, [j.job_id for j in ordered])
+
+    def _interference_model(self, given: InterferenceModel | None) -> InterferenceModel:
+        """``given``, else the model ``config.interference`` names (not both)."""
+        name = self.config.interference
+        if given is not None:
+            if name != "analytic":
+                raise ValueError(
+                    f"interference: give either an InterferenceModel or "
+                    f"SimConfig.interference={name!r}, not both"
+                )
+            return given
+        if name == "analytic":
+            return LinearContention()
+        return measured_contention(proxies=name == "measured")
 
     def __getstate__(self) -> dict[str, Any]:
         # the core pickles itself (it replays its operations); the rest is rebuilt on it
@@ -607,10 +636,20 @@ def core_inputs(
     }
     reference = np.sort(np.asarray([j.memory_gib for j in ordered], dtype=np.float64))
     num_gpus = cluster.num_gpus
-    builtin = isinstance(interference, (LinearContention, NoInterference))
+    builtin = isinstance(interference, (LinearContention, NoInterference, MeasuredContention))
+    measured = None
+    if isinstance(interference, MeasuredContention):
+        measured = interference.core_tables(
+            _MODEL_NAMES, cluster.gpu_type, cluster.gpu_speed.tolist()
+        )
     sim_in = {
-        "alpha": interference.alpha if isinstance(interference, LinearContention) else 0.0,
-        "interference": isinstance(interference, LinearContention),
+        "alpha": (
+            interference.alpha
+            if isinstance(interference, (LinearContention, MeasuredContention))
+            else 0.0
+        ),
+        "interference": isinstance(interference, (LinearContention, MeasuredContention)),
+        "measured": measured,
         "interference_model": None if builtin else interference,
         "interference_models": bool(getattr(interference, "uses_models", True)),
         "sample_iterations": config.sample_iterations,

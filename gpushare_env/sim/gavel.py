@@ -50,6 +50,7 @@ from typing import Any
 from gpushare_env.sim.limits import is_finite
 
 __all__ = [
+    "CATALOG_PROXIES",
     "CATALOG_TO_GAVEL",
     "FORMAT",
     "GAVEL_BLOB",
@@ -108,6 +109,20 @@ CATALOG_TO_GAVEL: dict[str, str] = {"resnet50": "ResNet-50 (batch size 64)"}
 #: 2.8x its work per image and needs 12 GiB per worker against 8 (catalog), so ResNet-50's
 #: pairs, in particular which of them fit in memory, say little about its own.
 UNMATCHED_MODELS: tuple[str, ...] = ("alexnet", "googlenet", "inception_v3", "resnet152", "vgg16")
+#: The job type whose measurements each catalog model takes under the ``"measured"``
+#: interference setting: its own architecture where Gavel has it, else a proxy of the same
+#: compute class (catalog intensity): the heavy ImageNet CNNs (u >= 0.95: vgg16,
+#: inception_v3, resnet152) take ResNet-50 at batch size 64, the light ones (u <= 0.6:
+#: googlenet, alexnet) ResNet-18 at their batch size. Proxies are assumptions, not
+#: measurements: ``"measured_exact"`` keeps the analytic model for every unmatched pair.
+CATALOG_PROXIES: dict[str, str] = {
+    "resnet50": "ResNet-50 (batch size 64)",
+    "vgg16": "ResNet-50 (batch size 64)",
+    "inception_v3": "ResNet-50 (batch size 64)",
+    "resnet152": "ResNet-50 (batch size 64)",
+    "googlenet": "ResNet-18 (batch size 64)",
+    "alexnet": "ResNet-18 (batch size 128)",
+}
 #: Gavel's architecture name for each catalog model of the same architecture.
 GAVEL_ARCHITECTURE: dict[str, str] = {"resnet50": "ResNet-50"}
 

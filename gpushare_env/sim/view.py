@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpushare_env.sim.engine import JobState, Simulator
+from gpushare_env.sim.interference import MeasuredContention
 from gpushare_env.sim.types import JobSpec, JobStatus
 
 __all__ = ["FitChecker", "JobView", "SimView"]
@@ -328,6 +329,10 @@ class SimView:
         jobs on a GPU whose restarting tenants look idle.
         """
         sim = self._sim
+        if isinstance(sim.interference, MeasuredContention):
+            # each worker has its own factor: the core applies the rule
+            own, others = sim.core.measured_speed_if_placed(job_id, gpus, include_resuming)
+            return float(own), float(others)
         spec = sim.jobs[job_id].spec
         state = sim.gpus
         interference = sim.interference

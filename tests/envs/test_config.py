@@ -193,6 +193,7 @@ _NON_DEFAULT: dict[str, object] = {
     "sample_noise": 0.0,
     "suspend_overhead_s": 62.0,
     "resume_overhead_s": 0.0,
+    "interference": "measured",
     "max_decisions": 500,
     "max_time_s": 100.0,
     "auto_advance": False,
