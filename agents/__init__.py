@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         SchedulingMetricsCallback,
     )
     from agents.envs import SeededEpisodes, make_env, make_vec_env
-    from agents.evaluation import mean_ci95, run_episode, run_episodes
+    from agents.evaluation import run_episode, run_episodes
     from agents.extractors import EXTRACTORS, PermutationExtractor, masked_mean_max
     from agents.policies import MaskableSlotPolicy, SlotPolicy
     from agents.training import (
@@ -64,7 +64,6 @@ __all__ = [
     "make_env",
     "make_vec_env",
     "masked_mean_max",
-    "mean_ci95",
     "run_episode",
     "run_episodes",
     "train",
@@ -82,7 +81,7 @@ _LAZY: dict[str, str] = {
         "bc": ("Demonstrations", "clone", "collect_demonstrations"),
         "callbacks": ("HeuristicEvalCallback", "ProgressBarCallback", "SchedulingMetricsCallback"),
         "envs": ("SeededEpisodes", "make_env", "make_vec_env"),
-        "evaluation": ("mean_ci95", "run_episode", "run_episodes"),
+        "evaluation": ("run_episode", "run_episodes"),
         "extractors": ("EXTRACTORS", "PermutationExtractor", "masked_mean_max"),
         "policies": ("MaskableSlotPolicy", "SlotPolicy"),
         "training": (

@@ -14,7 +14,7 @@ these:
 * :mod:`~gpushare_eval.outputs`: ``config.json``, ``summary.md`` /
   ``summary.json`` and the plots, drawn from every recorded run;
 * :mod:`~gpushare_eval.specs`: the run specifications and results they share;
-* :mod:`~gpushare_eval.stats`: Student-t confidence intervals, paired
+* :mod:`~gpushare_env.stats`: Student-t confidence intervals, paired
   differences, ratios (no scipy needed);
 * :mod:`~gpushare_eval.report`: rows -> ``summary.json`` dict -> ``summary.md``,
   over complete runs only (:class:`~gpushare_eval.report.RunStatus`);
@@ -34,6 +34,15 @@ from gpushare_env.presets import (
     PHILLY_TRAIN_SEEDS,
     EvaluationPreset,
 )
+from gpushare_env.stats import (
+    MeanCI,
+    PairedDiff,
+    mean_ci,
+    paired_difference,
+    ratio_of_means,
+    t_cdf,
+    t_quantile,
+)
 from gpushare_eval.report import (
     HEADLINE_METRICS,
     HIGHER_IS_BETTER,
@@ -42,15 +51,6 @@ from gpushare_eval.report import (
     render_markdown,
     run_status,
     summarize_runs,
-)
-from gpushare_eval.stats import (
-    MeanCI,
-    PairedDiff,
-    mean_ci,
-    paired_difference,
-    ratio_of_means,
-    t_cdf,
-    t_quantile,
 )
 
 __all__ = [
