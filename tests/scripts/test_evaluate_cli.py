@@ -358,11 +358,13 @@ def test_the_default_plan_is_the_thesis_experiment() -> None:
 
 
 def test_seed_syntax() -> None:
-    assert evaluate.parse_seeds(["0-3", "7,9", "2"]) == [0, 1, 2, 3, 7, 9]
-    with pytest.raises(evaluate.UsageError, match=">= 0"):
+    assert evaluate.parse_seeds(["7,9", "0-3"]) == [0, 1, 2, 3, 7, 9]
+    with pytest.raises(evaluate.UsageError, match=r"--seeds: seeds must be >= 0"):
         evaluate.parse_seeds(["-4"])
-    with pytest.raises(evaluate.UsageError, match="empty range"):
+    with pytest.raises(evaluate.UsageError, match="--seeds: empty range"):
         evaluate.parse_seeds(["5-2"])
+    with pytest.raises(evaluate.UsageError, match="--seeds: seed 2 is given twice"):
+        evaluate.parse_seeds(["0-3", "2"])
 
 
 @pytest.fixture(scope="module")
