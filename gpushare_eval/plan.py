@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from agents import ZOO_DIR
+from gpushare_env.envs import make_env
 from gpushare_env.presets import EVALUATION_PRESETS, EvaluationPreset
 from gpushare_env.seeding import policy_seed
 from gpushare_env.sim.limits import MAX_JOBS
-from gpushare_eval.runs import agent_algorithm, load_agent, make_env
+from gpushare_eval.runs import agent_algorithm, load_agent
 from gpushare_eval.specs import (
     AGENT_ENV_KEYS,
     DECISIONS_PER_JOB,

@@ -20,13 +20,14 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from gpushare_env.envs import make_env
 from gpushare_env.rollout import Step, rollout
 from gpushare_env.runner import TruncatedBy
 from gpushare_env.seeding import episode_streams, trace_generator
@@ -43,68 +44,25 @@ __all__ = [
     "execute_run_safely",
     "headless_setup",
     "load_agent",
-    "make_env",
     "run_all",
     "status_of",
 ]
 
 
-def make_env(env_config: Mapping[str, Any]) -> Any:
-    """A fresh ``GPUShare-v0`` env (env checker off: the env has its own tests)."""
-    import gymnasium as gym
-
-    import gpushare_env  # noqa: F401  (registers GPUShare-v0)
-
-    return gym.make("GPUShare-v0", config=dict(env_config), disable_env_checker=True)
-
-
 @functools.lru_cache(maxsize=8)
 def load_agent(path: str) -> Any:
-    """Load a saved stable-baselines3 model (cached per process).
+    """``agents.load_model`` (the algorithm read from the file), cached per process."""
+    from agents.training import load_model
 
-    The algorithm is read from the file: MaskablePPO unless its policy class says PPO or
-    DQN. ``agents.load_model`` is used when the agents package provides one.
-    """
-    import torch
-
-    torch.set_num_threads(1)  # one run per process: no oversubscription
-    try:
-        import agents
-
-        loader = getattr(agents, "load_model", None)
-    except ImportError:  # pragma: no cover - agents is part of the repo
-        loader = None
-    if loader is not None:
-        return loader(path)
-    algorithm = agent_algorithm(path)
-    if algorithm == "MaskablePPO":
-        from sb3_contrib import MaskablePPO
-
-        return MaskablePPO.load(path, device="cpu")
-    if algorithm == "DQN":
-        from stable_baselines3 import DQN
-
-        return DQN.load(path, device="cpu")
-    from stable_baselines3 import PPO
-
-    return PPO.load(path, device="cpu")
+    return load_model(path)
 
 
 def agent_algorithm(path: str) -> str:
-    """``MaskablePPO``, ``PPO`` or ``DQN`` from the policy class recorded in an SB3 zip."""
-    import zipfile
+    """``MaskablePPO``, ``PPO`` or ``DQN``: the algorithm that saved ``path``
+    (``agents.saved.algorithm_of``; ``ValueError`` naming the file if none did)."""
+    from agents.saved import ALGORITHM_NAMES, algorithm_of
 
-    try:
-        with zipfile.ZipFile(path) as archive:
-            data = archive.read("data").decode("utf-8")
-    except (OSError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
-        return "MaskablePPO"
-    lowered = data.lower()
-    if "maskable" in lowered:
-        return "MaskablePPO"
-    if "dqn" in lowered:
-        return "DQN"
-    return "PPO"
+    return ALGORITHM_NAMES[algorithm_of(path)]
 
 
 @dataclass(slots=True)
