@@ -108,7 +108,7 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     """
     import baselines
 
-    env = make_env(spec.env_config)
+    env: Any = make_env(spec.env_config)
     if spec.policy.is_agent:
         policy = load_agent(str(spec.policy.path))
     else:
