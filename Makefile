@@ -36,7 +36,7 @@ test-fast: $(VENV)/.full
 	$(BIN)/python -m pytest -q -n 2 -m "not slow" $(ARGS)
 
 lint: $(VENV)/.full
-	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy && $(BIN)/lint-imports
 
 bench: $(VENV)/.core
 	$(BIN)/python -m scripts.benchmark $(ARGS)

@@ -1,7 +1,7 @@
 """Training environments: seeded episode streams, reward scaling and vectorisation.
 
 Training must draw its episodes from the training seeds only (the evaluation preset
-``philly`` reserves :data:`~gpushare_env.evaluation.presets.PHILLY_TEST_SEEDS` for the
+``philly`` reserves :data:`~gpushare_env.presets.PHILLY_TEST_SEEDS` for the
 test), so every training env resets with an explicit seed taken from a shuffled cycle of
 the training seeds. The wrapper also forwards ``action_masks()`` (MaskablePPO reads it
 through ``env_method`` under ``SubprocVecEnv``) and can scale the reward, which keeps
@@ -23,6 +23,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
 
+from gpushare_env.envs import make_env
 from gpushare_env.seeding import worker_seed
 
 if TYPE_CHECKING:
@@ -152,13 +153,6 @@ class InProcessVecEnv(DummyVecEnv):
 
     def _obs_from_buf(self) -> VecEnvObs:
         return {key: np.copy(value) for key, value in self.buf_obs.items()}
-
-
-def make_env(env_config: Mapping[str, Any]) -> gym.Env[Any, Any]:
-    """A bare ``GPUShare-v0`` env (no checker: the env has its own tests)."""
-    import gpushare_env  # noqa: F401  (registers GPUShare-v0)
-
-    return gym.make("GPUShare-v0", config=dict(env_config), disable_env_checker=True)
 
 
 def make_env_fn(

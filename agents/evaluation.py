@@ -9,7 +9,6 @@ metrics (the shipped model's test relies on it).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,29 +18,10 @@ from agents.envs import make_env
 from gpushare_env.rollout import rollout
 from gpushare_env.seeding import policy_seed
 
-__all__ = ["METRIC_KEYS", "mean_ci95", "run_episode", "run_episodes"]
+__all__ = ["METRIC_KEYS", "run_episode", "run_episodes"]
 
 #: Metrics recorded by evaluations and the TensorBoard callbacks.
 METRIC_KEYS: tuple[str, ...] = ("mean_jct_s", "makespan_s", "gpu_util", "suspends")
-
-# two-sided 97.5% Student t quantiles by degrees of freedom (1-30); normal beyond
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-
-
-def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and half-width of its 95% Student-t confidence interval (0 for one value)."""
-    data = np.asarray(values, dtype=np.float64)
-    if data.size == 0:
-        return math.nan, math.nan
-    if data.size == 1:
-        return float(data[0]), 0.0
-    dof = data.size - 1
-    quantile = _T975[dof - 1] if dof <= len(_T975) else 1.96
-    return float(data.mean()), float(quantile * data.std(ddof=1) / math.sqrt(data.size))
 
 
 def run_episode(policy: Any, env_config: Mapping[str, Any], seed: int) -> dict[str, float]:

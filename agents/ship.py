@@ -20,14 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation import mean_ci95, run_episode
+from agents import ZOO_DIR
+from agents.evaluation import run_episode
 from agents.training import load_model
-from gpushare_env.evaluation.presets import PHILLY_TEST_SEEDS
+from gpushare_env.presets import PHILLY_TEST_SEEDS
+from gpushare_env.stats import mean_ci
 
 __all__ = ["RECORDED_KEYS", "ZOO_DIR", "compare", "lineage", "main", "markdown", "ship"]
-
-#: Folder of the shipped agents.
-ZOO_DIR = Path(__file__).resolve().parent / "zoo"
 
 #: Metrics replayed by the zoo test.
 RECORDED_KEYS: tuple[str, ...] = ("mean_jct_s", "makespan_s", "gpu_util", "suspends", "decisions")
@@ -68,15 +67,21 @@ def compare(
         for name, values in rows.items():
             entry: dict[str, Any] = {}
             for key, series in values.items():
-                mean, half = mean_ci95(series)
-                entry[key] = {"mean": mean, "ci95": half, "per_seed": series}
+                entry[key] = {**_mean_ci95(series), "per_seed": series}
                 if "thesis" in rows:
                     ratios = np.asarray(series) / np.asarray(rows["thesis"][key])
-                    r_mean, r_half = mean_ci95(list(ratios))
-                    entry[key]["ratio_to_thesis"] = {"mean": r_mean, "ci95": r_half}
+                    entry[key]["ratio_to_thesis"] = _mean_ci95(ratios.tolist())
             summary[name] = entry
         table[str(config["workload"])] = summary
     return table
+
+
+def _mean_ci95(values: list[float]) -> dict[str, float]:
+    """A card's ``{"mean", "ci95"}``: the mean and the half-width of its 95% Student-t
+    interval (``gpushare_env.stats.mean_ci``; 0 for a single value, so the card still
+    prints)."""
+    ci = mean_ci(values)
+    return {"mean": ci.mean, "ci95": 0.0 if ci.n == 1 else ci.half_width}
 
 
 def _save_without_optimizer_state(model: Any, path: Path) -> None:

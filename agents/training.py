@@ -37,9 +37,10 @@ from agents.allocator import keep_freed_memory
 from agents.callbacks import HeuristicEvalCallback, ProgressBarCallback, SchedulingMetricsCallback
 from agents.envs import make_vec_env
 from agents.extractors import EXTRACTORS, PermutationExtractor
+from agents.saved import algorithm_of
 from gpushare_env.envs.config import EnvConfig
 from gpushare_env.envs.observation import pending_features, running_features
-from gpushare_env.evaluation.presets import (
+from gpushare_env.presets import (
     EVALUATION_PRESETS,
     PHILLY_TEST_SEEDS,
     PHILLY_TRAIN_SEEDS,
@@ -767,33 +768,11 @@ def algorithm_class(algo: str) -> Any:
     raise ValueError(f"algo must be one of {list(ALGORITHMS)}, got {algo!r}")
 
 
-def _algo_of_file(path: str | Path) -> str:
-    """The algorithm of a saved model: from the ``config.json`` / ``<stem>.json`` beside it,
-    else from the policy class recorded in the zip."""
-    path = Path(path)
-    for candidate in (path.with_suffix(".json"), path.parent / "config.json"):
-        if candidate.is_file():
-            try:
-                data = json.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
-                continue
-            train = data.get("train", {})
-            algo = data.get("algo") or train.get("algo") or train.get("algorithm", {}).get("algo")
-            if algo in ALGORITHMS:
-                return str(algo)
-    import zipfile
-
-    with zipfile.ZipFile(path) as archive:
-        text = archive.read("data").decode("utf-8").lower()
-    if "maskable" in text:
-        return "maskable_ppo"
-    return "dqn" if "dqnpolicy" in text or "qnetwork" in text else "ppo"
-
-
 def load_model(path: str | Path, env: Any = None) -> Any:
-    """Load a saved agent on the CPU (the algorithm is read from beside it or from the zip)."""
+    """Load a saved agent on the CPU with the algorithm that saved it
+    (:func:`agents.saved.algorithm_of` reads it from the file)."""
     torch.set_num_threads(1)
-    cls = algorithm_class(_algo_of_file(path))
+    cls = algorithm_class(algorithm_of(path))
     return cls.load(str(path), env=env, device="cpu")
 
 

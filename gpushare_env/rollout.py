@@ -1,7 +1,7 @@
 """The one episode loop: a policy plays one seeded episode of a Gymnasium env.
 
 Every place that plays whole episodes calls :func:`rollout`: the evaluation harness
-(``gpushare_env.evaluation.runs``), the agents' evaluation and training callbacks
+(``gpushare_eval.runs``), the agents' evaluation and training callbacks
 (``agents.evaluation``), behaviour cloning (``agents.bc``), the reward reference
 (``agents.reference``), the env benchmark (``gpushare_env.envs.bench``), the thesis
 experiment in the env (``baselines.experiments``) and the tests. A policy is anything

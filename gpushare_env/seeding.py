@@ -14,13 +14,73 @@ harness, the training envs and the benchmarks replay exactly the same episodes:
   with ``s`` too, so a (policy, episode) pair is one fixed run.
 * :func:`worker_seed`: training worker ``i`` of a run seeded ``s`` shuffles its episode
   seeds with its own stream.
+* :func:`parse_seeds`: the one spelling of a list of seeds on a command line
+  (``0-99``, ``1,2,5``), for ``gpushare-train`` and ``gpushare-evaluate`` alike.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 import numpy as np
 
-__all__ = ["TRACE_SEED", "episode_streams", "policy_seed", "trace_generator", "worker_seed"]
+__all__ = [
+    "MAX_SEEDS",
+    "TRACE_SEED",
+    "episode_streams",
+    "parse_seeds",
+    "policy_seed",
+    "trace_generator",
+    "worker_seed",
+]
+
+#: Most seeds one list may name: far more runs than any machine finishes, few enough to
+#: hold (a typo like ``0-99999999999`` would otherwise fill the memory).
+MAX_SEEDS = 1_000_000
+_RANGE = re.compile(r"(\d+)-(\d+)")
+
+
+def parse_seeds(tokens: str | Sequence[str]) -> tuple[int, ...]:
+    """Seeds from ``"3"``, ``"0-9"`` (both ends included), ``"0,1,5-7"`` or several such
+    tokens, in the order given.
+
+    Raises:
+        ValueError: Naming the part that is wrong: not an integer or a range, a negative
+            seed, an empty range (``5-2``), a seed given twice, more than
+            :data:`MAX_SEEDS` seeds, or no seed at all.
+    """
+    if isinstance(tokens, str):
+        tokens = [tokens]
+    seeds: list[int] = []
+    for token in tokens:
+        for part in (p.strip() for p in token.split(",")):
+            if not part:
+                continue
+            match = _RANGE.fullmatch(part)
+            if match:
+                low, high = int(match.group(1)), int(match.group(2))
+                if high < low:
+                    raise ValueError(f"empty range {part!r}")
+            else:
+                try:
+                    low = high = int(part)
+                except ValueError:
+                    raise ValueError(f"{part!r} is not a seed or a range such as 0-99") from None
+                if low < 0:
+                    raise ValueError(f"seeds must be >= 0, got {low}")
+            if len(seeds) + high - low + 1 > MAX_SEEDS:
+                raise ValueError(f"{part!r} makes more than {MAX_SEEDS:,} seeds")
+            seeds.extend(range(low, high + 1))
+    if not seeds:
+        raise ValueError("no seed given")
+    seen: set[int] = set()
+    for seed in seeds:
+        if seed in seen:
+            raise ValueError(f"seed {seed} is given twice")
+        seen.add(seed)
+    return tuple(seeds)
+
 
 #: Seed of the generator a trace is read with (see :func:`trace_generator`).
 TRACE_SEED = 0

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from gpushare_env.seeding import parse_seeds
+
 YARDSTICKS = ("thesis", "gandiva", "fifo_pack")
 
 
@@ -245,17 +247,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="training seeds")
     parser.add_argument("--steps", type=int, default=100_000, help="env steps per seed")
     parser.add_argument("--every", type=int, default=10_000, help="evaluate every N steps")
-    parser.add_argument("--test-seeds", default="1000-1004", metavar="A-B")
+    parser.add_argument(
+        "--test-seeds", default="1000-1004", metavar="SEEDS", help="e.g. 1000-1004 or 1,5,9"
+    )
     parser.add_argument("--torch-threads", type=int, default=1)
     parser.add_argument("--out", required=True, help="JSON to write")
     parser.add_argument("--plot", default=None, metavar="PNG")
     args = parser.parse_args(argv)
     try:
         config = json.loads(args.env)
-        first, _, last = args.test_seeds.partition("-")
-        seeds = list(range(int(first), int(last or first) + 1))
     except ValueError as error:
-        parser.error(f"--env must be a JSON object and --test-seeds A-B: {error}")
+        parser.error(f"--env must be a JSON object: {error}")
+    try:
+        seeds = list(parse_seeds(args.test_seeds))
+    except ValueError as error:
+        parser.error(f"--test-seeds: {error}")
     if not isinstance(config, dict):
         parser.error(f"--env must be a JSON object, got {args.env!r}")
     if args.steps < 1 or args.every < 1:

@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gpushare_env.seeding import parse_seeds
+
 PROG = "gpushare-train"
 
 #: Choices listed in ``--help`` (the config checks them too).
@@ -73,30 +75,12 @@ _METAVARS: dict[str, str] = {
 _FROM_PRESET = ("cluster", "workloads", "num_jobs")
 
 
-#: Most seeds one option may list (a range such as ``0-99`` counts every seed).
-_MAX_SEEDS = 1_000_000
-
-
 def _seeds(text: str) -> tuple[int, ...]:
-    """Parse ``0-99``, ``1,2,5`` or a mix (seeds are ints >= 0)."""
-    seeds: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            if "-" in part:
-                low, high = (int(x) for x in part.split("-", 1))
-            else:
-                low = high = int(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{part!r} is not a seed or a range such as 0-99"
-            ) from None
-        if len(seeds) + (high - low + 1) > _MAX_SEEDS:
-            raise argparse.ArgumentTypeError(f"more than {_MAX_SEEDS:,} seeds in {text!r}")
-        seeds.extend(range(low, high + 1))
-    return tuple(seeds)
+    """Parse ``0-99``, ``1,2,5`` or a mix, in order (:func:`gpushare_env.seeding.parse_seeds`)."""
+    try:
+        return parse_seeds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _sizes(text: str) -> tuple[int, ...]:

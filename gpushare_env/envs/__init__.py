@@ -19,7 +19,7 @@ from gpushare_env.envs.config import (
     SimulatorConfig,
     WindowsConfig,
 )
-from gpushare_env.envs.gpushare_env import GPUShareEnv, InvalidActionError
+from gpushare_env.envs.gpushare_env import GPUShareEnv, InvalidActionError, make_env
 from gpushare_env.envs.observation import (
     FRAG_FEATURES,
     GLOBAL_FEATURES,
@@ -49,4 +49,5 @@ __all__ = [
     "WindowsConfig",
     "env_spec_markdown",
     "log_time",
+    "make_env",
 ]

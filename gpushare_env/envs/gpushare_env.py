@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -32,7 +32,7 @@ from gpushare_env.workloads.config import WorkloadConfig
 from gpushare_env.workloads.jobs import fit_to_cluster
 from gpushare_env.workloads.trace_cut import TraceCutWarning, TraceRead, read_trace
 
-__all__ = ["GPUShareEnv", "InvalidActionError"]
+__all__ = ["GPUShareEnv", "InvalidActionError", "make_env"]
 
 check_core_enums("REWARD_COMPONENTS", REWARD_COMPONENTS)
 
@@ -645,3 +645,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             assert self._core is not None
             return f"action {action} = suspend: {self._core.suspend_refusal(decision.job_id)}"
         return f"action {action} = {decision!r} is invalid now"  # pragma: no cover
+
+
+def make_env(config: Mapping[str, Any] | None = None) -> gym.Env[Any, Any]:
+    """``gym.make("GPUShare-v0", config=config)`` without Gymnasium's env checker (the env
+    has its own tests): how the training, evaluation and benchmark tools build an env."""
+    return gym.make("GPUShare-v0", config=dict(config or {}), disable_env_checker=True)

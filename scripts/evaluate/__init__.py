@@ -22,7 +22,7 @@ policy, workload and seed once every run is done). The output folder holds:
 
 **Nothing finished is lost.** Each run is saved as soon as it ends: its plot data, its
 ``jobs.csv`` rows, then its ``runs.csv`` row, each an append of whole lines flushed to
-disk (:class:`~gpushare_env.evaluation.store.RunStore`); ``config.json`` is written
+disk (:class:`~gpushare_eval.store.RunStore`); ``config.json`` is written
 before the first run, with a key of each run's configuration. A Ctrl-C stops the workers
 and says how many runs are saved and the command that resumes (exit status 130); a
 worker that dies (killed, out of memory) ends the evaluation the same way (exit 1); a
@@ -51,7 +51,7 @@ Examples::
     gpushare-evaluate --headless --trace big.csv --cluster philly --seeds 0 \\
         --policies fifo_pack fgd --no-jobs-csv --out results/big
 
-``--backend ray`` makes each run a Ray task (:mod:`gpushare_env.evaluation.ray_backend`;
+``--backend ray`` makes each run a Ray task (:mod:`gpushare_eval.ray_backend`;
 ``pip install 'gpushare[ray]'``): on a local Ray instance with ``--workers`` CPUs, or on
 the cluster at ``--ray-address``, whose nodes get the traces and saved agents through
 Ray's object store. Everything above holds as with the process pool (the same files,
@@ -84,7 +84,7 @@ everywhere); 130 when interrupted. A crash wins over an incomplete run.
 
 This package is the command line only (``arguments``: the options and the plan they
 ask for; :func:`main`); the harness itself is the library
-:mod:`gpushare_env.evaluation` (``plan``, ``runs``, ``store``, ``outputs``, ``report``,
+:mod:`gpushare_eval` (``plan``, ``runs``, ``store``, ``outputs``, ``report``,
 ``plots``), whose runs play their episodes with :func:`gpushare_env.rollout.rollout`.
 """
 
@@ -101,17 +101,17 @@ from typing import Any
 
 import numpy as np
 
-from gpushare_env.evaluation.outputs import build_config, write_outputs
-from gpushare_env.evaluation.plan import Plan
-from gpushare_env.evaluation.ray_backend import RAY_MISSING, RayStartError, ray_available
-from gpushare_env.evaluation.report import (
+from gpushare_eval.outputs import build_config, write_outputs
+from gpushare_eval.plan import Plan
+from gpushare_eval.ray_backend import RAY_MISSING, RayStartError, ray_available
+from gpushare_eval.report import (
     describe_incomplete_run,
     incomplete_runs,
     render_markdown,
 )
-from gpushare_env.evaluation.runs import WorkerDied, run_all
-from gpushare_env.evaluation.specs import PROG, PlanError, RunOutput, RunSpec, one_line
-from gpushare_env.evaluation.store import RunStore, check_writable, prepare_folder, run_id
+from gpushare_eval.runs import WorkerDied, run_all
+from gpushare_eval.specs import PROG, PlanError, RunOutput, RunSpec, one_line
+from gpushare_eval.store import RunStore, check_writable, prepare_folder, run_id
 from scripts.evaluate.arguments import (
     EXIT_FAILED,
     EXIT_INCOMPLETE,
@@ -261,7 +261,7 @@ def _evaluate(session: _Session, arguments: Sequence[str]) -> int:
 
 
 def _spec_id(run: RunSpec) -> tuple[str, str, str]:
-    """A planned run's identity, as :func:`~gpushare_env.evaluation.store.run_id` gives
+    """A planned run's identity, as :func:`~gpushare_eval.store.run_id` gives
     a recorded row's."""
     return run_id({"policy": run.policy.label, "workload": run.workload.label, "seed": run.seed})
 

@@ -1,8 +1,8 @@
 """``gpushare-evaluate``'s options, and the plan they ask for.
 
 Only the command line lives here: the options, their text (seed ranges, integers, JSON)
-and the :class:`~gpushare_env.evaluation.plan.Plan` they resolve to through
-:func:`gpushare_env.evaluation.plan.make_plan`.
+and the :class:`~gpushare_eval.plan.Plan` they resolve to through
+:func:`gpushare_eval.plan.make_plan`.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from gpushare_env.evaluation.plan import Plan, make_plan
-from gpushare_env.evaluation.presets import EVALUATION_PRESETS
-from gpushare_env.evaluation.specs import DECISIONS_PER_JOB, PROG, PlanError
+from gpushare_env import seeding
+from gpushare_env.presets import EVALUATION_PRESETS
+from gpushare_eval.plan import Plan, make_plan
+from gpushare_eval.specs import DECISIONS_PER_JOB, PROG, PlanError
 
 __all__ = [
     "EXIT_FAILED",
@@ -217,46 +217,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Most seeds one command takes: far more runs than any machine finishes, few enough to
-#: list (a typo like ``0-99999999999`` would otherwise fill the memory).
-MAX_SEEDS = 1_000_000
-
-
 def parse_seeds(tokens: Sequence[str]) -> list[int]:
-    """Seeds from tokens like ``3``, ``0-9`` or ``0,1,2`` (sorted, without repeats).
+    """``--seeds``: :func:`gpushare_env.seeding.parse_seeds`, sorted (runs are listed by
+    seed).
 
     Raises:
-        UsageError: A token that is not a seed or a range, or a negative seed.
+        UsageError: What ``parse_seeds`` refuses, named as ``--seeds: ...``.
     """
-    seeds: list[int] = []
-    for token in tokens:
-        for part in (p.strip() for p in token.split(",")):
-            if not part:
-                continue
-            match = re.fullmatch(r"(\d+)-(\d+)", part)
-            if match:
-                low, high = int(match.group(1)), int(match.group(2))
-                if high < low:
-                    raise UsageError(f"--seeds: empty range {part!r}")
-                if high - low + 1 + len(seeds) > MAX_SEEDS:
-                    raise UsageError(
-                        f"--seeds: {part!r} makes more than {MAX_SEEDS:,} seeds (one run "
-                        "each per policy and workload)"
-                    )
-                seeds.extend(range(low, high + 1))
-                continue
-            try:
-                seed = int(part)
-            except ValueError:
-                raise UsageError(
-                    f"--seeds: {part!r} is not an integer or a range like 0-9"
-                ) from None
-            if seed < 0:
-                raise UsageError(f"--seeds: seeds must be >= 0, got {seed}")
-            seeds.append(seed)
-    if not seeds:
-        raise UsageError("--seeds: no seed given")
-    return sorted(set(seeds))
+    try:
+        return sorted(seeding.parse_seeds(tokens))
+    except ValueError as error:
+        raise UsageError(f"--seeds: {error}") from None
 
 
 def _positive_int(text: str | None, option: str) -> int | None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agents import ZOO_DIR
 from agents.training import (
     FLAT_KEYS,
     GROUPS,
@@ -23,7 +24,7 @@ from agents.training import (
 from scripts.train import build_parser, config_from_args
 from tests.agents.helpers import TINY_TRAINING
 
-ZOO = Path(__file__).resolve().parents[2] / "agents" / "zoo"
+ZOO = ZOO_DIR
 
 
 def _cli(*argv: str) -> TrainConfig:

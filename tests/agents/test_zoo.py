@@ -6,13 +6,15 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import baselines
+from agents import ZOO_DIR
 from agents.evaluation import run_episode
-from agents.ship import RECORDED_KEYS, ZOO_DIR
+from agents.ship import RECORDED_KEYS
 from agents.training import load_model
-from gpushare_env.evaluation.presets import PHILLY_TEST_SEEDS, PHILLY_TRAIN_SEED_POOL
+from gpushare_env.presets import PHILLY_TEST_SEEDS, PHILLY_TRAIN_SEED_POOL
 
 _RECORDS = sorted(ZOO_DIR.glob("*.json"))
 
@@ -77,3 +79,18 @@ def test_shipped_model_reproduces_its_recorded_evaluation(record_path: Path) -> 
     for key in RECORDED_KEYS:
         if key in entry["metrics"]:
             assert metrics[key] == entry["metrics"][key], key
+
+
+def test_card_intervals_are_the_evaluation_harness_intervals():
+    # one CI rule for cards and summary.md: the exact t quantile, also beyond 30 seeds
+    # (where a normal 1.96 would be about 2 % too narrow at 40 seeds)
+    from agents.ship import _mean_ci95
+    from gpushare_env.stats import mean_ci
+
+    values = [float(v) for v in np.random.default_rng(0).normal(10.0, 2.0, size=40)]
+    card = _mean_ci95(values)
+    harness = mean_ci(values)
+    assert card == {"mean": harness.mean, "ci95": harness.half_width}
+    normal = 1.96 * harness.std / np.sqrt(len(values))
+    assert card["ci95"] > normal * 1.02
+    assert _mean_ci95([3.0]) == {"mean": 3.0, "ci95": 0.0}

@@ -351,12 +351,12 @@ def test_shipped_zoo_configs_still_build() -> None:
     and gives the observation and action spaces the agent was trained on."""
     import json
     import zipfile
-    from pathlib import Path
 
     from stable_baselines3.common.save_util import json_to_data
 
-    zoo = Path(__file__).parents[2] / "agents" / "zoo"
-    records = sorted(zoo.glob("*.json"))
+    from agents import ZOO_DIR
+
+    records = sorted(ZOO_DIR.glob("*.json"))
     assert records
     for path in records:
         record = json.loads(path.read_text(encoding="utf-8"))

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import gpushare_env  # noqa: F401  (registers GPUShare-v0)
-from gpushare_env.evaluation.presets import EVALUATION_PRESETS
+from gpushare_env.presets import EVALUATION_PRESETS
 from gpushare_env.sim import InvalidDecision, JobStatus, SimConfig, Simulator, make_cluster
 from tests.jobs import job
 

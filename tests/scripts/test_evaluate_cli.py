@@ -12,16 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpushare_env.evaluation.plan import (
+from gpushare_env.workloads import make_workload, write_csv_trace
+from gpushare_eval.plan import (
     agent_env_overrides,
     agent_recorded_rules,
     file_sha256,
     make_plan,
 )
-from gpushare_env.evaluation.report import RUN_COLUMNS
-from gpushare_env.evaluation.runs import headless_setup
-from gpushare_env.evaluation.specs import PolicySpec, RunSpec, WorkloadSpec
-from gpushare_env.workloads import make_workload, write_csv_trace
+from gpushare_eval.report import RUN_COLUMNS
+from gpushare_eval.runs import headless_setup
+from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
 from scripts import evaluate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -358,11 +358,13 @@ def test_the_default_plan_is_the_thesis_experiment() -> None:
 
 
 def test_seed_syntax() -> None:
-    assert evaluate.parse_seeds(["0-3", "7,9", "2"]) == [0, 1, 2, 3, 7, 9]
-    with pytest.raises(evaluate.UsageError, match=">= 0"):
+    assert evaluate.parse_seeds(["7,9", "0-3"]) == [0, 1, 2, 3, 7, 9]
+    with pytest.raises(evaluate.UsageError, match=r"--seeds: seeds must be >= 0"):
         evaluate.parse_seeds(["-4"])
-    with pytest.raises(evaluate.UsageError, match="empty range"):
+    with pytest.raises(evaluate.UsageError, match="--seeds: empty range"):
         evaluate.parse_seeds(["5-2"])
+    with pytest.raises(evaluate.UsageError, match="--seeds: seed 2 is given twice"):
+        evaluate.parse_seeds(["0-3", "2"])
 
 
 @pytest.fixture(scope="module")
@@ -471,7 +473,7 @@ def test_an_agent_runs_under_the_evaluations_suspension_rules_and_the_notes_say_
 def test_the_summary_says_when_the_suspension_rules_differ_per_policy(tmp_path: Path) -> None:
     import dataclasses
 
-    from gpushare_env.evaluation.outputs import _rules_line
+    from gpushare_eval.outputs import _rules_line
 
     plan = make_plan(
         policies=["fifo", "thesis"], cluster="tiny", workloads=["thesis"], num_jobs=8,
@@ -509,7 +511,7 @@ def test_agents_get_every_observation_option_they_were_trained_with(tmp_path: Pa
 
 
 def test_a_headless_run_stopped_by_the_decision_cap_is_reported_truncated() -> None:
-    from gpushare_env.evaluation.runs import execute_run
+    from gpushare_eval.runs import execute_run
 
     def spec(**limits: int) -> RunSpec:
         config = {"cluster": "tiny", "workload": "thesis_poisson", "num_jobs": 15, **limits}

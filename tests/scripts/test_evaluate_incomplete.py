@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpushare_env.evaluation.runs import execute_run
-from gpushare_env.evaluation.specs import PolicySpec, RunSpec, WorkloadSpec
 from gpushare_env.workloads import make_workload, write_csv_trace
+from gpushare_eval.runs import execute_run
+from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
 from scripts import evaluate
 
 POLICIES = ("fifo", "fifo_pack", "thesis")

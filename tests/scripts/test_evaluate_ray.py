@@ -3,7 +3,7 @@
 Ray's start-up takes many seconds here, so one local Ray instance (two CPUs) serves the
 module; the CLI uses a running instance as it is. The last test stops it and lets the
 CLI start (and stop) its own. A worker is killed through the test-only fault of
-:mod:`gpushare_env.evaluation.ray_backend` (``TEST_FAULT_ENV``): the file it names holds
+:mod:`gpushare_eval.ray_backend` (``TEST_FAULT_ENV``): the file it names holds
 the run whose first attempt dies.
 """
 
@@ -26,12 +26,12 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'gpushare[ray]')")
 
-from gpushare_env.evaluation import ray_backend  # noqa: E402
-from gpushare_env.evaluation.plan import file_sha256, make_plan  # noqa: E402
-from gpushare_env.evaluation.ray_backend import TEST_FAULT_ENV  # noqa: E402
-from gpushare_env.evaluation.runs import execute_run_safely  # noqa: E402
-from gpushare_env.evaluation.specs import RunOutput, RunSpec  # noqa: E402
 from gpushare_env.workloads import make_workload, write_csv_trace  # noqa: E402
+from gpushare_eval import ray_backend  # noqa: E402
+from gpushare_eval.plan import file_sha256, make_plan  # noqa: E402
+from gpushare_eval.ray_backend import TEST_FAULT_ENV  # noqa: E402
+from gpushare_eval.runs import execute_run_safely  # noqa: E402
+from gpushare_eval.specs import RunOutput, RunSpec  # noqa: E402
 from scripts import evaluate  # noqa: E402
 from tests.scripts.helpers import (  # noqa: E402
     KILL_AFTER,
@@ -159,7 +159,7 @@ def test_a_trace_in_a_workload_dict_travels_in_the_task(tmp_path: Path) -> None:
         return execute_run_safely(spec)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("gpushare_env.evaluation.runs.execute_run_safely", execute)
+        patch.setattr("gpushare_eval.runs.execute_run_safely", execute)
         output = ray_backend._ray_task(spec, data, None)
     assert output.error is None
     assert without_wall([output.row]) == without_wall([expected.row])

@@ -7,25 +7,25 @@ import math
 import numpy as np
 import pytest
 
-from gpushare_env.evaluation.gantt import GpuInterval, PlacementRecorder, assign_lanes
-from gpushare_env.evaluation.plots import downsample_steps
-from gpushare_env.evaluation.presets import (
+from gpushare_env.presets import (
     EVALUATION_PRESETS,
     PHILLY_TEST_SEEDS,
     PHILLY_TRAIN_SEEDS,
 )
-from gpushare_env.evaluation.report import (
-    across_workloads,
-    render_across_workloads,
-    render_markdown,
-    summarize_runs,
-)
-from gpushare_env.evaluation.stats import (
+from gpushare_env.stats import (
     mean_ci,
     paired_difference,
     ratio_of_means,
     t_cdf,
     t_quantile,
+)
+from gpushare_eval.gantt import GpuInterval, PlacementRecorder, assign_lanes
+from gpushare_eval.plots import downsample_steps
+from gpushare_eval.report import (
+    across_workloads,
+    render_across_workloads,
+    render_markdown,
+    summarize_runs,
 )
 
 # Two-sided 95% critical values t_{0.975, df} from a printed Student-t table (6 decimals).
@@ -345,7 +345,7 @@ def test_the_markdown_flags_incomplete_runs_in_every_table_and_lists_them() -> N
 
 
 def test_rows_without_a_status_are_complete_unless_truncated() -> None:
-    from gpushare_env.evaluation.report import RunStatus, run_status
+    from gpushare_eval.report import RunStatus, run_status
 
     assert run_status({"truncated": "0"}) is RunStatus.COMPLETE
     assert run_status({}) is RunStatus.COMPLETE

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gpushare_env.evaluation.plan import make_plan
-from gpushare_env.evaluation.specs import PlanError
-from gpushare_env.evaluation.sweeps import expand_grid, parse_sweep, sweep_table
+from gpushare_eval.plan import make_plan
+from gpushare_eval.specs import PlanError
+from gpushare_eval.sweeps import expand_grid, parse_sweep, sweep_table
 from scripts import evaluate
 
 

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 import baselines
-from gpushare_env.evaluation.plan import make_plan
-from gpushare_env.evaluation.presets import EVALUATION_PRESETS, PHILLY_VC_LOAD
-from gpushare_env.evaluation.specs import ZOO_DIR, PlanError
+from agents import ZOO_DIR
+from gpushare_env.presets import EVALUATION_PRESETS, PHILLY_VC_LOAD
 from gpushare_env.workloads import (
     PHILLY_VC_TRACES,
     offered_load,
@@ -20,6 +19,8 @@ from gpushare_env.workloads import (
     read_csv_trace,
     write_csv_trace,
 )
+from gpushare_eval.plan import make_plan
+from gpushare_eval.specs import PlanError
 from scripts import evaluate
 
 HEURISTICS = [*baselines.available(), *baselines.variants()]
@@ -166,7 +167,7 @@ def test_a_reference_or_baseline_that_is_not_evaluated_is_a_usage_error(
 
 
 def test_the_default_reference_may_be_absent_from_the_policies() -> None:
-    from gpushare_env.evaluation.plan import make_plan
+    from gpushare_eval.plan import make_plan
 
     plan = make_plan(preset="thesis", policies=["fifo_pack", "sjf_pack"], seeds=[0])
     assert (plan.reference, plan.baseline) == ("thesis", "fifo")  # tables left out, no error
@@ -183,7 +184,7 @@ def _windows(run: object) -> tuple[object, object]:
 def test_baselines_see_a_whole_real_queue_and_the_env_default_on_generated_workloads(
     excerpts: list[Path],
 ) -> None:
-    from gpushare_env.evaluation.plan import TRACE_WINDOW
+    from gpushare_eval.plan import TRACE_WINDOW
 
     plan = make_plan(preset="thesis", traces=[str(excerpts[0])], workloads=["philly"],
                      policies=["fifo", "thesis"], seeds=[0])  # fmt: skip
@@ -214,8 +215,8 @@ def test_a_window_out_of_range_is_a_usage_error(
 
 
 def test_an_agent_that_recorded_no_windows_keeps_the_env_default_ones() -> None:
-    from gpushare_env.evaluation.plan import run_config
-    from gpushare_env.evaluation.specs import PolicySpec
+    from gpushare_eval.plan import run_config
+    from gpushare_eval.specs import PolicySpec
 
     base = {"cluster": "medium", "pending_window": 1024, "running_window": 1024}
     bare = PolicySpec(label="mine", path="/m/mine.zip")  # an SB3 model saved by hand

@@ -3,7 +3,7 @@
 :func:`make_plan` validates a request (what ``gpushare-evaluate``'s options say, already
 parsed) and resolves it against a preset: baselines by name (with parameters), saved
 agents (checked against the env they will meet), workload presets, dicts and traces, the
-cluster, the seeds. Anything it cannot use is a :class:`~gpushare_env.evaluation.specs.
+cluster, the seeds. Anything it cannot use is a :class:`~gpushare_eval.specs.
 PlanError` with a one-line message naming the option at fault.
 """
 
@@ -19,14 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpushare_env.evaluation.presets import EVALUATION_PRESETS, EvaluationPreset
-from gpushare_env.evaluation.runs import agent_algorithm, load_agent, make_env
-from gpushare_env.evaluation.specs import (
+from agents import ZOO_DIR
+from gpushare_env.envs import make_env
+from gpushare_env.presets import EVALUATION_PRESETS, EvaluationPreset
+from gpushare_env.seeding import policy_seed
+from gpushare_env.sim.limits import MAX_JOBS
+from gpushare_eval.runs import agent_algorithm, load_agent
+from gpushare_eval.specs import (
     AGENT_ENV_KEYS,
     DECISIONS_PER_JOB,
     GANTT_MAX_JOBS,
     RULE_KEYS,
-    ZOO_DIR,
     PlanError,
     PolicySpec,
     RunSpec,
@@ -34,8 +37,6 @@ from gpushare_env.evaluation.specs import (
     one_line,
     safe_name,
 )
-from gpushare_env.seeding import policy_seed
-from gpushare_env.sim.limits import MAX_JOBS
 
 __all__ = ["Plan", "agent_env_overrides", "agent_recorded_rules", "file_sha256", "make_plan"]
 
@@ -241,7 +242,7 @@ def _rl_available() -> bool:
 
 def _split_commas(text: str) -> list[str]:
     """Split at commas outside brackets (a parameter may be a list: ``[3600, 14400]``) and
-    braces (a grid of values: ``{2,4,8}``, :func:`~gpushare_env.evaluation.sweeps.expand_grid`)."""
+    braces (a grid of values: ``{2,4,8}``, :func:`~gpushare_eval.sweeps.expand_grid`)."""
     parts, depth, start = [], 0, 0
     for i, char in enumerate(text):
         depth += {"[": 1, "]": -1, "{": 1, "}": -1}.get(char, 0)
@@ -262,7 +263,7 @@ def _resolve_policies(
     known = [*names, *baselines.variants()]  # 'all' is DESIGN 5's policies only
     specs: list[PolicySpec] = []
     explicit = tokens is not None
-    from gpushare_env.evaluation.sweeps import expand_grid
+    from gpushare_eval.sweeps import expand_grid
 
     split = [p.strip() for t in (tokens or ["all"]) for p in _split_commas(t) if p.strip()]
     requested = [grid_token for p in split for grid_token in expand_grid(p)]
@@ -383,7 +384,7 @@ def _swept_workloads(
     """Each workload under each combination of the ``--sweep`` settings (its env config
     entry added to ``env_configs``), each checked by the env's config."""
     from gpushare_env.envs.config import EnvConfig
-    from gpushare_env.evaluation.sweeps import parse_sweep, setting_label
+    from gpushare_eval.sweeps import parse_sweep, setting_label
 
     grids = dict(parse_sweep(text) for text in sweep)
     swept: list[WorkloadSpec] = []
@@ -492,7 +493,7 @@ def make_plan(
     Every argument left ``None`` / empty takes the preset's value.
 
     Args:
-        preset: Name in :data:`~gpushare_env.evaluation.presets.EVALUATION_PRESETS`
+        preset: Name in :data:`~gpushare_env.presets.EVALUATION_PRESETS`
             (default ``thesis``).
         policies: Baseline names (``NAME:KEY=VALUE`` with parameters, ``all``), saved
             agent paths (``.zip``) and ``zoo``; ``None``: every baseline and the shipped
@@ -505,7 +506,7 @@ def make_plan(
         num_jobs: Jobs per episode (a trace: the first ``num_jobs``).
         workers: Processes (default: every core; never more than runs).
         max_decisions: Decision cap per episode (default
-            :data:`~gpushare_env.evaluation.specs.DECISIONS_PER_JOB` per job + 10,000).
+            :data:`~gpushare_eval.specs.DECISIONS_PER_JOB` per job + 10,000).
         out: Output folder (default ``results/<title>``).
         headless: Run heuristics on the simulator without the env.
         reference: Policy of the paired differences (``None``: ``thesis``, when it is
@@ -515,7 +516,7 @@ def make_plan(
             reference and the baseline).
         jobs_csv: Keep the job records of every run (for ``jobs.csv``).
         sweep: Env-setting grids, ``KEY=V1,V2,...`` each
-            (:mod:`~gpushare_env.evaluation.sweeps`): every workload runs under every
+            (:mod:`~gpushare_eval.sweeps`): every workload runs under every
             combination, as a workload labelled ``NAME[KEY=V,...]``.
         window: Pending and running windows of the baselines' runs, in [1, 1024]: the
             first ``window`` waiting and running jobs they see and may address. ``None``:

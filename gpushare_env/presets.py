@@ -9,6 +9,9 @@ always scored on workloads it has not seen. ``philly_vc`` replays real Philly ar
 the six shipped virtual-cluster traces, each on a cluster sized to its load
 (:data:`PHILLY_VC_LOAD`); ``philly_vc_medium`` runs them on ``medium``, where the
 learned agents' observation fits.
+
+They live in the env layer because both sides of the split use them: training
+(``agents.training``) and the evaluation harness (``gpushare_eval``, which re-exports them).
 """
 
 from __future__ import annotations

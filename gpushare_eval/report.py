@@ -12,7 +12,7 @@ and easy ones first: its mean JCT can look better than any complete run's. Such 
 stays in ``runs.csv`` and is listed (``summary.json``'s ``runs``, a bold section of
 ``summary.md``), but no statistic uses it, and its policy is flagged wherever it appears.
 
-Statistics (see :mod:`gpushare_env.evaluation.stats`), over complete runs only:
+Statistics (see :mod:`gpushare_env.stats`), over complete runs only:
     * mean and two-sided Student-t CI over the seeds of each (policy, workload);
     * ratio to the baseline (``fifo``): ratio of the two means over the seeds where both
       completed;
@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
-from gpushare_env.evaluation.stats import mean_ci, paired_difference, ratio_of_means
 from gpushare_env.metrics import METRIC_DOCS
+from gpushare_env.stats import mean_ci, paired_difference, ratio_of_means
 
 __all__ = [
     "HEADLINE_METRICS",

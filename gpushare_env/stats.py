@@ -3,8 +3,9 @@
 Every function takes plain sequences of floats (one value per run) and returns floats or
 small frozen dataclasses. Confidence intervals use Student's t distribution, computed
 here from the regularised incomplete beta function (Numerical Recipes' continued
-fraction, about 1e-12 accurate), so the evaluation harness does not need scipy; the tests
-compare it against a published t table (and against scipy when it happens to be there).
+fraction, about 1e-12 accurate), so nothing here needs scipy. The evaluation harness and
+the zoo cards both compute their intervals here; the tests compare them against a
+published t table (and against scipy when it happens to be there).
 
 Conventions:
     * The sample standard deviation uses ``n - 1`` degrees of freedom.

@@ -14,14 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from gpushare_env.evaluation.gantt import OVERHEAD, GpuInterval, assign_lanes
+from gpushare_eval.gantt import OVERHEAD, GpuInterval, assign_lanes
 
 __all__ = [
     "downsample_steps",
     "plot_across_workloads",
     "plot_gantt",
     "plot_jct_cdf",
-    "plot_learning_curve",
     "plot_metric_bars",
     "plot_utilisation",
 ]
@@ -84,7 +83,7 @@ def plot_metric_bars(
     """One bar chart per metric: policy means with their confidence intervals.
 
     Args:
-        summary: :func:`gpushare_env.evaluation.report.summarize_runs`'s dict (means over
+        summary: :func:`gpushare_eval.report.summarize_runs`'s dict (means over
             complete runs; the bars of a policy with incomplete runs are hatched and its
             label marked ``†``).
         workload: Which workload's section to draw.
@@ -145,7 +144,7 @@ def plot_across_workloads(table: Mapping[str, Any], path: Path, title: str) -> P
     """Grouped bars: each policy's mean JCT over the lower bound, per workload (log scale).
 
     Args:
-        table: :func:`gpushare_env.evaluation.report.across_workloads`'s dict (a missing
+        table: :func:`gpushare_eval.report.across_workloads`'s dict (a missing
             bar is a workload where the policy had an incomplete run).
         path: Output PNG.
         title: Figure title.
@@ -269,7 +268,7 @@ def plot_gantt(
     lanes of the same band; a multi-GPU job appears on each of its GPUs.
 
     Args:
-        intervals: The run's holds (:class:`~gpushare_env.evaluation.gantt.PlacementRecorder`).
+        intervals: The run's holds (:class:`~gpushare_eval.gantt.PlacementRecorder`).
         num_gpus: GPUs in the cluster.
         max_jobs_per_gpu: Lanes per GPU.
         path: Output PNG.
@@ -340,118 +339,3 @@ def plot_gantt(
     figure.savefig(path, dpi=_DPI)
     plt.close(figure)
     return path
-
-
-def _steps_k(history: Sequence[Mapping[str, float]]) -> np.ndarray:
-    """Training steps of an evaluation history, in thousands."""
-    return np.asarray([h["timesteps"] for h in history], dtype=float) / 1000.0
-
-
-def _curve_axes(plt: Any) -> tuple[Any, Any]:
-    """A learning-curve figure: ratios on top, suspensions below, sharing the steps axis."""
-    return plt.subplots(2, 1, figsize=(7, 5.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
-
-
-def _finish_curve(
-    plt: Any,
-    figure: Any,
-    ylabel: str,
-    title: str,
-    path: Path,
-    levels: Mapping[str, float] | None = None,
-) -> Path:
-    """Label, grid and save a learning-curve figure drawn on :func:`_curve_axes`, with a
-    dotted line at each of ``levels`` (heuristics' ratios, by name)."""
-    top, bottom = figure.axes
-    top.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    for name, value in (levels or {}).items():
-        top.axhline(value, color="grey", linewidth=0.8, linestyle=":")
-        top.annotate(
-            f"{name} {value:.2f}", (1.0, value), xycoords=("axes fraction", "data"),
-            xytext=(-4, 2), textcoords="offset points", ha="right", fontsize=7, color="dimgrey",
-        )  # fmt: skip
-    top.set_ylabel(ylabel)
-    top.grid(alpha=0.3)
-    top.legend(fontsize=8)
-    bottom.set_ylabel("suspends per episode")
-    bottom.set_xlabel("training steps [thousands]")
-    bottom.grid(alpha=0.3)
-    top.set_title(title, fontsize=10)
-    figure.subplots_adjust(left=0.11, right=0.98, top=0.93, bottom=0.1, hspace=0.08)
-    figure.savefig(path, dpi=_DPI)
-    plt.close(figure)
-    return path
-
-
-def plot_learning_curve(
-    history: Sequence[Mapping[str, float]],
-    path: Path,
-    reference: str,
-    title: str,
-    levels: Mapping[str, float] | None = None,
-) -> Path:
-    """Periodic validation of a training run: ratios to the reference, and suspensions.
-
-    Args:
-        history: One entry per evaluation with ``timesteps``, ``jct_ratio``,
-            ``makespan_ratio`` and ``suspends`` (``agents.callbacks``' records); an entry
-            with ``best`` set was the best model so far when it was evaluated.
-        path: Output PNG.
-        reference: The heuristic the ratios refer to (for the labels).
-        title: Figure title.
-        levels: Mean-JCT ratios of heuristics on the same seeds, drawn as dotted lines.
-
-    Returns:
-        ``path``.
-    """
-    plt = _pyplot()
-    steps = _steps_k(history)
-    figure, (top, bottom) = _curve_axes(plt)
-    for key, label, colour in (
-        ("jct_ratio", "mean JCT", "tab:blue"),
-        ("makespan_ratio", "makespan", "tab:orange"),
-    ):
-        values = [h.get(key, math.nan) for h in history]
-        top.plot(steps, values, marker="o", markersize=3, label=label, color=colour)
-    best = [i for i, h in enumerate(history) if h.get("best")]
-    if best:
-        last = best[-1]
-        top.plot(
-            steps[last], history[last]["jct_ratio"], marker="*", markersize=14,
-            color="tab:blue", linestyle="none", label="kept as best",
-        )  # fmt: skip
-    bottom.plot(steps, [h.get("suspends", math.nan) for h in history], color="tab:red")
-    ylabel = f"ratio to {reference} (lower is better)"
-    return _finish_curve(plt, figure, ylabel, title, path, levels)
-
-
-def plot_learning_curves(
-    histories: Mapping[str, Sequence[Mapping[str, float]]],
-    path: Path,
-    reference: str,
-    title: str,
-    levels: Mapping[str, float] | None = None,
-) -> Path:
-    """Several training runs overlaid: mean-JCT ratio to the reference, and suspensions.
-
-    Args:
-        histories: Evaluation histories (as :func:`plot_learning_curve` takes) by run label.
-        path: Output PNG.
-        reference: The heuristic the ratios refer to (for the labels).
-        title: Figure title.
-        levels: Mean-JCT ratios of heuristics on the same seeds, drawn as dotted lines.
-
-    Returns:
-        ``path``.
-    """
-    plt = _pyplot()
-    figure, (top, bottom) = _curve_axes(plt)
-    for label, history in histories.items():
-        steps = _steps_k(history)
-        (line,) = top.plot(
-            steps, [h.get("jct_ratio", math.nan) for h in history], marker="o", markersize=3,
-            label=label,
-        )  # fmt: skip
-        bottom.plot(steps, [h.get("suspends", math.nan) for h in history], color=line.get_color())
-    ylabel = f"mean JCT / {reference} (lower is better)"
-    return _finish_curve(plt, figure, ylabel, title, path, levels)

@@ -1,7 +1,7 @@
 """What an evaluation writes besides the runs' rows: ``config.json``, summaries and plots.
 
 ``runs.csv`` and ``jobs.csv`` are written run by run as the runs finish
-(:class:`~gpushare_env.evaluation.store.RunStore`); :func:`build_config` is written before
+(:class:`~gpushare_eval.store.RunStore`); :func:`build_config` is written before
 the first run, and :func:`write_outputs` draws the summaries and plots from every
 recorded run once they are all done.
 """
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from gpushare_env.evaluation.plan import Plan
-from gpushare_env.evaluation.report import (
+from gpushare_eval.plan import Plan
+from gpushare_eval.report import (
     HEADLINE_METRICS,
     RunStatus,
     across_workloads,
@@ -30,7 +30,7 @@ from gpushare_env.evaluation.report import (
     run_status,
     summarize_runs,
 )
-from gpushare_env.evaluation.specs import (
+from gpushare_eval.specs import (
     PROG,
     REPO_ROOT,
     RunOutput,
@@ -38,7 +38,7 @@ from gpushare_env.evaluation.specs import (
     WorkloadSpec,
     safe_name,
 )
-from gpushare_env.evaluation.store import PLOT_PATTERNS, run_key, write_json
+from gpushare_eval.store import PLOT_PATTERNS, run_key, write_json
 
 
 def _versions() -> dict[str, str]:
@@ -118,7 +118,7 @@ def _resolved_cluster(spec: Any) -> dict[str, Any]:
 
 def run_entry(run: RunSpec) -> dict[str, Any]:
     """A run's entry in ``config.json``: everything needed to repeat it, and its ``key``
-    (:func:`~gpushare_env.evaluation.store.run_key`, how a resume tells whether a recorded
+    (:func:`~gpushare_eval.store.run_key`, how a resume tells whether a recorded
     run matches)."""
     entry: dict[str, Any] = {
         "policy": run.policy.label,
@@ -174,7 +174,7 @@ def write_plots(
     different, partial workload); the bars are the summary's, over complete runs, and
     name a policy with incomplete runs as such.
     """
-    from gpushare_env.evaluation import plots
+    from gpushare_eval import plots
 
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -318,7 +318,7 @@ def write_outputs(
     ``plan.out``, from every recorded run; returns the summary dict and its markdown.
 
     ``runs.csv`` and ``jobs.csv`` are already written (run by run, then in plan order:
-    :class:`~gpushare_env.evaluation.store.RunStore`). Failed runs are not in them, nor in
+    :class:`~gpushare_eval.store.RunStore`). Failed runs are not in them, nor in
     the statistics and the plots; they are listed in ``config.json`` (``failed_runs``)
     and ``summary.md``. Incomplete runs (truncated, or with jobs unfinished) are in
     ``runs.csv`` with their ``status``, left out of the statistics and the plots, and
@@ -374,7 +374,7 @@ def write_outputs(
             markdown += (
                 "\n## Plots\n\n" + "\n".join(f"![{p.stem}](plots/{p.name})" for p in written) + "\n"
             )
-    from gpushare_env.evaluation.sweeps import write_sweep
+    from gpushare_eval.sweeps import write_sweep
 
     with contextlib.suppress(OSError):
         (plan.out / "sweep.csv").unlink()  # an earlier evaluation's

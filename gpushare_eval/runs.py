@@ -1,7 +1,7 @@
 """Carrying out runs: one (policy, workload, seed) through the env or headless, in parallel.
 
-:func:`execute_run` turns a :class:`~gpushare_env.evaluation.specs.RunSpec` into a
-:class:`~gpushare_env.evaluation.specs.RunOutput` (its ``runs.csv`` row, job records,
+:func:`execute_run` turns a :class:`~gpushare_eval.specs.RunSpec` into a
+:class:`~gpushare_eval.specs.RunOutput` (its ``runs.csv`` row, job records,
 utilisation series and Gantt holds); :func:`run_all` spreads runs over processes. Every
 row says how its run ended (:func:`status_of`): complete, truncated by the decision or
 the time cap, or unfinished. A Ctrl-C stops the workers at once, without a traceback
@@ -20,21 +20,22 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from gpushare_env.evaluation.gantt import PlacementRecorder
-from gpushare_env.evaluation.plots import downsample_steps
-from gpushare_env.evaluation.report import HEADLINE_METRICS, RunStatus
-from gpushare_env.evaluation.specs import OTHER_METRICS, PROG, RunOutput, RunSpec, one_line
+from gpushare_env.envs import make_env
 from gpushare_env.rollout import Step, rollout
 from gpushare_env.runner import TruncatedBy
 from gpushare_env.seeding import episode_streams, trace_generator
 from gpushare_env.workloads.trace_cut import TraceCutWarning
+from gpushare_eval.gantt import PlacementRecorder
+from gpushare_eval.plots import downsample_steps
+from gpushare_eval.report import HEADLINE_METRICS, RunStatus
+from gpushare_eval.specs import OTHER_METRICS, PROG, RunOutput, RunSpec, one_line
 
 __all__ = [
     "WorkerDied",
@@ -43,68 +44,25 @@ __all__ = [
     "execute_run_safely",
     "headless_setup",
     "load_agent",
-    "make_env",
     "run_all",
     "status_of",
 ]
 
 
-def make_env(env_config: Mapping[str, Any]) -> Any:
-    """A fresh ``GPUShare-v0`` env (env checker off: the env has its own tests)."""
-    import gymnasium as gym
-
-    import gpushare_env  # noqa: F401  (registers GPUShare-v0)
-
-    return gym.make("GPUShare-v0", config=dict(env_config), disable_env_checker=True)
-
-
 @functools.lru_cache(maxsize=8)
 def load_agent(path: str) -> Any:
-    """Load a saved stable-baselines3 model (cached per process).
+    """``agents.load_model`` (the algorithm read from the file), cached per process."""
+    from agents.training import load_model
 
-    The algorithm is read from the file: MaskablePPO unless its policy class says PPO or
-    DQN. ``agents.load_model`` is used when the agents package provides one.
-    """
-    import torch
-
-    torch.set_num_threads(1)  # one run per process: no oversubscription
-    try:
-        import agents
-
-        loader = getattr(agents, "load_model", None)
-    except ImportError:  # pragma: no cover - agents is part of the repo
-        loader = None
-    if loader is not None:
-        return loader(path)
-    algorithm = agent_algorithm(path)
-    if algorithm == "MaskablePPO":
-        from sb3_contrib import MaskablePPO
-
-        return MaskablePPO.load(path, device="cpu")
-    if algorithm == "DQN":
-        from stable_baselines3 import DQN
-
-        return DQN.load(path, device="cpu")
-    from stable_baselines3 import PPO
-
-    return PPO.load(path, device="cpu")
+    return load_model(path)
 
 
 def agent_algorithm(path: str) -> str:
-    """``MaskablePPO``, ``PPO`` or ``DQN`` from the policy class recorded in an SB3 zip."""
-    import zipfile
+    """``MaskablePPO``, ``PPO`` or ``DQN``: the algorithm that saved ``path``
+    (``agents.saved.algorithm_of``; ``ValueError`` naming the file if none did)."""
+    from agents.saved import ALGORITHM_NAMES, algorithm_of
 
-    try:
-        with zipfile.ZipFile(path) as archive:
-            data = archive.read("data").decode("utf-8")
-    except (OSError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
-        return "MaskablePPO"
-    lowered = data.lower()
-    if "maskable" in lowered:
-        return "MaskablePPO"
-    if "dqn" in lowered:
-        return "DQN"
-    return "PPO"
+    return ALGORITHM_NAMES[algorithm_of(path)]
 
 
 @dataclass(slots=True)
@@ -150,7 +108,7 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     """
     import baselines
 
-    env = make_env(spec.env_config)
+    env: Any = make_env(spec.env_config)
     if spec.policy.is_agent:
         policy = load_agent(str(spec.policy.path))
     else:
@@ -370,7 +328,7 @@ def run_all(
     in spec order.
 
     ``on_done`` sees each output as soon as its run ends (to record it: see
-    :meth:`~gpushare_env.evaluation.store.RunStore.record`); a Ctrl-C waits until it
+    :meth:`~gpushare_eval.store.RunStore.record`); a Ctrl-C waits until it
     returns. On Ctrl-C (``KeyboardInterrupt``, re-raised) the workers are stopped at
     once. They ignore SIGINT themselves: a terminal's Ctrl-C, sent to every process of
     the group, is handled by the main process alone (no traceback from each worker).
@@ -383,7 +341,7 @@ def run_all(
         keep: Keep the outputs to return them; ``False`` when ``on_done`` takes care of
             them (a long evaluation's job records need not stay in memory).
         backend: ``"local"`` (this process, or a process pool) or ``"ray"`` (one Ray task
-            per run: :mod:`gpushare_env.evaluation.ray_backend`, imported only then).
+            per run: :mod:`gpushare_eval.ray_backend`, imported only then).
         ray_address: The Ray cluster to join (``"ray"`` only); ``None`` starts a local
             instance with ``workers`` CPUs for the duration of the call.
 
@@ -411,7 +369,7 @@ def run_all(
 
     try:
         if backend == "ray":
-            from gpushare_env.evaluation.ray_backend import run_on_ray
+            from gpushare_eval.ray_backend import run_on_ray
 
             run_on_ray(specs, done, address=ray_address, workers=workers)
         elif workers <= 1 or len(specs) <= 1:

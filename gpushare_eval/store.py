@@ -1,7 +1,7 @@
 """The output folder as a durable record of finished runs: evaluations survive interruption.
 
 Each run is recorded as soon as it finishes (:meth:`RunStore.record`, which any executor
-calls with each :class:`~gpushare_env.evaluation.specs.RunOutput`), so a Ctrl-C, a crash
+calls with each :class:`~gpushare_eval.specs.RunOutput`), so a Ctrl-C, a crash
 or a killed machine loses only the runs in progress, and ``--resume`` runs the rest:
 
 1. ``plot_data/<policy>_<workload>_s<seed>_<key>.npz``: what the plots need from the run
@@ -56,9 +56,9 @@ from typing import Any
 
 import numpy as np
 
-from gpushare_env.evaluation.gantt import OVERHEAD, RUN, GpuInterval
-from gpushare_env.evaluation.report import HEADLINE_METRICS, RUN_COLUMNS
-from gpushare_env.evaluation.specs import (
+from gpushare_eval.gantt import OVERHEAD, RUN, GpuInterval
+from gpushare_eval.report import HEADLINE_METRICS, RUN_COLUMNS
+from gpushare_eval.specs import (
     EXTRA_COLUMNS,
     JOB_COLUMNS,
     OTHER_METRICS,

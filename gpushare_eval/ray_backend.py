@@ -1,10 +1,10 @@
 """Runs as Ray tasks: ``gpushare-evaluate --backend ray``, on one machine or a cluster.
 
 Every (policy, workload, seed) run is one Ray task calling
-:func:`~gpushare_env.evaluation.runs.execute_run_safely`, so a run gives the same output
+:func:`~gpushare_eval.runs.execute_run_safely`, so a run gives the same output
 as in the local process pool (it depends only on its :class:`RunSpec`). Outputs come
 back as the tasks end, and the caller records each one at once
-(:meth:`~gpushare_env.evaluation.store.RunStore.record`), as with the pool.
+(:meth:`~gpushare_eval.store.RunStore.record`), as with the pool.
 
 * **Files travel in the object store.** A trace (``env_config["workload"]``: an absolute
   path from ``--trace``, or the ``"path"`` of a workload dict such as ``--workload
@@ -18,7 +18,7 @@ back as the tasks end, and the caller records each one at once
   memory, a node lost) is retried by Ray (``max_retries``); its output is returned, and
   recorded, once. A run that raises is not retried: it becomes a failed output, as in
   the pool. A task that still dies after its retries ends the evaluation
-  (:class:`~gpushare_env.evaluation.runs.WorkerDied`); the runs recorded are kept.
+  (:class:`~gpushare_eval.runs.WorkerDied`); the runs recorded are kept.
 * **Ray is optional.** This module is imported only for ``--backend ray``; the local
   path never imports Ray (tested).
 
@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from gpushare_env.evaluation.specs import RunOutput, RunSpec
+from gpushare_eval.specs import RunOutput, RunSpec
 
 __all__ = [
     "MAX_RETRIES",
@@ -148,7 +148,7 @@ def run_on_ray(
         KeyboardInterrupt: Ctrl-C; the tasks in flight are cancelled.
         WorkerDied: A task died more often than Ray retries it.
     """
-    from gpushare_env.evaluation.runs import WorkerDied
+    from gpushare_eval.runs import WorkerDied
 
     owned = address is None and not _import_ray().is_initialized()
     with ray_session(address, workers) as ray:
@@ -190,7 +190,7 @@ def run_on_ray(
 
 def _ray_task(spec: RunSpec, trace: bytes | None, agent: bytes | None) -> RunOutput:
     """One run on a Ray worker, its trace and agent written from the shipped bytes."""
-    from gpushare_env.evaluation.runs import execute_run_safely
+    from gpushare_eval.runs import execute_run_safely
 
     _maybe_fail(spec)
     original = _trace_file(spec)

@@ -1,8 +1,8 @@
 """What the evaluation harness runs and returns: constants, run specifications, results.
 
-Shared by :mod:`~gpushare_env.evaluation.plan` (which lays out the runs),
-:mod:`~gpushare_env.evaluation.runs` (which carries them out) and
-:mod:`~gpushare_env.evaluation.outputs` (which writes what they returned).
+Shared by :mod:`~gpushare_eval.plan` (which lays out the runs),
+:mod:`~gpushare_eval.runs` (which carries them out) and
+:mod:`~gpushare_eval.outputs` (which writes what they returned).
 """
 
 from __future__ import annotations
@@ -16,17 +16,16 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.envs.config import flat_keys
-from gpushare_env.evaluation.gantt import GpuInterval
-from gpushare_env.evaluation.report import RUN_COLUMNS
 from gpushare_env.metrics import METRIC_DOCS
+from gpushare_eval.gantt import GpuInterval
+from gpushare_eval.report import RUN_COLUMNS
 
 #: The command the harness serves (in messages, progress bars and reproduce lines).
 PROG = "gpushare-evaluate"
-REPO_ROOT = Path(__file__).resolve().parents[2]
-ZOO_DIR = REPO_ROOT / "agents" / "zoo"
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 #: How each run ended, in ``runs.csv`` after the required columns: ``status`` (a
-#: :class:`~gpushare_env.evaluation.report.RunStatus`: ``complete``,
+#: :class:`~gpushare_eval.report.RunStatus`: ``complete``,
 #: ``truncated_decisions``, ``truncated_time``, ``unfinished``), ``jobs_total`` (jobs of
 #: the workload once those that never fit are dropped) and ``jobs_unfinished``
 #: (``jobs_total - num_jobs``; ``num_jobs`` counts the finished jobs, over which the

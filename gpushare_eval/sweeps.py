@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gpushare_env.evaluation.report import HEADLINE_METRICS, RunStatus
-from gpushare_env.evaluation.specs import PlanError, safe_name
+from gpushare_eval.report import HEADLINE_METRICS, RunStatus
+from gpushare_eval.specs import PlanError, safe_name
 
 __all__ = [
     "SWEEP_COLUMNS",

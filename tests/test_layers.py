@@ -1,0 +1,122 @@
+"""The layers import one way (docs/design/layout.md): the import contracts of
+``pyproject.toml`` hold, and each lower layer works without the packages above it."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Installs a ``sys.meta_path`` finder that refuses the top-level packages in ``BLOCKED``
+#: (and everything under them); the code after it runs in a fresh interpreter.
+_BLOCKER = """
+import importlib.abc
+import sys
+
+class _Blocker(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ImportError(f"{name} is blocked: a layer below imported it")
+        return None
+
+assert not [m for m in sys.modules if m.partition(".")[0] in BLOCKED]
+sys.meta_path.insert(0, _Blocker())
+"""
+
+
+def _run_blocked(blocked: tuple[str, ...], code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter (the repository first on its path) in which
+    importing any of ``blocked`` fails."""
+    program = f"BLOCKED = {blocked!r}\n{_BLOCKER}\n{textwrap.dedent(code)}"
+    return subprocess.run(
+        [sys.executable, "-c", program], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_import_contracts_hold() -> None:
+    """``lint-imports`` with the contracts of ``pyproject.toml``: no module imports a
+    layer above its own (lazy imports inside functions count too)."""
+    assert importlib.util.find_spec("importlinter"), "pip install 'gpushare[dev]' (import-linter)"
+    code = (
+        "import sys; from importlinter.cli import lint_imports; "
+        "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_the_env_needs_only_gymnasium_and_numpy() -> None:
+    """With every optional dependency and every package above the env blocked,
+    ``GPUShare-v0`` builds, resets and steps through valid actions."""
+    blocked = (
+        "torch",
+        "stable_baselines3",
+        "sb3_contrib",
+        "ray",
+        "matplotlib",
+        "baselines",
+        "agents",
+        "gpushare_eval",
+        "scripts",
+    )
+    result = _run_blocked(
+        blocked,
+        """
+        import gymnasium as gym
+        import numpy as np
+
+        import gpushare_env
+
+        env = gym.make("GPUShare-v0")
+        observation, info = env.reset(seed=0)
+        assert env.observation_space.contains(observation)
+        rng = np.random.default_rng(0)
+        steps = 0
+        for _ in range(40):
+            mask = env.unwrapped.action_masks()
+            assert mask.any() and np.array_equal(mask, info["action_mask"])
+            action = int(rng.choice(np.flatnonzero(mask)))
+            observation, reward, terminated, truncated, info = env.step(action)
+            steps += 1
+            assert env.observation_space.contains(observation) and np.isfinite(reward)
+            assert not info["invalid"], f"masked action {action} was refused"
+            if terminated or truncated:
+                break
+        env.close()
+        loaded = sorted(m for m in sys.modules if m.partition(".")[0] in BLOCKED)
+        assert not loaded, loaded
+        print("stepped", steps)
+        """,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("stepped "), result.stdout
+    assert int(result.stdout.split()[1]) > 0
+
+
+def test_the_evaluation_harness_loads_without_the_rl_extras() -> None:
+    """The evaluation library and its command line import without torch,
+    stable-baselines3, Ray or matplotlib (heuristic-only evaluations never load them),
+    and find the shipped agents through the cheap ``agents`` package."""
+    result = _run_blocked(
+        ("torch", "stable_baselines3", "sb3_contrib", "ray", "matplotlib"),
+        """
+        import agents
+        import gpushare_eval
+        import gpushare_eval.outputs
+        import gpushare_eval.plan
+        import gpushare_eval.runs
+        import scripts.evaluate
+
+        assert agents.ZOO_DIR.is_dir() and any(agents.ZOO_DIR.glob("*.zip"))
+        print("loaded")
+        """,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "loaded"
