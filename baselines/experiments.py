@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from gpushare_env.envs.config import EnvConfig
+from gpushare_env.envs.episodes import draw_episode
 from gpushare_env.rollout import rollout
 from gpushare_env.runner import run_headless
 from gpushare_env.seeding import episode_streams, policy_seed
 from gpushare_env.sim import JobSpec, SimConfig, make_cluster
-from gpushare_env.workloads import fit_to_cluster, make_workload
 
 __all__ = [
     "ARRIVAL_MODES",
@@ -65,17 +66,11 @@ class RunRow:
 def episode_jobs(
     preset: str, seed: int, cluster: str = "thesis", num_jobs: int | None = None
 ) -> tuple[list[JobSpec], np.random.Generator]:
-    """The jobs and the noise generator ``GPUShare-v0`` uses for ``reset(seed=seed)``."""
-    workload_rng, noise_rng = episode_streams(seed)
-    layout = make_cluster(cluster)
-    jobs = make_workload(preset, workload_rng, num_jobs=num_jobs, cluster_gpus=layout.num_gpus)
-    fit = fit_to_cluster(
-        jobs,
-        layout.num_gpus,
-        float(layout.gpu_memory_gib.max()),
-        gpu_memory_gib=layout.gpu_memory_gib,
-    )
-    return fit.jobs, noise_rng
+    """The jobs and the noise generator ``GPUShare-v0`` uses for ``reset(seed=seed)``
+    (:func:`gpushare_env.envs.episodes.draw_episode`)."""
+    config = EnvConfig.from_any({"cluster": cluster, "workload": preset, "num_jobs": num_jobs})
+    episode = draw_episode(config, make_cluster(cluster), seed)
+    return episode.jobs, episode.noise_rng
 
 
 def run_thesis_experiment(

@@ -41,14 +41,15 @@ MAX_SEEDS = 1_000_000
 _RANGE = re.compile(r"(\d+)-(\d+)")
 
 
-def parse_seeds(tokens: str | Sequence[str]) -> tuple[int, ...]:
+def parse_seeds(tokens: str | Sequence[str], *, allow_empty: bool = False) -> tuple[int, ...]:
     """Seeds from ``"3"``, ``"0-9"`` (both ends included), ``"0,1,5-7"`` or several such
-    tokens, in the order given.
+    tokens, in the order given; with ``allow_empty``, ``""`` is no seed at all (an option
+    that turns something off, as ``gpushare-train --eval-seeds ""``).
 
     Raises:
         ValueError: Naming the part that is wrong: not an integer or a range, a negative
             seed, an empty range (``5-2``), a seed given twice, more than
-            :data:`MAX_SEEDS` seeds, or no seed at all.
+            :data:`MAX_SEEDS` seeds, or no seed at all (unless ``allow_empty``).
     """
     if isinstance(tokens, str):
         tokens = [tokens]
@@ -72,7 +73,7 @@ def parse_seeds(tokens: str | Sequence[str]) -> tuple[int, ...]:
             if len(seeds) + high - low + 1 > MAX_SEEDS:
                 raise ValueError(f"{part!r} makes more than {MAX_SEEDS:,} seeds")
             seeds.extend(range(low, high + 1))
-    if not seeds:
+    if not seeds and not allow_empty:
         raise ValueError("no seed given")
     seen: set[int] = set()
     for seed in seeds:

@@ -30,7 +30,6 @@ import numpy as np
 from gpushare_env.envs import make_env
 from gpushare_env.rollout import Step, rollout
 from gpushare_env.runner import TruncatedBy
-from gpushare_env.seeding import episode_streams, trace_generator
 from gpushare_env.workloads.trace_cut import TraceCutWarning
 from gpushare_eval.gantt import PlacementRecorder
 from gpushare_eval.plots import downsample_steps
@@ -144,30 +143,19 @@ def _run_in_env(spec: RunSpec) -> _Episode:
 def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Generator, int]:
     """Jobs, cluster, simulator config and noise generator of a headless run.
 
-    Draws exactly what ``GPUShare-v0``'s ``reset(seed=seed)`` draws (tested), by the rules
-    of :mod:`gpushare_env.seeding`: the episode's workload and noise streams, a trace read
-    with the fixed trace generator; jobs that cannot fit are dropped and counted.
+    Draws what ``GPUShare-v0``'s ``reset(seed=seed)`` draws, by the same function
+    (:func:`gpushare_env.envs.episodes.draw_episode`); jobs that cannot fit are dropped
+    and counted.
     """
     from gpushare_env.envs.config import EnvConfig
+    from gpushare_env.envs.episodes import draw_episode
     from gpushare_env.sim import make_cluster
-    from gpushare_env.workloads import WorkloadConfig, fit_to_cluster
 
     config = EnvConfig.from_any(dict(spec.env_config))
     cluster = make_cluster(config.cluster)
-    workload = WorkloadConfig.from_any(config.workload)
-    workload_rng, noise_rng = episode_streams(spec.seed)
-    if workload.kind == "trace":
-        workload_rng = trace_generator()
-    jobs = workload.generate(workload_rng, num_jobs=config.num_jobs, cluster_gpus=cluster.num_gpus)
-    fit = fit_to_cluster(
-        jobs,
-        cluster.num_gpus,
-        float(cluster.gpu_memory_gib.max()),
-        on_unfit=config.on_unfit,  # type: ignore[arg-type]
-        gpu_memory_gib=cluster.gpu_memory_gib,  # as the env does: mixed clusters
-    )
+    episode = draw_episode(config, cluster, spec.seed)
     sim_config = config.sim_config()
-    return list(fit.jobs), cluster, sim_config, noise_rng, int(fit.num_rejected)
+    return episode.jobs, cluster, sim_config, episode.noise_rng, len(episode.rejected_ids)
 
 
 def _run_headless(spec: RunSpec) -> _Episode:

@@ -49,35 +49,34 @@ def headless_benchmark(
     """Run one headless simulation and return its speed figures.
 
     Episode ``seed`` draws its jobs and noise as ``GPUShare-v0``'s ``reset(seed=seed)``
-    does (:func:`gpushare_env.seeding.episode_streams`).
+    does (:func:`gpushare_env.envs.episodes.draw_episode`): Philly-style jobs at ``load``
+    of the cluster's capacity in V100-equivalents.
     """
     from baselines import make
+    from gpushare_env.envs.config import EnvConfig
+    from gpushare_env.envs.episodes import draw_episode
     from gpushare_env.runner import run_headless
-    from gpushare_env.seeding import episode_streams, policy_seed
-    from gpushare_env.sim import SimConfig, make_cluster
-    from gpushare_env.workloads import fit_to_cluster, philly_workload
+    from gpushare_env.seeding import policy_seed
+    from gpushare_env.sim import make_cluster
 
     cluster = make_cluster(cluster_name)
-    workload_rng, noise_rng = episode_streams(seed)
-    start = time.perf_counter()
-    jobs = philly_workload(
-        num_jobs,
-        workload_rng,
-        load=load,
-        # the load is relative to the cluster's capacity in V100-equivalents
-        num_cluster_gpus=max(1, round(float(cluster.gpu_speed.sum()))),
-        max_gpus=cluster.num_gpus,
+    # the load is relative to the cluster's capacity in V100-equivalents
+    capacity = max(1, round(float(cluster.gpu_speed.sum())))
+    workload = {"preset": "philly", "load": load, "num_cluster_gpus": capacity}
+    config = EnvConfig.from_any(
+        {
+            "cluster": cluster_name,
+            "workload": workload,
+            "num_jobs": num_jobs,
+            "simulator": {"interference": interference},
+        }
     )
-    jobs = fit_to_cluster(
-        jobs,
-        cluster.num_gpus,
-        float(cluster.gpu_memory_gib.max()),
-        gpu_memory_gib=cluster.gpu_memory_gib,
-    ).jobs
+    start = time.perf_counter()
+    episode = draw_episode(config, cluster, seed)
+    jobs, noise_rng = episode.jobs, episode.noise_rng
     generate_s = time.perf_counter() - start
     policy = make(policy_name, seed=policy_seed(seed))
-    config = SimConfig(interference=interference)
-    result = run_headless(jobs, cluster, policy, config, rng=noise_rng)
+    result = run_headless(jobs, cluster, policy, config.sim_config(), rng=noise_rng)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "mode": "headless",

@@ -78,7 +78,7 @@ _FROM_PRESET = ("cluster", "workloads", "num_jobs")
 def _seeds(text: str) -> tuple[int, ...]:
     """Parse ``0-99``, ``1,2,5`` or a mix, in order (:func:`gpushare_env.seeding.parse_seeds`)."""
     try:
-        return parse_seeds(text)
+        return parse_seeds(text, allow_empty=True)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 

@@ -14,6 +14,7 @@ def test_ranges_and_lists_in_the_order_given():
     assert parse_seeds("0-3") == (0, 1, 2, 3)
     assert parse_seeds("9,1-2, 5") == (9, 1, 2, 5)
     assert parse_seeds(["7", "3-4"]) == (7, 3, 4)
+    assert parse_seeds("", allow_empty=True) == ()
 
 
 @pytest.mark.parametrize(

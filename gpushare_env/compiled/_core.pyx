@@ -409,6 +409,7 @@ cdef class Core:
     cdef bint has_time_cap
     cdef double max_time
     cdef public long decisions
+    cdef public object truncated_by  # why step() truncated the episode, None until then
     cdef long decision_cap
     cdef double invalid_penalty
 
@@ -720,6 +721,7 @@ cdef class Core:
         self.decision_cap = env_in["decision_cap"]
         self.invalid_penalty = env_in["invalid_penalty"]
         self.decisions = 0
+        self.truncated_by = None
 
     def _layout(self, columns, frag_edges):
         """Column indices from the names of each observation key's columns (``None``: a
@@ -2056,9 +2058,16 @@ cdef class Core:
         if not invalid:
             self._settle()
         terminated = self.finished_n == self.num_jobs
-        truncated = not terminated and (
-            self.decisions >= self.decision_cap or self._time_capped() or self.deadlock
-        )
+        truncated = False
+        if not terminated:
+            # the first cap that holds is the reason (runner.TruncatedBy)
+            if self.decisions >= self.decision_cap:
+                self.truncated_by = "decisions"
+            elif self._time_capped():
+                self.truncated_by = "time"
+            elif self.deadlock:
+                self.truncated_by = "deadlock"
+            truncated = self.truncated_by is not None
         if truncated:  # running out the clock is no way out: charge what is left
             jct_left, makespan_left = self.truncation_cost()
             self.terms[T_JCT] -= jct_left * self.inv_scale

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any, SupportsFloat
+from collections.abc import Mapping
+from typing import Any, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from gpushare_env.envs.config import REWARD_COMPONENTS, EnvConfig
+from gpushare_env.envs.episodes import draw_episode
 from gpushare_env.envs.features import FRAG_BIN_EDGES_GIB
 from gpushare_env.envs.observation import (
     observation_bounds,
@@ -29,7 +30,6 @@ from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.sim.view import SimView
 from gpushare_env.workloads.config import WorkloadConfig
-from gpushare_env.workloads.jobs import fit_to_cluster
 from gpushare_env.workloads.trace_cut import TraceCutWarning, TraceRead, read_trace
 
 __all__ = ["GPUShareEnv", "InvalidActionError", "make_env"]
@@ -422,10 +422,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             )
         if num_jobs is not None:
             self._check_num_jobs_option(num_jobs, given)
-        # always spawn both children, so the noise stream does not depend on the workload
-        # seeding.episode_streams: the same two children a headless run of this seed draws
-        workload_rng, noise_rng = self.np_random.spawn(2)
-        jobs, rejected_ids = self._episode_jobs(given, workload_rng, num_jobs)
+        jobs, rejected_ids, noise_rng = self._episode_jobs(given, num_jobs)
         cfg = self.config
         self._decision_cap = cfg.limits.decision_cap(len(jobs))
         episode = EpisodeOptions(
@@ -535,47 +532,36 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             )
 
     def _episode_jobs(
-        self,
-        given: Sequence[JobSpec] | None,
-        rng: np.random.Generator,
-        num_jobs: int | None = None,
-    ) -> tuple[list[JobSpec], tuple[int, ...]]:
-        """The episode's jobs, and the ids of those dropped as unfit (``on_unfit``).
+        self, given: Any, num_jobs: int | None = None
+    ) -> tuple[list[JobSpec], tuple[int, ...], np.random.Generator]:
+        """The episode's jobs, the ids of those dropped as unfit (``on_unfit``) and its
+        noise generator (:func:`~gpushare_env.envs.episodes.draw_episode`).
 
         ``num_jobs``: jobs of a generated workload this episode (``None``: the config's).
         """
         cfg = self.config
-        num_gpus = self.cluster.num_gpus
         if given is not None:
-            jobs = list(given)
-            if not jobs or not all(isinstance(j, JobSpec) for j in jobs):
+            given = list(given)
+            if not given or not all(isinstance(j, JobSpec) for j in given):
                 raise ValueError('reset: options["jobs"] must be a non-empty list of JobSpec')
-        elif cfg.jobs is not None:
-            jobs = list(cfg.jobs)
-        elif self._workload.kind == "trace":
-            if self._trace is None:
-                # read once, with a fixed generator for model columns left empty, so every
-                # episode (and every env) replays the same trace
-                self._trace = read_trace(self._workload, cfg.num_jobs, cluster_gpus=num_gpus)
-                if self._trace.cut:
-                    self._warn_trace_cut(self._trace)
-            jobs = self._trace.jobs
-        else:
-            count = cfg.num_jobs if num_jobs is None else int(num_jobs)
-            jobs = self._workload.generate(rng, num_jobs=count, cluster_gpus=num_gpus)
-        fit = fit_to_cluster(
-            jobs,
-            num_gpus,
-            self._max_memory,
-            on_unfit=cfg.on_unfit,  # type: ignore[arg-type]
-            gpu_memory_gib=self.cluster.gpu_memory_gib,
+        trace_wanted = given is None and cfg.jobs is None and self._workload.kind == "trace"
+        if trace_wanted and self._trace is None:
+            # read once, with a fixed generator for model columns left empty, so every
+            # episode (and every env) replays the same trace
+            num_gpus = self.cluster.num_gpus
+            self._trace = read_trace(self._workload, cfg.num_jobs, cluster_gpus=num_gpus)
+            if self._trace.cut:
+                self._warn_trace_cut(self._trace)
+        episode = draw_episode(
+            cfg,
+            self.cluster,
+            self.np_random,
+            num_jobs=num_jobs,
+            jobs=given,
+            workload=self._workload,
+            trace=self._trace,
         )
-        if not fit.jobs:
-            raise ValueError(
-                f"no job of the workload fits the cluster {self.cluster.describe()} "
-                f"(rejected: {fit.rejected})"
-            )
-        return fit.jobs, fit.rejected_ids
+        return episode.jobs, episode.rejected_ids, episode.noise_rng
 
     def _warn_trace_cut(self, trace: TraceRead) -> None:
         """Say (once per env, at the first reset) that ``num_jobs`` cut a trace short."""
@@ -589,15 +575,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         )
 
     def _truncated_by(self) -> TruncatedBy:
-        """Why the episode was truncated: the first of its decision cap, its time cap and
-        a deadlock that holds (the core's own truncation test, reason by reason)."""
-        core = self._core
-        max_time_s = self.config.limits.max_time_s
-        if core.decisions >= self._decision_cap:
-            return "decisions"
-        if max_time_s is not None and core.now >= max_time_s:
-            return "time"
-        return "deadlock"
+        """Why the episode was truncated, as the core decided it: the first of its decision
+        cap, its time cap and a deadlock that holds."""
+        return cast(TruncatedBy, self._core.truncated_by)
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         core = self._core

@@ -50,7 +50,7 @@ def test_it_writes_the_yardsticks_and_a_curve_of_every_seed(tmp_path, capsys) ->
     [
         (["--env", "{not json"], "--env must be a JSON object"),
         (["--env", "[1]"], "--env must be a JSON object"),
-        (["--test-seeds", "a-b"], "--test-seeds A-B"),
+        (["--test-seeds", "a-b"], "--test-seeds: 'a-b' is not a seed or a range"),
         (["--steps", "0"], "--steps and --every must be >= 1"),
     ],
 )
