@@ -63,6 +63,7 @@ cdef enum:
     S_PACK = 1
     S_SPREAD = 2
     S_MIN_FRAG = 3
+    NUM_STRATEGIES = 4  # schedule actions per pending slot: one per strategy
     MAX_MODELS = 64
 
 cdef double EPS = 1e-9
@@ -525,6 +526,11 @@ cdef class Core:
         self.scratch_row = <double*>checked_malloc(self.node_width * sizeof(double))
         self.scratch_cols = <int*>checked_malloc(self.node_width * sizeof(int))
         self.strategy_names = tuple(cluster_in["strategies"])
+        if len(self.strategy_names) != NUM_STRATEGIES:
+            raise ValueError(
+                f"the core has {NUM_STRATEGIES} placement strategies, given "
+                f"{len(self.strategy_names)}: {self.strategy_names}"
+            )
         self.scratch_gpus = <int*>checked_malloc(g * sizeof(int))
         self.scratch_score = <double*>checked_malloc(g * sizeof(double))
         self.scratch_nodes = <int*>checked_malloc(self.num_nodes * sizeof(int))
@@ -671,7 +677,7 @@ cdef class Core:
         self.global_at = self.running_at + self.R * self.num_r
         self.buffer_array = np.zeros(self.global_at + self.num_global, dtype=np.float32)
         self.buffer = <float*>cnp.PyArray_DATA(self.buffer_array)
-        self.num_actions = self.W * 4 + self.R + 1
+        self.num_actions = self.W * NUM_STRATEGIES + self.R + 1
         self.mask_array = np.zeros(self.num_actions, dtype=bool)
         self.mask = <cnp.npy_bool*>cnp.PyArray_DATA(self.mask_array)
         self.inv_max_speed = 1.0 / float(speed.max())
@@ -1662,7 +1668,7 @@ cdef class Core:
         self.dirty_n = 0
 
     cdef void _update_mask(self) except *:
-        cdef int i, slot, n, rank, width = self.W * 4
+        cdef int i, slot, n, rank, width = self.W * NUM_STRATEGIES
         cdef bint exclusive, shared, schedule_choice = False, can_suspend = False
         cdef Job* job
         self._refresh_gpus()
@@ -1677,10 +1683,11 @@ cdef class Core:
             if exclusive and not self.equal_capacity:
                 exclusive = self._exclusive_memory_ok(job)
             shared = n <= self.fit_counts[job.size_index]
-            self.mask[4 * slot] = exclusive
-            self.mask[4 * slot + 1] = shared
-            self.mask[4 * slot + 2] = shared
-            self.mask[4 * slot + 3] = shared
+            # exclusive needs idle GPUs; the three sharing strategies need fragments
+            self.mask[NUM_STRATEGIES * slot + S_EXCLUSIVE] = exclusive
+            self.mask[NUM_STRATEGIES * slot + S_PACK] = shared
+            self.mask[NUM_STRATEGIES * slot + S_SPREAD] = shared
+            self.mask[NUM_STRATEGIES * slot + S_MIN_FRAG] = shared
             if exclusive or shared:
                 schedule_choice = True
         self.running_n_window = self.running_n if self.running_n < self.R else self.R
@@ -1997,9 +2004,9 @@ cdef class Core:
         if action == self.num_actions - 1:
             self._advance()
             return
-        if action < self.W * 4:
-            slot = action >> 2
-            strategy = action & 3
+        if action < self.W * NUM_STRATEGIES:
+            slot = action // NUM_STRATEGIES
+            strategy = action % NUM_STRATEGIES
             rank = self.window_pending[slot]
             job = &self.jobs[rank]
             resuming = job.status == SUSPENDED
@@ -2015,7 +2022,7 @@ cdef class Core:
             if resuming:
                 self.transition_gpus += job.num_gpus
             return
-        rank = self.window_running[action - self.W * 4]
+        rank = self.window_running[action - self.W * NUM_STRATEGIES]
         self._suspend(rank)
         self.transition_gpus += self.jobs[rank].num_gpus
 
