@@ -14,7 +14,7 @@ object evaluates in the env and drives the headless runner for long traces::
     from gpushare_env.runner import run_headless
     result = run_headless(jobs, cluster, baselines.make("thesis"))
 
-``available()`` lists the names of DESIGN section 5's table of policies; ``variants()``
+``available()`` lists the policies of docs/baselines.md's *At a glance* table; ``variants()``
 lists the variants of this project that ``make`` also builds, each a published policy
 with rules added and a name that says which (``gandiva_srpt``, ``gandiva_critical_path``).
 
@@ -55,7 +55,7 @@ __all__ = [
     "variants",
 ]
 
-#: Policy classes by name, in the order of DESIGN 5's table.
+#: Policy classes by name, in the order of docs/baselines.md's *At a glance* table.
 POLICIES: dict[str, type[Policy]] = {
     "fifo": Fifo,
     "tiresias": Tiresias,
@@ -68,8 +68,9 @@ POLICIES: dict[str, type[Policy]] = {
 }
 
 
-#: Variants of this project by name: a published policy with rules added (not in DESIGN
-#: 5's table, so ``available()`` and ``gpushare-evaluate --policies all`` leave them out).
+#: Variants of this project by name: a published policy with rules added (not in the
+#: *At a glance* table, so ``available()`` and ``gpushare-evaluate --policies all`` leave
+#: them out).
 VARIANTS: dict[str, type[Policy]] = {
     "gandiva_srpt": GandivaSRPT,
     "gandiva_critical_path": GandivaCriticalPath,
@@ -77,7 +78,7 @@ VARIANTS: dict[str, type[Policy]] = {
 
 
 def available() -> list[str]:
-    """Names of DESIGN 5's policies, in its order (``make`` also takes ``variants()``)."""
+    """Names of the policies in ``POLICIES``, in its order (``make`` also takes ``variants()``)."""
     return list(POLICIES)
 
 

@@ -26,7 +26,7 @@ without it the policy is not shortest-first at all under the default information
 Source: shortest-job-first, the classic size-based policy (and its GPU-cluster forms,
 e.g. the "SJF" baselines of Tiresias and Gandiva's comparisons) combined with the ``pack``
 placement of GPU-sharing schedulers. Differences: predictions come from the simulator's
-sampling model (DESIGN 3.6), not from user estimates.
+sampling model (docs/model.md, *What is modelled*), not from user estimates.
 """
 
 from __future__ import annotations

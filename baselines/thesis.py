@@ -1,7 +1,8 @@
 """``thesis``: the reference heuristic — sampling, shortest predicted remaining time first,
 fragment reuse under an interference threshold, and suspend / resume against starvation.
 
-The steps of DESIGN 5, as implemented here:
+The steps, as implemented here (with a table of the parameters: docs/baselines.md,
+``thesis``):
 
 1. **Sampling.** A job without a prediction first runs ``sample_iterations`` (a
    simulator setting) on whatever fits — on a fragment of a shared GPU if need be, since
@@ -157,7 +158,7 @@ def _response_ratio(job: JobView, remaining_s: float) -> float:
 
 
 class ThesisHeuristic(Policy):
-    """The thesis's heuristic (DESIGN 5 steps 1-5); see the module docstring.
+    """The thesis's heuristic (steps 1-5 of the module docstring).
 
     Every default below was chosen by experiment on the thesis workload and confirmed on
     seeds 10-19 (both arrival modes, headless); the module docstring lists what changing
