@@ -200,7 +200,7 @@ def test_the_zoo_commands_remake_their_recorded_train_configs() -> None:
     assert cards
     for card in cards:
         record = json.loads(card.read_text(encoding="utf-8"))
-        recorded = TrainConfig.from_any(record["train"])  # the flat form of earlier versions
+        recorded = TrainConfig.from_any(record["train"])  # the flat form
         remade = _cli(*record["command"][1:])
         assert remade == recorded, card.name
         assert json.loads(json.dumps(remade.to_json())) == {
