@@ -161,7 +161,8 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
     return cls(env=env, **params)
 
 
-#: Parameters ``gandiva`` had before its variants got their own names.
+#: Parameters of the variants that a ``gandiva`` spec may carry (the spellings of
+#: ``gandiva_srpt`` and ``gandiva_critical_path`` in shipped records); ``make`` refuses them.
 _MOVED_FROM_GANDIVA = (
     "order",
     "critical_path_factor",
@@ -172,16 +173,18 @@ _MOVED_FROM_GANDIVA = (
 
 
 def _check_moved_gandiva_parameters(params: dict[str, Any]) -> None:
-    """Raise, naming the variant and its full spec, if ``params`` are an old ``gandiva``.
+    """Raise, naming the variant and its full spec, if ``params`` spell a variant as
+    ``gandiva``.
 
-    ``gandiva:order=srpt`` and ``gandiva:order=srpt:critical_path_*=...`` were written into
-    shipped agent records, training commands and reports; they are now ``gandiva_srpt``
-    and ``gandiva_critical_path``. An old name is refused rather than aliased, so a table
-    labelled ``gandiva`` always means Gandiva; the error gives the new spec of the same
-    schedule.
+    ``gandiva:order=srpt`` and ``gandiva:order=srpt:critical_path_*=...`` (as shipped agent
+    records, training commands and reports write them) are the schedules of
+    ``gandiva_srpt`` and ``gandiva_critical_path``. Such a spec is refused rather than
+    aliased, so a table labelled ``gandiva`` always means Gandiva; the error gives the spec
+    of the same schedule under the variant's name.
 
     Raises:
-        ValueError: ``params`` use a moved parameter (the new spec is in the message).
+        ValueError: ``params`` use a parameter of ``_MOVED_FROM_GANDIVA`` (the variant's spec
+            is in the message).
     """
     moved = [key for key in params if key in _MOVED_FROM_GANDIVA]
     if not moved:
@@ -201,7 +204,7 @@ def _check_moved_gandiva_parameters(params: dict[str, Any]) -> None:
     else:
         raise ValueError(message)  # not a valid old configuration: nothing to translate
     kept = {k: v for k, v in params.items() if k not in _MOVED_FROM_GANDIVA}
-    if rule:  # the old default scope was "all"; the new one is "started"
+    if rule:  # a gandiva spec without a scope meant "all"; the variant's default is "started"
         kept["critical_path_factor"] = params["critical_path_factor"]
         kept["critical_path_scope"] = params.get("critical_path_scope", "all")
         for key in ("critical_path_protect", "critical_path_consolidate"):

@@ -200,10 +200,10 @@ class ThesisHeuristic(Policy):
         starving_order: Which starving job is served first: ``"most_starved"``
             (default: highest response ratio, (wait + remaining) / remaining, as
             Brinch Hansen's HRRN; every starving job's ratio grows while it waits, so
-            each is served in time) or ``"longest"`` (the rule before: longest predicted
-            remaining time first, as critical jobs; under sustained overload, when every
-            wide job starves, the queue then runs longest first: Philly VC 2869ce, seeds
-            0-2, mean JCT 0.87 M s against 0.40 M s) (step 4).
+            each is served in time) or ``"longest"`` (longest predicted remaining time
+            first, as critical jobs; under sustained overload, when every wide job
+            starves, the queue then runs longest first: Philly VC 2869ce, seeds 0-2, mean
+            JCT 0.87 M s against 0.40 M s) (step 4).
         max_starving: Most jobs served as starving at once; a job started as starving
             that still holds its GPUs takes a slot, and the other starving jobs keep
             their SRPT place until one frees. Default 1: the rule's share of the cluster
@@ -215,16 +215,16 @@ class ThesisHeuristic(Policy):
             starts the longest jobs a little before their last start time (1.0), to
             leave room for the gang they need; ``inf`` disables (step 4).
         critical_preempts_critical: A critical job may suspend a running job that is
-            itself critical. Default ``True`` (as before); ``False`` spares it (as
+            itself critical. Default ``True``; ``False`` spares it (as
             ``gandiva_critical_path`` never slices a critical job): mean JCT 9% shorter
             on Philly VC ee9e8c but 24% longer on b436b2 (seeds 0-2), and the thesis
             experiment's 1 s interval makespan 1.9% longer (step 4).
         reserve: Which job blocked at the head of the order gets a reservation (EASY
             backfilling on predicted times): ``"starving"`` (default: the job served as
             starving, whose wait the reservation bounds; a critical job may suspend any
-            narrower job anyway), ``"urgent"`` (the default before: critical jobs too;
-            with ``backfill_victims`` the same on the Philly VCs, but the thesis
-            experiment's Poisson mean JCT is 1.4% / 4% longer on seeds 0-2 / 10-19),
+            narrower job anyway), ``"urgent"`` (critical jobs too; with
+            ``backfill_victims`` the same on the Philly VCs, but the thesis experiment's
+            Poisson mean JCT is 1.4% / 4% longer on seeds 0-2 / 10-19),
             ``"all"`` (costs utilisation: every short wide job would hold GPUs idle) or
             ``"none"``.
         backfill_victims: A job may also start on reserved GPUs if the reserved job may

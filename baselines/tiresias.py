@@ -48,8 +48,7 @@ Defaults:
   has no job under 1 hour). A quarter or four times the threshold changed the mean JCT by
   -26% to +11% on those traces and by -3% to +20% on the ``thesis`` preset: four times
   was better on two traces and worse on two, so the paper's value stays (a finding to
-  check on other VCs). The previous default added a second threshold at 4 GPU-hours
-  (``K = 3``), a second demotion per long job.
+  check on other VCs).
 * ``promote_knob = 32``: the paper offers PROMOTEKNOB as the operator's trade between
   mean and tail JCT (infinity "focuses on minimizing the average JCT"; its testbed ran
   without promotion) and found its trace insensitive to it over 1, 2, 4, ... With 32 a
