@@ -70,38 +70,26 @@ Chung, J.-S. Tong, Z.-H. Chen, J. Supercomputing 81(2), 2025. Differences: the t
 thresholds and tie-breaks are not public; every one here is a named parameter whose
 default was chosen by experiment on the thesis workload (``scripts/reproduce_thesis.py``),
 confirmed on seeds 10-19 (both arrival modes) so as not to fit the three reported seeds
-0-2 alone. Additions of
-this implementation: the conditional suspension after sampling (pays two overheads only
-when it helps), the critical-path rule and the EASY reservation (SRPT alone gives the
-makespan away), work conservation below the thresholds while GPUs idle, and the
-hysteresis and suspension caps against livelock. Measured one parameter at a time
-against these defaults (seeds 10-19, headless, interval / Poisson): ``"never"``
-suspending after sampling costs 17% of mean JCT, ``"always"`` is within 5%; without the
-critical-path rule the makespan is 10% / 6% longer (but the Poisson-mode mean JCT 16%
-shorter: the rule trades mean JCT for makespan); without SRPT preemption mean JCT rises
-by 15% / 3%; without work conservation the makespan grows by 2%; thresholds of 0.6 or
-0.8 instead of 0.7, and turning the starvation rule off, change both metrics by under 5%
-(the rule rarely fires here; it bounds the wait of wide jobs on other workloads).
+0-2 alone. Additions of this implementation: the conditional suspension after sampling
+(pays two overheads only when it helps), the critical-path rule and the EASY reservation
+(SRPT alone gives the makespan away), work conservation below the thresholds while GPUs
+idle, and the hysteresis and suspension caps against livelock. What changing each
+parameter does, measured one at a time against these defaults: docs/baselines.md,
+``thesis``.
 
 Real traces (``starving_order``, ``max_starving``, ``reserve="starving"``,
 ``backfill_victims``): the thesis says which job starves and what it may suspend, not how
-several starving jobs share the cluster. On replays of Philly virtual clusters (Gavel's
-per-VC traces: real arrivals, bursts of 8- to 32-GPU jobs, each VC on a cluster sized to
-load 0.9) the queue stays long for weeks, so every wide job passes the starvation
-threshold. Served all at once and longest first, each suspending narrower jobs, never
-preempted, and holding a reservation, they turned the order into longest-first: on VC
-2869ce (32 GPUs; 379 jobs of 8 GPUs, 70 of 32) mean JCT was 1.08 M s (seeds 0-2), no
-better than ``fifo_pack``, against 0.22 M s with the rule off. One starving job at a time
-(as EASY backfilling reserves for one job), the most starved first (highest response
-ratio next, which still bounds every starving job's wait), and a reservation for it alone
-that jobs it may suspend can use meanwhile: 0.40 M s, 22% and 4% shorter mean JCT on two
-other VCs, within 0.5% on three. On the thesis workload the 1 s interval figures are
-unchanged and the Poisson ones 1-2% better (seeds 0-2; seeds 10-19: within 0.5%, Poisson
-mean JCT 5% better); the ``philly`` presets move by under 0.5%. The table per VC, and
-``critical_preempts_critical``: ``docs/baselines.md``. Those figures are with the env's
-windows of 16; a policy that orders by predicted time needs to see the queue, and
-``gpushare-evaluate`` now gives the baselines windows of 1024 on traces (on VC 7f04ca on
-64 GPUs, 972 jobs: mean JCT 3.26 M s with windows of 16, 0.92 M s with 1024).
+several starving jobs share the cluster. Under sustained overload with wide jobs (replays
+of Philly virtual clusters) the queue stays long for weeks, so every wide job passes the
+starvation threshold. Served all at once and longest first, each suspending narrower
+jobs, never preempted and holding a reservation, they would turn the order into
+longest-first. So one starving job is served at a time (as EASY backfilling reserves for
+one job), the most starved first (highest response ratio next, which still bounds every
+starving job's wait), with a reservation for it alone that jobs it may suspend can use
+meanwhile. The measurements per VC, and those of ``critical_preempts_critical``:
+docs/baselines.md, ``thesis``, *Real traces: one starving job at a time*. A policy that
+orders by predicted time needs to see the queue, so ``gpushare-evaluate`` gives the
+baselines windows of 1024 on traces (docs/results.md, *The windows*).
 """
 
 from __future__ import annotations
@@ -161,8 +149,8 @@ class ThesisHeuristic(Policy):
     """The thesis's heuristic (steps 1-5 of the module docstring).
 
     Every default below was chosen by experiment on the thesis workload and confirmed on
-    seeds 10-19 (both arrival modes, headless); the module docstring lists what changing
-    each one does.
+    seeds 10-19 (both arrival modes, headless); what changing each one does:
+    docs/baselines.md, ``thesis``.
 
     Args:
         env: The env for ``predict`` (``None`` headless).
