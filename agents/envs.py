@@ -125,7 +125,8 @@ class InProcessVecEnv(DummyVecEnv):
 
     SB3's ``DummyVecEnv`` deep-copies every step's list of info dicts and its observation
     buffers; with ``GPUShare-v0``'s infos (an action mask and the reward terms per env)
-    that was a fifth of a training step's time. Here the infos are handed on as the envs
+    those copies are most of the vec env's step time (docs/benchmarks.md, *Where a
+    training step's time went*). Here the infos are handed on as the envs
     returned them (``GPUShare-v0`` builds a new dict with new arrays at every step, and
     nothing here keeps them), and the observations are copied once, with ``np.copy`` of
     each key's batch array (the rollout buffer stores the previous observation after the

@@ -25,8 +25,8 @@ a policy whose probability is spread over many equivalent placements; a policy t
 schedules 80% of the time, over 20 slot-strategy pairs, has ``advance`` as its argmax at
 15%. With ``kind_mode`` the deterministic action is the most likely *kind* (schedule,
 suspend or advance, by summed probability), then the most likely action of that kind.
-Models built by ``gpushare-train`` use it; earlier models keep the plain argmax they were
-evaluated with.
+Models built by ``gpushare-train`` use it; a model saved without it acts by the plain
+argmax.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ class _SlotHeadMixin:
         data: dict[str, Any] = super()._get_constructor_parameters()  # type: ignore[misc]
         data["head_dim"] = self.head_dim
         data["kind_mode"] = self.kind_mode
-        if self.suspend_bias:  # only then: earlier models' saved kwargs stay as they are
+        if self.suspend_bias:  # only then: a model without a bias saves no such kwarg
             data["suspend_bias"] = self.suspend_bias
         return data
 

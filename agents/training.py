@@ -540,8 +540,9 @@ GROUPS: dict[str, type[_Group]] = {
     "run": RunConfig,
 }
 
-#: The flat ``TrainConfig`` keys of earlier versions (recorded as ``config.json["train"]``
-#: and in ``agents/zoo/*.json``) -> the setting's path in the nested form, in their order.
+#: The flat form's ``TrainConfig`` keys, one short key per setting (recorded as
+#: ``config.json["train"]`` and in ``agents/zoo/*.json``) -> the setting's path in the
+#: nested form, in their order.
 FLAT_KEYS: dict[str, str] = {
     "algo": "algorithm.algo",
     "cluster": "envs.cluster",
@@ -603,7 +604,7 @@ class TrainConfig:
     """Everything that defines a training run, in groups by concern.
 
     ``TrainConfig.from_any`` (and ``from_preset``) take the nested form
-    (``{"imitation": {"bc_epochs": 8}}``), the flat keys of earlier versions
+    (``{"imitation": {"bc_epochs": 8}}``), the flat form's short keys
     (``{"bc_epochs": 8}``, mapped by ``FLAT_KEYS``: recorded runs and the zoo's cards use
     them) or both; ``as_dict()`` gives the nested form back and ``flat()`` the flat one.
 
@@ -682,7 +683,7 @@ class TrainConfig:
         return {name: getattr(self, name).as_dict() for name in GROUPS}
 
     def flat(self) -> dict[str, Any]:
-        """The flat form of earlier versions, every key of ``FLAT_KEYS``
+        """The flat form, one short key per setting, every key of ``FLAT_KEYS``
         (``TrainConfig.from_any(config.flat()) == config``)."""
         out: dict[str, Any] = {}
         for key, path in FLAT_KEYS.items():

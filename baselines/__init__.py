@@ -14,7 +14,7 @@ object evaluates in the env and drives the headless runner for long traces::
     from gpushare_env.runner import run_headless
     result = run_headless(jobs, cluster, baselines.make("thesis"))
 
-``available()`` lists the names of DESIGN section 5's table of policies; ``variants()``
+``available()`` lists the policies of docs/baselines.md's *At a glance* table; ``variants()``
 lists the variants of this project that ``make`` also builds, each a published policy
 with rules added and a name that says which (``gandiva_srpt``, ``gandiva_critical_path``).
 
@@ -55,7 +55,7 @@ __all__ = [
     "variants",
 ]
 
-#: Policy classes by name, in the order of DESIGN 5's table.
+#: Policy classes by name, in the order of docs/baselines.md's *At a glance* table.
 POLICIES: dict[str, type[Policy]] = {
     "fifo": Fifo,
     "tiresias": Tiresias,
@@ -68,8 +68,9 @@ POLICIES: dict[str, type[Policy]] = {
 }
 
 
-#: Variants of this project by name: a published policy with rules added (not in DESIGN
-#: 5's table, so ``available()`` and ``gpushare-evaluate --policies all`` leave them out).
+#: Variants of this project by name: a published policy with rules added (not in the
+#: *At a glance* table, so ``available()`` and ``gpushare-evaluate --policies all`` leave
+#: them out).
 VARIANTS: dict[str, type[Policy]] = {
     "gandiva_srpt": GandivaSRPT,
     "gandiva_critical_path": GandivaCriticalPath,
@@ -77,7 +78,7 @@ VARIANTS: dict[str, type[Policy]] = {
 
 
 def available() -> list[str]:
-    """Names of DESIGN 5's policies, in its order (``make`` also takes ``variants()``)."""
+    """Names of the policies in ``POLICIES``, in its order (``make`` also takes ``variants()``)."""
     return list(POLICIES)
 
 
@@ -160,7 +161,8 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
     return cls(env=env, **params)
 
 
-#: Parameters ``gandiva`` had before its variants got their own names.
+#: Parameters of the variants that a ``gandiva`` spec may carry (the spellings of
+#: ``gandiva_srpt`` and ``gandiva_critical_path`` in shipped records); ``make`` refuses them.
 _MOVED_FROM_GANDIVA = (
     "order",
     "critical_path_factor",
@@ -171,16 +173,18 @@ _MOVED_FROM_GANDIVA = (
 
 
 def _check_moved_gandiva_parameters(params: dict[str, Any]) -> None:
-    """Raise, naming the variant and its full spec, if ``params`` are an old ``gandiva``.
+    """Raise, naming the variant and its full spec, if ``params`` spell a variant as
+    ``gandiva``.
 
-    ``gandiva:order=srpt`` and ``gandiva:order=srpt:critical_path_*=...`` were written into
-    shipped agent records, training commands and reports; they are now ``gandiva_srpt``
-    and ``gandiva_critical_path``. An old name is refused rather than aliased, so a table
-    labelled ``gandiva`` always means Gandiva; the error gives the new spec of the same
-    schedule.
+    ``gandiva:order=srpt`` and ``gandiva:order=srpt:critical_path_*=...`` (as shipped agent
+    records, training commands and reports write them) are the schedules of
+    ``gandiva_srpt`` and ``gandiva_critical_path``. Such a spec is refused rather than
+    aliased, so a table labelled ``gandiva`` always means Gandiva; the error gives the spec
+    of the same schedule under the variant's name.
 
     Raises:
-        ValueError: ``params`` use a moved parameter (the new spec is in the message).
+        ValueError: ``params`` use a parameter of ``_MOVED_FROM_GANDIVA`` (the variant's spec
+            is in the message).
     """
     moved = [key for key in params if key in _MOVED_FROM_GANDIVA]
     if not moved:
@@ -200,7 +204,7 @@ def _check_moved_gandiva_parameters(params: dict[str, Any]) -> None:
     else:
         raise ValueError(message)  # not a valid old configuration: nothing to translate
     kept = {k: v for k, v in params.items() if k not in _MOVED_FROM_GANDIVA}
-    if rule:  # the old default scope was "all"; the new one is "started"
+    if rule:  # a gandiva spec without a scope meant "all"; the variant's default is "started"
         kept["critical_path_factor"] = params["critical_path_factor"]
         kept["critical_path_scope"] = params.get("critical_path_scope", "all")
         for key in ("critical_path_protect", "critical_path_consolidate"):

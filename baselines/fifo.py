@@ -7,7 +7,7 @@ as soon as enough of them are free; until then nothing behind it may start
 Source: the thesis's baseline "sequential scheduling without GPU sharing" (J.-S. Tong,
 CYCU 2022), which is also the FIFO of YARN-style GPU clusters that Tiresias and Gandiva
 compare against. Differences: the thesis does not say whether its sequential baseline
-runs several jobs at once when they fit. By default this version does (it is sequential
+runs several jobs at once when they fit. By default this policy does (it is sequential
 in *order*, not in *count*), the stronger reading; ``max_jobs=1`` gives the literal one
 job at a time, which leaves most of a 16-GPU cluster idle under Philly's mostly 1-GPU jobs.
 """

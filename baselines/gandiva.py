@@ -37,10 +37,10 @@ X. Peng, H. Zhao, Q. Zhang, F. Yang, L. Zhou, "Gandiva: Introspective Cluster Sc
 for Deep Learning", OSDI'18 (suspend-resume time-slicing, packing, migration; the affinity
 of same-size jobs follows the node sets of the Tiresias authors' Gandiva simulator).
 Differences: Gandiva's suspend-resume takes about a second and slices every minute; here
-a restart costs 5-50 s (DESIGN 3.5), so the default slice is 10 minutes to keep that
-overhead near 5%; packing uses each job's known intensity instead of measuring co-located
-throughput and unpacking afterwards; there is no grow-shrink (jobs have a fixed GPU
-count).
+a restart costs 5-50 s (docs/model.md, *What is modelled*), so the default slice is 10
+minutes to keep that overhead near 5%; packing uses each job's known intensity instead of
+measuring co-located throughput and unpacking afterwards; there is no grow-shrink (jobs
+have a fixed GPU count).
 
 Variants of this project built on these steps (not Gandiva's; see their modules):
 ``gandiva_srpt`` (step 2 and the choice of a slice's victim by predicted remaining time)

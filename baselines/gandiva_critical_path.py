@@ -36,15 +36,16 @@ job is urgent); serving the longest jobs first to bound the makespan is Graham's
 longest-processing-time rule (R. L. Graham, "Bounds on multiprocessing timing
 anomalies", SIAM J. Appl. Math. 17(2), 1969), and the drain time is the makespan's
 lower bound ``total work / machines`` of that analysis. Scope ``started``, protection and
-gathering are additions of this project, each measured on ``philly_heavy`` (README,
-"Baselines"). The mechanisms underneath are Gandiva's (W. Xiao et al., OSDI'18).
+gathering are additions of this project, each measured on ``philly_heavy``
+(docs/baselines.md, ``gandiva_critical_path``). The mechanisms underneath are Gandiva's
+(W. Xiao et al., OSDI'18).
 
 Name: the rules act on the critical path of the schedule, and they run on Gandiva's
 mechanisms in SRPT order; ``critical_path`` alone would not say which scheduler it
-extends (``thesis`` has a critical-path rule too). Until this policy had its own name it
-was ``gandiva:order=srpt:critical_path_factor=...``: the same schedule is that name with
-``gandiva`` renamed, ``order=srpt`` dropped and ``critical_path_scope=all`` added where the
-old name left the scope at its old default (``baselines.make`` says so for an old name).
+extends (``thesis`` has a critical-path rule too). A ``gandiva`` spec with
+``order=srpt`` and ``critical_path_*`` parameters is refused by ``baselines.make``, which
+names the same schedule under this policy: ``gandiva`` renamed, ``order=srpt`` dropped and
+``critical_path_scope=all`` added where the spec names no scope.
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ Sources: the order is shortest-remaining-processing-time (L. Schrage, "A proof o
 optimality of the shortest remaining processing time discipline", Operations Research
 16(3), 1968), as the queue order of the thesis heuristic (``baselines/thesis.py`` step 2;
 J.-S. Tong, CYCU 2022); the mechanisms are Gandiva's (W. Xiao et al., OSDI'18).
-Predicted remaining times come from the sampling phase (DESIGN 3.6). Until this policy
-had its own name it was ``gandiva:order=srpt``.
+Predicted remaining times come from the sampling phase (docs/model.md, *What is
+modelled*). ``baselines.make`` refuses the spec ``gandiva:order=srpt`` and names this
+policy instead.
 """
 
 from __future__ import annotations

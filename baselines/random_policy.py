@@ -9,9 +9,10 @@ uniformly chosen visible running job the simulator's suspension rules allow susp
 the whole action space, e.g. in tests.
 
 Source: the usual lower-bound baseline of learned schedulers (e.g. Decima's and
-DeepRM's random agents). Differences: suspensions are off by default (DESIGN 5 lists
-``random`` as non-preemptive): a random policy that may suspend at every decision point
-suspends nearly every job before time can run and never finishes a long workload.
+DeepRM's random agents). Differences: suspensions are off by default (``random`` is
+non-preemptive in docs/baselines.md, *At a glance*): a random policy that may suspend at
+every decision point suspends nearly every job before time can run and never finishes a
+long workload.
 """
 
 from __future__ import annotations

@@ -18,15 +18,14 @@ prediction are handled by ``unsampled``:
   behaves exactly as ``fifo_pack``. It is a true (clairvoyant) SJF under
   ``duration_info="oracle"``.
 
-Measured on the thesis workload (seeds 10-19, both arrival modes), ``"sample"`` cuts the
-mean JCT by 5-15% against ``"last"`` (= ``fifo_pack``) but lengthens the makespan by about
-8-11%: shortest-first leaves the longest jobs for the end. It is the default because
-without it the policy is not shortest-first at all under the default information.
+``"sample"`` is the default because without it the policy is not shortest-first at all
+under the default information; what it gains and costs on the thesis workload:
+docs/baselines.md, ``sjf_pack``.
 
 Source: shortest-job-first, the classic size-based policy (and its GPU-cluster forms,
 e.g. the "SJF" baselines of Tiresias and Gandiva's comparisons) combined with the ``pack``
 placement of GPU-sharing schedulers. Differences: predictions come from the simulator's
-sampling model (DESIGN 3.6), not from user estimates.
+sampling model (docs/model.md, *What is modelled*), not from user estimates.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """``thesis``: the reference heuristic — sampling, shortest predicted remaining time first,
 fragment reuse under an interference threshold, and suspend / resume against starvation.
 
-The steps of DESIGN 5, as implemented here:
+The steps, as implemented here (with a table of the parameters: docs/baselines.md,
+``thesis``):
 
 1. **Sampling.** A job without a prediction first runs ``sample_iterations`` (a
    simulator setting) on whatever fits — on a fragment of a shared GPU if need be, since
@@ -69,38 +70,26 @@ Chung, J.-S. Tong, Z.-H. Chen, J. Supercomputing 81(2), 2025. Differences: the t
 thresholds and tie-breaks are not public; every one here is a named parameter whose
 default was chosen by experiment on the thesis workload (``scripts/reproduce_thesis.py``),
 confirmed on seeds 10-19 (both arrival modes) so as not to fit the three reported seeds
-0-2 alone. Additions of
-this implementation: the conditional suspension after sampling (pays two overheads only
-when it helps), the critical-path rule and the EASY reservation (SRPT alone gives the
-makespan away), work conservation below the thresholds while GPUs idle, and the
-hysteresis and suspension caps against livelock. Measured one parameter at a time
-against these defaults (seeds 10-19, headless, interval / Poisson): ``"never"``
-suspending after sampling costs 17% of mean JCT, ``"always"`` is within 5%; without the
-critical-path rule the makespan is 10% / 6% longer (but the Poisson-mode mean JCT 16%
-shorter: the rule trades mean JCT for makespan); without SRPT preemption mean JCT rises
-by 15% / 3%; without work conservation the makespan grows by 2%; thresholds of 0.6 or
-0.8 instead of 0.7, and turning the starvation rule off, change both metrics by under 5%
-(the rule rarely fires here; it bounds the wait of wide jobs on other workloads).
+0-2 alone. Additions of this implementation: the conditional suspension after sampling
+(pays two overheads only when it helps), the critical-path rule and the EASY reservation
+(SRPT alone gives the makespan away), work conservation below the thresholds while GPUs
+idle, and the hysteresis and suspension caps against livelock. What changing each
+parameter does, measured one at a time against these defaults: docs/baselines.md,
+``thesis``.
 
 Real traces (``starving_order``, ``max_starving``, ``reserve="starving"``,
 ``backfill_victims``): the thesis says which job starves and what it may suspend, not how
-several starving jobs share the cluster. On replays of Philly virtual clusters (Gavel's
-per-VC traces: real arrivals, bursts of 8- to 32-GPU jobs, each VC on a cluster sized to
-load 0.9) the queue stays long for weeks, so every wide job passes the starvation
-threshold. Served all at once and longest first, each suspending narrower jobs, never
-preempted, and holding a reservation, they turned the order into longest-first: on VC
-2869ce (32 GPUs; 379 jobs of 8 GPUs, 70 of 32) mean JCT was 1.08 M s (seeds 0-2), no
-better than ``fifo_pack``, against 0.22 M s with the rule off. One starving job at a time
-(as EASY backfilling reserves for one job), the most starved first (highest response
-ratio next, which still bounds every starving job's wait), and a reservation for it alone
-that jobs it may suspend can use meanwhile: 0.40 M s, 22% and 4% shorter mean JCT on two
-other VCs, within 0.5% on three. On the thesis workload the 1 s interval figures are
-unchanged and the Poisson ones 1-2% better (seeds 0-2; seeds 10-19: within 0.5%, Poisson
-mean JCT 5% better); the ``philly`` presets move by under 0.5%. The table per VC, and
-``critical_preempts_critical``: ``docs/baselines.md``. Those figures are with the env's
-windows of 16; a policy that orders by predicted time needs to see the queue, and
-``gpushare-evaluate`` now gives the baselines windows of 1024 on traces (on VC 7f04ca on
-64 GPUs, 972 jobs: mean JCT 3.26 M s with windows of 16, 0.92 M s with 1024).
+several starving jobs share the cluster. Under sustained overload with wide jobs (replays
+of Philly virtual clusters) the queue stays long for weeks, so every wide job passes the
+starvation threshold. Served all at once and longest first, each suspending narrower
+jobs, never preempted and holding a reservation, they would turn the order into
+longest-first. So one starving job is served at a time (as EASY backfilling reserves for
+one job), the most starved first (highest response ratio next, which still bounds every
+starving job's wait), with a reservation for it alone that jobs it may suspend can use
+meanwhile. The measurements per VC, and those of ``critical_preempts_critical``:
+docs/baselines.md, ``thesis``, *Real traces: one starving job at a time*. A policy that
+orders by predicted time needs to see the queue, so ``gpushare-evaluate`` gives the
+baselines windows of 1024 on traces (docs/results.md, *The windows*).
 """
 
 from __future__ import annotations
@@ -157,11 +146,11 @@ def _response_ratio(job: JobView, remaining_s: float) -> float:
 
 
 class ThesisHeuristic(Policy):
-    """The thesis's heuristic (DESIGN 5 steps 1-5); see the module docstring.
+    """The thesis's heuristic (steps 1-5 of the module docstring).
 
     Every default below was chosen by experiment on the thesis workload and confirmed on
-    seeds 10-19 (both arrival modes, headless); the module docstring lists what changing
-    each one does.
+    seeds 10-19 (both arrival modes, headless); what changing each one does:
+    docs/baselines.md, ``thesis``.
 
     Args:
         env: The env for ``predict`` (``None`` headless).
@@ -199,10 +188,10 @@ class ThesisHeuristic(Policy):
         starving_order: Which starving job is served first: ``"most_starved"``
             (default: highest response ratio, (wait + remaining) / remaining, as
             Brinch Hansen's HRRN; every starving job's ratio grows while it waits, so
-            each is served in time) or ``"longest"`` (the rule before: longest predicted
-            remaining time first, as critical jobs; under sustained overload, when every
-            wide job starves, the queue then runs longest first: Philly VC 2869ce, seeds
-            0-2, mean JCT 0.87 M s against 0.40 M s) (step 4).
+            each is served in time) or ``"longest"`` (longest predicted remaining time
+            first, as critical jobs; under sustained overload, when every wide job
+            starves, the queue then runs longest first: Philly VC 2869ce, seeds 0-2, mean
+            JCT 0.87 M s against 0.40 M s) (step 4).
         max_starving: Most jobs served as starving at once; a job started as starving
             that still holds its GPUs takes a slot, and the other starving jobs keep
             their SRPT place until one frees. Default 1: the rule's share of the cluster
@@ -214,16 +203,16 @@ class ThesisHeuristic(Policy):
             starts the longest jobs a little before their last start time (1.0), to
             leave room for the gang they need; ``inf`` disables (step 4).
         critical_preempts_critical: A critical job may suspend a running job that is
-            itself critical. Default ``True`` (as before); ``False`` spares it (as
+            itself critical. Default ``True``; ``False`` spares it (as
             ``gandiva_critical_path`` never slices a critical job): mean JCT 9% shorter
             on Philly VC ee9e8c but 24% longer on b436b2 (seeds 0-2), and the thesis
             experiment's 1 s interval makespan 1.9% longer (step 4).
         reserve: Which job blocked at the head of the order gets a reservation (EASY
             backfilling on predicted times): ``"starving"`` (default: the job served as
             starving, whose wait the reservation bounds; a critical job may suspend any
-            narrower job anyway), ``"urgent"`` (the default before: critical jobs too;
-            with ``backfill_victims`` the same on the Philly VCs, but the thesis
-            experiment's Poisson mean JCT is 1.4% / 4% longer on seeds 0-2 / 10-19),
+            narrower job anyway), ``"urgent"`` (critical jobs too; with
+            ``backfill_victims`` the same on the Philly VCs, but the thesis experiment's
+            Poisson mean JCT is 1.4% / 4% longer on seeds 0-2 / 10-19),
             ``"all"`` (costs utilisation: every short wide job would hold GPUs idle) or
             ``"none"``.
         backfill_victims: A job may also start on reserved GPUs if the reserved job may

@@ -43,29 +43,24 @@ Defaults:
   its average JCT by only 1%; its JCT "almost does not change" for thresholds of 1 hour
   and more (its testbed, with jobs of 2 minutes to 2 hours, used 3,200 GPU-s). The
   threshold is in GPU-time, not wall time, so one value serves the scaled ``thesis``
-  workload (about 86% of its jobs need less than 1 GPU-hour) and unscaled traces (11-71%
-  of the jobs of the six Philly development traces; the generated ``philly`` workload
-  has no job under 1 hour). A quarter or four times the threshold changed the mean JCT by
-  -26% to +11% on those traces and by -3% to +20% on the ``thesis`` preset: four times
-  was better on two traces and worse on two, so the paper's value stays (a finding to
-  check on other VCs). The previous default added a second threshold at 4 GPU-hours
-  (``K = 3``), a second demotion per long job.
+  workload and unscaled traces. Which of a quarter, one or four times it is best depends
+  on a trace's lengths, so the paper's value stays (the shares of jobs under it and the
+  measured effect of other thresholds: docs/baselines.md, ``tiresias``).
 * ``promote_knob = 32``: the paper offers PROMOTEKNOB as the operator's trade between
   mean and tail JCT (infinity "focuses on minimizing the average JCT"; its testbed ran
   without promotion) and found its trace insensitive to it over 1, 2, 4, ... With 32 a
   preempted job waits at most 32 times what it ran since its last promotion before it
-  returns to ``Q_1``. On the generated workloads the knob hardly matters; on the
-  development traces 8 made 2-3 times the preemptions of 32 on two of them (a promoted
-  wide job preempts many small ones) and infinity let jobs wait up to 1,700 h.
+  returns to ``Q_1``: a lower knob makes a promoted wide job preempt many small ones more
+  often, and infinity lets jobs wait without bound (measured: docs/baselines.md,
+  ``tiresias``).
 * ``lease_s = 600``: 10 minutes, the project's ``gandiva`` time slice, 12 to 120 times a
   restart here, so checkpoints and restarts cost at most about 8% of a job's held time.
 
 Preemption rate: the paper's testbed (480 jobs on 60 GPUs, two queues, no promotion)
 made 221 preemptions, 0.46 per job with Tiresias-L (297, 0.62, with Tiresias-G; 316,
-0.66, with SRTF; section 5.2.4). With no suspension budget this policy makes 0.07 to 0.70
-per job on the development traces and 0.06 to 0.35 on the generated presets; the version
-before the lease and the window rule made 1.7 to 103 per job on the same traces, or did
-not finish within 100 decisions per job (docs/baselines.md has the table).
+0.66, with SRTF; section 5.2.4). This policy's rate on the Philly development traces and
+the generated presets, with the default budget and without one: docs/baselines.md,
+``tiresias``, *Preemptions*.
 
 Differences from the paper: the simulator wakes the policy only at events (arrivals,
 completions, sampling, suspend / resume done), so a demotion, a promotion or the end of a

@@ -2,7 +2,8 @@
 
 Nothing here touches a running simulator. Every function reads a sequence of finished
 :class:`~gpushare_env.sim.types.JobRecord` and, for the time-averaged cluster figures, a
-:class:`~gpushare_env.sim.types.Timeline`, and returns plain floats (DESIGN.md section 3.8).
+:class:`~gpushare_env.sim.types.Timeline`, and returns plain floats (the metrics are listed
+in docs/model.md, *What is modelled*).
 
 Conventions:
     * Percentiles use numpy's ``linear`` method (``np.percentile(x, q, method="linear")``),

@@ -260,7 +260,7 @@ def _resolve_policies(
     import baselines
 
     names = baselines.available()
-    known = [*names, *baselines.variants()]  # 'all' is DESIGN 5's policies only
+    known = [*names, *baselines.variants()]  # 'all' is available() only, not the variants
     specs: list[PolicySpec] = []
     explicit = tokens is not None
     from gpushare_eval.sweeps import expand_grid

@@ -99,8 +99,8 @@ class RunStatus(StrEnum):
 
 
 def run_status(row: Mapping[str, Any]) -> RunStatus:
-    """A row's :class:`RunStatus`: its ``status``, else (rows written before the column
-    existed) ``UNFINISHED`` if its ``truncated`` flag is set, else ``COMPLETE``.
+    """A row's :class:`RunStatus`: its ``status``, else (a row without that column)
+    ``UNFINISHED`` if its ``truncated`` flag is set, else ``COMPLETE``.
 
     Raises:
         ValueError: A ``status`` that is not a :class:`RunStatus` value.
@@ -373,8 +373,8 @@ PARTIAL_MARK = "†"
 
 
 def _is_partial(cell: Mapping[str, Any]) -> bool:
-    """True if a (policy, workload) cell has an incomplete run (absent: summaries from
-    before run statuses, every run complete)."""
+    """True if a (policy, workload) cell has an incomplete run (a summary without
+    ``incomplete_seeds`` counts every run complete)."""
     return bool(cell.get("incomplete_seeds"))
 
 

@@ -50,8 +50,9 @@ class AlwaysZero:
         return np.zeros(1, dtype=np.int64), state  # shaped like a vectorised SB3 action
 
 
-def _old_loop(policy: Any, env: gym.Env, seed: int) -> tuple[list[int], float, dict, int]:
-    """The hand-written loop the harness and ``agents.evaluation`` used before."""
+def _hand_written_loop(policy: Any, env: gym.Env, seed: int) -> tuple[list[int], float, dict, int]:
+    """An episode loop written out: reset, then predict (with the masks when the policy
+    takes them) and step until the episode ends."""
     obs, info = env.reset(seed=seed)
     actions, total, invalid = [], 0.0, 0
     terminated = truncated = False
@@ -70,13 +71,13 @@ def _old_loop(policy: Any, env: gym.Env, seed: int) -> tuple[list[int], float, d
 
 
 @pytest.mark.parametrize("name", ["thesis", "tiresias", "masked_random"])
-def test_the_same_episode_as_the_old_loop(name: str) -> None:
+def test_rollout_plays_the_same_episode_as_a_hand_written_loop(name: str) -> None:
     results = []
-    for loop in ("old", "rollout"):
+    for loop in ("hand_written", "rollout"):
         env = gym.make("GPUShare-v0", config=TINY)
         policy = MaskedRandom(3) if name == "masked_random" else baselines.make(name, env)
-        if loop == "old":
-            actions, total, info, invalid = _old_loop(policy, env, seed=4)
+        if loop == "hand_written":
+            actions, total, info, invalid = _hand_written_loop(policy, env, seed=4)
         else:
             steps: list[Step] = []
             episode = rollout(policy, env, seed=4, callback=steps.append)

@@ -14,7 +14,7 @@
     └── invalid_action, auto_advance, on_unfit
 
 ``gym.make("GPUShare-v0", config={...})`` accepts the nested form
-(``{"windows": {"pending": 8}}``), the flat keys of earlier versions
+(``{"windows": {"pending": 8}}``), the flat form, one short key per setting
 (``{"pending_window": 8}``, mapped by ``FLAT_KEYS``, which recorded configs and model files
 use), or both for different settings; one setting given both ways is an error naming
 both. Unknown keys, at any level, are rejected with the allowed ones listed, and a bad
@@ -75,10 +75,10 @@ _ON_UNFIT: tuple[str, ...] = ("reject", "error")
 
 _MAX_WINDOW = 1024
 
-#: Every key of the flat configs of earlier versions -> the setting's path in the nested
-#: form (the one table of the mapping). Keys that kept their place map to themselves;
+#: Every key of the flat form (one short key per setting) -> the setting's path in the
+#: nested form (the one table of the mapping). Top-level settings map to themselves;
 #: ``reward`` (the weights by component name) is the reward group, whose other settings
-#: came as ``time_scale_s`` and ``invalid_penalty``.
+#: are the flat keys ``time_scale_s`` and ``invalid_penalty``.
 FLAT_KEYS: dict[str, str] = {
     "cluster": "cluster",
     "workload": "workload",
@@ -280,8 +280,8 @@ class RewardConfig(_Group):
     *Rewards* section for the exact definitions); ``T`` below is ``time_scale_s``. The
     default (only ``jct`` and ``invalid``) optimises mean job completion time. The scale
     and the penalty live here, beside the weights, because they only shape the reward
-    (the flat configs of earlier versions gave them as ``time_scale_s`` and
-    ``invalid_penalty``, the weights as ``reward``).
+    (the flat form gives them as ``time_scale_s`` and ``invalid_penalty``, the weights as
+    ``reward``).
 
     Attributes:
         jct: Weight of ``-(jobs in system) x elapsed / T``; sums to ``-total JCT / T``.
@@ -335,7 +335,7 @@ class RewardConfig(_Group):
         return tuple(float(getattr(self, name)) for name in REWARD_COMPONENTS)
 
     def weights_by_name(self) -> dict[str, float]:
-        """The weights by component name (the flat ``reward`` key of earlier versions)."""
+        """The weights by component name (the value of the flat key ``reward``)."""
         return dict(zip(REWARD_COMPONENTS, self.weights(), strict=True))
 
 
@@ -474,8 +474,8 @@ class EnvConfig:
     The defaults give a quick episode: the 16-GPU ``thesis`` cluster and the thesis's
     100-job workload (one job a second, Philly-style sizes and lengths of 1 min to 4 h),
     about 300-500 decisions per episode with a random policy. The groups take a dict of
-    some of their settings or an instance; ``from_any`` also takes the flat keys of
-    earlier versions (``FLAT_KEYS``).
+    some of their settings or an instance; ``from_any`` also takes the flat form's short
+    keys (``FLAT_KEYS``).
 
     Attributes:
         cluster: A preset name of ``gpushare_env.sim.PRESETS`` (``tiny``, ``thesis``,
@@ -586,8 +586,8 @@ class EnvConfig:
     ) -> EnvConfig:
         """Build from ``None`` (defaults), a dict, or an ``EnvConfig``, then apply ``overrides``.
 
-        A dict may use the nested form, the flat keys of earlier versions (``FLAT_KEYS``),
-        or both for different settings. ``overrides`` take the same keys (flat ones
+        A dict may use the nested form, the flat form's short keys (``FLAT_KEYS``), or
+        both for different settings. ``overrides`` take the same keys (flat ones
         included) and win over ``spec``, setting by setting.
 
         Raises:
@@ -648,7 +648,7 @@ class EnvConfig:
         return out
 
     def flat(self) -> dict[str, Any]:
-        """The flat form of earlier versions, every key of ``FLAT_KEYS``
+        """The flat form, one short key per setting, every key of ``FLAT_KEYS``
         (``EnvConfig.from_any(config.flat()) == config``)."""
         out: dict[str, Any] = {}
         for key, path in FLAT_KEYS.items():
@@ -729,7 +729,7 @@ def _settings(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def flat_keys(group: str) -> tuple[str, ...]:
-    """The flat keys of earlier versions that set a group's settings, in ``FLAT_KEYS``
+    """The flat keys that set a group's settings, in ``FLAT_KEYS``
     order (``flat_keys("observation")``: ``observe_held_time``, ...; for ``reward``, the
     flat ``reward`` key of the weights aside)."""
     if group not in _GROUPS:

@@ -209,7 +209,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``simulator.resume_overhead_s``, ``simulator.interference``); ``invalid_action``,
     ``auto_advance``, ``on_unfit``. For
     example ``config={"windows": {"pending": 8}, "observation": {"rivals": True}}``. The
-    flat keys of earlier versions are accepted too (``config.FLAT_KEYS``:
+    flat form's short keys are accepted too (``config.FLAT_KEYS``:
     ``pending_window``, ``running_window``, ``time_scale_s``, ``invalid_penalty``,
     ``duration_info``, ``sample_iterations``, ``sample_noise``, ``suspend_overhead_s``,
     ``resume_overhead_s``, ``interference``, ``max_decisions``,

@@ -107,9 +107,8 @@ CONFIG_DOCS: dict[str, str] = _config_docs()
 
 
 def _flat_key(path: str) -> str:
-    """How the flat configs of earlier versions set ``path`` (Markdown): its ``FLAT_KEYS``
-    key, or ``reward`` with the weight's name (the flat ``reward`` key held the weights by
-    name)."""
+    """How the flat form sets ``path`` (Markdown): its ``FLAT_KEYS`` key, or ``reward``
+    with the weight's name (the flat ``reward`` key holds the weights by name)."""
     for key, target in FLAT_KEYS.items():
         if target == path:
             return f"`{key}`"
@@ -188,7 +187,7 @@ def env_spec_markdown() -> str:
         "",
         "### Configuration",
         "",
-        "| key | flat key (earlier versions) | default | meaning |",
+        "| key | flat key | default | meaning |",
         "|---|---|---|---|",
     ]
     for path, flat, default, meaning in config_rows():

@@ -3,11 +3,12 @@
 The model is a pluggable strategy: the engine asks it for the speed factor of the workers
 on one GPU whenever the set of computing workers there changes. Two implementations:
 
-* ``LinearContention`` (default, DESIGN 3.3): with ``U`` the sum of the workers'
-  intensities and ``k`` their number, each runs at ``min(1, 1/U) * (1 - alpha)**(k - 1)``
-  of solo speed. Calibration: two ResNet-50 workers (u = 1) get 0.5 * 0.95 = 0.475 each
-  (Gavel's V100 co-location measurements: 0.37-0.5 each, median pair throughput 1.37x);
-  two light workers (u = 0.5) get 0.95 each, combined 1.9x (Lucid's light pairs, ~1.87x).
+* ``LinearContention`` (default; docs/model.md, *What is modelled*): with ``U`` the sum
+  of the workers' intensities and ``k`` their number, each runs at
+  ``min(1, 1/U) * (1 - alpha)**(k - 1)`` of solo speed. Calibration: two ResNet-50
+  workers (u = 1) get 0.5 * 0.95 = 0.475 each (Gavel's V100 co-location measurements:
+  0.37-0.5 each, median pair throughput 1.37x); two light workers (u = 0.5) get 0.95
+  each, combined 1.9x (Lucid's light pairs, ~1.87x).
 * ``MeasuredContention``: Gavel's measured pair throughputs (``gpushare_env.sim.gavel``),
   asymmetric, so each worker on a GPU has its own factor: a job sharing a GPU with others
   runs at ``1 / (1 + sum of e_ij)`` of its solo speed, where ``e_ij = 1 / f_ij - 1`` is the
@@ -78,7 +79,7 @@ class InterferenceModel(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LinearContention:
-    """``min(1, 1/U) * (1 - alpha) ** (k - 1)`` (DESIGN 3.3).
+    """``min(1, 1/U) * (1 - alpha) ** (k - 1)``: the analytic sharing model.
 
     Attributes:
         alpha: Per-extra-worker context-switch / cache penalty, in [0, 1).

@@ -75,7 +75,7 @@ class WorkloadConfig:
     Fields that do not apply to the ``kind`` are ignored (a trace has its own GPU counts).
 
     Attributes:
-        kind: ``"thesis"`` (DESIGN 3.7's 100-job generator), ``"philly"`` (Philly-style
+        kind: ``"thesis"`` (the thesis's 100-job generator), ``"philly"`` (Philly-style
             stream at a target load) or ``"trace"`` (read ``path``).
         num_jobs: Jobs to generate, >= 1 and <= 1e7; for a trace, the most to keep (earliest
             first). ``None``: 100 for generators, the whole trace for traces.

@@ -24,7 +24,7 @@ The bounds are those of ``gpushare_env.sim.limits`` (why: its docstring; every b
 and its error: ``docs/bad_input.md``).
 
 How the optional columns turn into a ``JobSpec`` is :func:`~.jobs.make_job`. The last two
-columns extend DESIGN 3.7's format so that :func:`write_csv_trace` can write any job and
+columns (``iter_time_s``, ``intensity``) let :func:`write_csv_trace` write any job and
 read it back equal: ``duration_s = iterations * iter_time_s / eff(n)`` alone would lose
 the last bit of ``iter_time_s`` to rounding in about one job in seven. Blank lines
 are ignored; any other problem raises :class:`~.jobs.TraceError` naming the file, the

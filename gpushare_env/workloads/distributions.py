@@ -4,7 +4,8 @@ Sources:
 
 * GPU-count mix and duration quantiles: Gavel's ``philly_job_distribution`` (Philly jobs
   that ran at least one hour on 1, 2, 4 or 8 GPUs; Jeon et al., "Analysis of Large-Scale
-  Multi-Tenant GPU Clusters for DNN Training Workloads", USENIX ATC 2019). DESIGN 3.7.
+  Multi-Tenant GPU Clusters for DNN Training Workloads", USENIX ATC 2019); the workloads
+  built from them: docs/model.md, *What is modelled*.
 * Parametric alternative: Gavel's fit, GPUs 1/2/4/8 w.p. 0.70/0.10/0.15/0.05 and a
   duration of ``10**U(1.5, 3)`` minutes w.p. 0.8, else ``10**U(3, 4)`` minutes.
 * Inter-arrival gaps: Philly's quantiles p10 1 s, p50 19 s, p75 19 min, p90 2 h.

@@ -118,7 +118,7 @@ def thesis_workload(
     models: Sequence[str] = DEFAULT_MODELS,
     max_gpus: int | None = None,
 ) -> list[JobSpec]:
-    """The thesis's workload (DESIGN 3.7): Philly-style jobs of the four TF-Slim models.
+    """The thesis's workload: Philly-style jobs of the four TF-Slim models.
 
     GPU counts follow Philly's mix (1/2/4/8 GPUs, all within the 16-GPU thesis cluster);
     lengths follow Philly's quantiles per GPU count, scaled by ``duration_scale`` (one

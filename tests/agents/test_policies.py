@@ -103,7 +103,7 @@ def test_suspend_bias_sets_every_suspend_logit_at_the_start(tmp_path: Path) -> N
     suspends = logits[schedule : schedule + head.running_window]
     assert torch.all((suspends + 3.8).abs() < 0.1)  # the bias, plus outputs of gain 0.01
     assert logits[:schedule].abs().max() < 0.1 and logits[-1].abs() < 0.1
-    # saved with the model, and only when set (earlier models' kwargs stay as they were)
+    # saved with the model, and only when set (a model without a bias saves no such kwarg)
     assert model.policy._get_constructor_parameters()["suspend_bias"] == -3.8
     plain = build_model(_config(tmp_path, "plain"), env)
     assert "suspend_bias" not in plain.policy._get_constructor_parameters()

@@ -1,5 +1,6 @@
 """``TrainConfig`` in groups: nested and flat forms, the flat table, checks naming the path,
-and ``gpushare-train``'s generated options (old flags, recorded commands, ``--help``)."""
+and ``gpushare-train``'s generated options (a recorded command line with every flag, the
+zoo's recorded commands, ``--help``)."""
 
 from __future__ import annotations
 
@@ -140,8 +141,9 @@ def test_unknown_and_doubled_keys_are_refused_with_the_allowed_ones() -> None:
         TrainConfig().run.seed = 1  # type: ignore[misc]
 
 
-#: Every flag of the command before the options were generated, each off its default,
-#: and the flat config that command made (recorded by the earlier ``config_from_args``).
+#: A command line with every flag of ``gpushare-train``'s first, hand-written parser, each
+#: off its default, and the flat config that parser made of it (recorded): the generated
+#: options parse it to the same config.
 _EVERY_OLD_FLAG = [
     "--algo", "ppo", "--preset", "thesis", "--cluster", "tiny2", "--workload", "philly",
     "--workload", "thesis", "--num-jobs", "50", "--pending-window", "8", "--running-window", "4",
@@ -178,11 +180,11 @@ _EVERY_OLD_FLAG_CONFIG: dict[str, Any] = {
 }  # fmt: skip
 
 
-def test_every_old_flag_parses_to_the_config_it_made_before() -> None:
+def test_the_recorded_command_line_parses_to_its_recorded_config() -> None:
     config = _cli(*_EVERY_OLD_FLAG)
     assert json.loads(json.dumps(config.to_json())) == _EVERY_OLD_FLAG_CONFIG
     assert config.imitation.dagger_iterations == 2 and config.envs.workloads == ("philly", "thesis")
-    # no flag: the preset and the dataclass defaults, as before
+    # no flag: the preset and the dataclass defaults
     default = _cli()
     assert default == TrainConfig.from_preset("philly")
     assert (default.algorithm.n_steps, default.envs.n_envs, default.run.timesteps) == (
@@ -200,7 +202,7 @@ def test_the_zoo_commands_remake_their_recorded_train_configs() -> None:
     assert cards
     for card in cards:
         record = json.loads(card.read_text(encoding="utf-8"))
-        recorded = TrainConfig.from_any(record["train"])  # the flat form of earlier versions
+        recorded = TrainConfig.from_any(record["train"])  # the flat form
         remade = _cli(*record["command"][1:])
         assert remade == recorded, card.name
         assert json.loads(json.dumps(remade.to_json())) == {

@@ -355,12 +355,12 @@ def test_cli_teacher_and_the_suspension_budget_bind_teacher_and_agent_alike(
     assert suspends.sum() > 0  # the teacher does suspend, within the budget
 
 
-def test_cli_teacher_takes_the_shipped_teachers_names_and_refuses_their_old_ones(
+def test_cli_teacher_takes_the_shipped_teachers_names_and_refuses_their_gandiva_spellings(
     tmp_path: Path,
 ) -> None:
     from scripts.train import build_parser, config_from_args
 
-    teachers = {  # old name -> the same schedule's name now
+    teachers = {  # the schedule spelt as gandiva -> its name as a variant
         "gandiva:max_load=1.25:time_slice_s=600:order=srpt": (
             "gandiva_srpt:max_load=1.25:time_slice_s=600"
         ),

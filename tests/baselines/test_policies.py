@@ -289,7 +289,7 @@ def test_gandiva_takes_only_the_parameters_of_the_gandiva_paper() -> None:
         ),
     ],
 )
-def test_an_old_gandiva_name_is_refused_with_the_name_of_the_same_schedule(
+def test_a_variant_spelt_as_gandiva_is_refused_with_the_name_of_the_same_schedule(
     old: str, new: str
 ) -> None:
     with pytest.raises(ValueError, match="Gandiva as published") as error:
@@ -297,7 +297,7 @@ def test_an_old_gandiva_name_is_refused_with_the_name_of_the_same_schedule(
     assert str(error.value).endswith(f"the same schedule is {new!r}")
     name, params = baselines.parse_spec(new)
     old_params = baselines.parse_spec(old)[1]
-    # the new name sets every parameter the old one did (but order), to the same value
+    # the variant's spec sets every parameter the gandiva spelling sets (but order), equally
     assert {k: v for k, v in old_params.items() if k != "order"}.items() <= params.items()
     assert baselines.make(new).name == name
 

@@ -82,8 +82,8 @@ def test_the_most_starved_job_goes_first_then_srpt_until_its_slot_frees() -> Non
     assert starts(records, [1, 3, 2]) == pytest.approx([1000.0, 1400.0, 1500.0])
 
 
-def test_the_former_order_served_the_longest_starving_job_first() -> None:
-    # starving_order="longest", max_starving=0 (the rule before): C (800 s) 1000-1800,
+def test_starving_order_longest_serves_the_longest_starving_job_first() -> None:
+    # starving_order="longest", max_starving=0 (no cap): C (800 s) 1000-1800,
     # then B (400 s) 1800-2200, then A 2200-2300. Mean JCT of the three: 1766 s against
     # 1400 s above (and 1300 s under SRPT alone, below).
     records = run(
@@ -120,7 +120,7 @@ def test_one_starving_job_is_served_at_a_time() -> None:
     assert starts(records, [4, 5]) == pytest.approx([412.0, 812.0])
     assert [records[i].suspends for i in range(4)] == [0, 0, 1, 1]  # type: ignore[attr-defined]
     assert [records[i].finish_s for i in (0, 1)] == pytest.approx([1000.0, 1001.0])  # type: ignore[attr-defined]
-    # max_starving=0 (no cap, the rule before): L2 opens a second gang at once, suspending
+    # max_starving=0 (no cap): L2 opens a second gang at once, suspending
     # S0 and S1 too (412-414): every small job is suspended, L2 runs 414-814.
     uncapped = run(two_starving_gangs(), ORACLE, **STARVATION_ONLY, max_starving=0)
     assert starts(uncapped, [4, 5]) == pytest.approx([412.0, 414.0])
@@ -148,12 +148,12 @@ def test_jobs_the_starving_job_may_suspend_backfill_onto_its_reservation() -> No
     preemptive = run(blocked_starving_job(), ORACLE, **rule)
     assert starts(preemptive, [1, 2]) == pytest.approx([500.0, 102.0])
     assert preemptive[2].suspends == 0  # type: ignore[attr-defined]
-    # reserve="urgent" (the default before) behaves as EASY here: L is urgent and starving
+    # reserve="urgent" (critical jobs too) behaves as EASY here: L is urgent and starving
     urgent = run(blocked_starving_job(), ORACLE, **rule, reserve="urgent", backfill_victims=False)
     assert starts(urgent, [1, 2]) == pytest.approx([500.0, 500.0])
 
 
-def test_new_parameters_are_validated() -> None:
+def test_the_starvation_parameters_are_validated() -> None:
     with pytest.raises(ValueError, match="starving_order"):
         baselines.make("thesis", starving_order="shortest")
     with pytest.raises(ValueError, match="max_starving"):
@@ -169,12 +169,14 @@ PHILLY_VC = philly_vc_path("2869ce")  # shipped with the package
 
 
 @pytest.mark.slow
-def test_a_real_overloaded_excerpt_no_longer_runs_longest_first() -> None:
+def test_on_a_real_overloaded_excerpt_the_starving_jobs_are_not_served_longest_first() -> None:
     # The first 200 jobs of Philly VC 2869ce (8- and 32-GPU jobs in bursts) on 32 V100s,
     # with the env's windows of 16: the queue stays long for weeks, so every wide job
-    # passes the starvation threshold. Served longest first and all at once (the rule
-    # before), the starving jobs made thesis no better than fifo_pack (about 0.69 M s
-    # each); one at a time, most starved first, it is about 0.48 M s.
+    # passes the starvation threshold. Served longest first and all at once
+    # (``before``: starving_order=longest, max_starving=0, reserve=urgent, no backfilling
+    # onto the reservation), the starving jobs make thesis no better than fifo_pack (about
+    # 0.69 M s each); one at a time, most starved first (``now``: the defaults), it is
+    # about 0.48 M s.
     jobs = make_workload(str(PHILLY_VC), trace_generator(), num_jobs=200, cluster_gpus=32)
     cluster = make_cluster({"nodes": 4, "gpus_per_node": 8, "gpu_type": "v100"})
 

@@ -295,8 +295,8 @@ def test_gandiva_srpt_order_serves_and_slices_for_the_shortest_job() -> None:
 
 
 # --------------------------------------------------------- gandiva_critical_path
-# The rule's old default scope was "all"; the tests below that predate scope "started"
-# name it.
+# The tests below that serve every critical job first name scope "all" (the default is
+# "started").
 def test_gandiva_critical_path_serves_the_longest_job_and_never_slices_it() -> None:
     # One GPU, oracle lengths, slice 600 s, SRPT order. J0 (3000 s) runs from 0, J1
     # (1000 s) waits from 1. At J2's arrival (700, 1200 s) J1 has waited 699 >= 600 and

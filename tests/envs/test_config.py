@@ -346,7 +346,7 @@ def test_the_simulator_group_accepts_what_the_simulator_accepts() -> None:
         SimulatorConfig(sample_iterations=2.5)  # SimConfig itself would take it
 
 
-def test_shipped_zoo_configs_still_build() -> None:
+def test_every_shipped_zoo_config_builds() -> None:
     """Every env config recorded beside a shipped agent (flat keys) builds, round-trips,
     and gives the observation and action spaces the agent was trained on."""
     import json

@@ -23,7 +23,7 @@ TRACE_JOBS = 150
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A CSV trace of 150 jobs that all fit the 16-GPU ``thesis`` cluster (more than the
-    100 jobs of the env's old default)."""
+    100 jobs a generated workload has by default)."""
     path = tmp_path_factory.mktemp("trace") / "long.csv"
     jobs = make_workload("thesis", np.random.default_rng(5), num_jobs=TRACE_JOBS, cluster_gpus=16)
     write_csv_trace(jobs, path)

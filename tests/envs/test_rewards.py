@@ -3,8 +3,8 @@
 The scripted episodes run on ``tiny`` (one node of four 16 GiB V100s) with jobs whose
 step time is 1 s (so a job of ``n`` iterations lasts ``n`` s alone), ``T = 10 s``, every
 reward weight 1 and ``sample_iterations = 0`` (no sampling events). Co-location follows
-DESIGN 3.3: two workers of intensity 1 on one GPU each run at
-``min(1, 1/2) * 0.95 = 0.475`` of solo speed.
+the analytic sharing model (docs/model.md, *What is modelled*): two workers of intensity
+1 on one GPU each run at ``min(1, 1/2) * 0.95 = 0.475`` of solo speed.
 """
 
 from __future__ import annotations

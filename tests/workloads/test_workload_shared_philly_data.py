@@ -10,7 +10,7 @@ import pytest
 from gpushare_env.workloads import make_workload, philly_workload, read_duration_gpus_csv
 from gpushare_env.workloads.distributions import PHILLY_DURATION_HOURS, PHILLY_GPU_MIX
 
-# The shared folder beside the repository (DESIGN 3.7): the project does not copy the file.
+# The shared folder beside the repository: the project does not copy the file.
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "philly_duration_gpus.csv"
 
 pytestmark = pytest.mark.skipif(
@@ -63,7 +63,7 @@ def test_length_quantiles_of_the_data_match_the_generator(trace_jobs):
     generated = philly_workload(len(trace_jobs), 8)
     gen_gpus = np.array([j.num_gpus for j in generated])
     gen_hours = np.array([j.solo_duration_s for j in generated]) / HOUR
-    # DESIGN/README figures of the whole sample: p10 1.27 h, p50 4.0 h, p90 69.5 h. The
+    # Quantiles of the whole sample: p10 1.27 h, p50 4.0 h, p90 69.5 h. The
     # generator interpolates each GPU count's table linearly in hours, which puts too much
     # mass high inside the wide 0.9-0.95 segments: its pooled p90 is ~78 h (12% high).
     for level, hours, tolerance in ((0.1, 1.27, 0.05), (0.5, 4.0, 0.05), (0.9, 69.5, 0.15)):
