@@ -1,5 +1,6 @@
 """``gpushare-bench``: speed of the headless simulator (with ``--env``, of the env; with
-``--train``, of RL training).
+``--train``, of RL training; with ``--harness`` and ``--vec-envs``, of the evaluation
+harness and the training envs on the local pool and on Ray).
 
 Headless: runs a Philly-style workload to completion with a baseline policy and prints
 one JSON line per job count with ``jobs, events, wall_s, jobs_per_s, events_per_s,
@@ -22,6 +23,12 @@ env's ``observation`` settings).
 PPO) training as ``gpushare-train`` runs it (``agents.bench``; needs the ``rl`` extra),
 and, measured after it in the same process, ``cartpole``: SB3's PPO with its defaults on
 ``CartPole-v1``, with ``ratio_to_cartpole`` (``--no-reference`` skips it).
+
+``--harness`` and ``--vec-envs`` (:mod:`scripts.bench_distributed`, docs/distributed.md)
+need the ``ray`` extra:
+
+    gpushare-bench --harness --reps 3 [--multinode]   # 200 runs: local pool against Ray
+    gpushare-bench --vec-envs --reps 3                # DummyVecEnv, SubprocVecEnv, RayVecEnv
 """
 
 from __future__ import annotations
@@ -151,6 +158,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="env runs (--env); the line reports the run of median speed, plus every run's",
     )
+    ray = parser.add_argument_group("--harness, --vec-envs: local pool against Ray")
+    ray.add_argument(
+        "--harness",
+        action="store_true",
+        help="time one 200-run evaluation serially, on the local pool and on Ray",
+    )
+    ray.add_argument("--multinode", action="store_true", help="also on two Ray nodes (--harness)")
+    ray.add_argument("--multinode-only", action="store_true", help="only on two Ray nodes")
+    ray.add_argument(
+        "--vec-envs",
+        action="store_true",
+        help="env steps per second of the training VecEnvs (dummy, subproc, ray)",
+    )
+    ray.add_argument("--reps", type=int, default=3, help="repetitions (--harness, --vec-envs)")
+    ray.add_argument("--vec-steps", type=int, default=2000, help="steps of all envs (--vec-envs)")
     return parser
 
 
@@ -245,6 +267,16 @@ def main(argv: list[str] | None = None) -> int:
     problem = check_args(args)
     if problem is not None:
         return usage_error(parser, problem)
+    if args.harness or args.multinode_only or args.vec_envs:
+        if args.reps < 1 or args.vec_steps < 1:
+            return usage_error(parser, "--reps and --vec-steps must be >= 1")
+        from scripts import bench_distributed
+
+        if args.vec_envs:
+            bench_distributed.vec_env_bench(args.reps, args.vec_steps)
+        else:
+            bench_distributed.harness_bench(args.reps, args.multinode, args.multinode_only)
+        return 0
     if args.train:
         try:
             from agents.bench import train_benchmark

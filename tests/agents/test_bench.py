@@ -95,3 +95,22 @@ def test_the_cartpole_yardstick_runs_in_the_same_process(
     assert record["ratio_to_cartpole"] == pytest.approx(
         record["steps_per_s"] / cartpole["steps_per_s"], rel=0.01
     )
+
+
+def test_vec_env_mode_times_each_vec_env(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # gpushare-bench --vec-envs (Ray's start-up is left out here: DummyVecEnv and
+    # SubprocVecEnv only)
+    from scripts import bench_distributed
+
+    monkeypatch.setattr(bench_distributed, "VEC_ENVS", ("dummy", "subproc"))
+    assert main(["--vec-envs", "--reps", "1", "--vec-steps", "5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    records = [json.loads(line) for line in lines if line.startswith("{")]
+    assert [(r["vec_env"], r["n_envs"]) for r in records] == [
+        ("dummy", 2), ("subproc", 2), ("dummy", 4), ("subproc", 4)
+    ]  # fmt: skip
+    assert all(r["steps_per_s"] > 0 for r in records)
+    assert "| 4 | `subproc` |" in "\n".join(lines)
+    assert main(["--vec-envs", "--reps", "0"]) == 2

@@ -1,13 +1,15 @@
-"""Time the same 200-run evaluation on the local process pool and on Ray (docs/distributed.md).
+"""``gpushare-bench --harness`` and ``--vec-envs``: the evaluation harness's and the
+training envs' speed on the local process pool and on Ray (docs/distributed.md).
 
-Usage: ``python docs/distributed_bench.py [--reps 3] [--multinode]``, from the repository
-root with gpushare[ray] installed. Side by side, repetition by repetition: the local
+``gpushare-bench --harness [--reps 3] [--multinode]``, with gpushare[ray] installed, times
+the same 200-run evaluation side by side, repetition by repetition: the local
 pool (``--workers 2``), Ray on a local instance (``--backend ray --workers 2``, start-up
 included) and, with ``--multinode``, Ray on a cluster of two one-CPU nodes started here
 (``ray start --head`` + ``ray start --address``, each ``--block`` in a process group of
 its own, ended by this script). Prints one JSON line per measurement and the medians.
 
-``--vec-env`` times the training envs instead: env steps per second of ``DummyVecEnv``,
+``gpushare-bench --vec-envs [--reps 3] [--vec-steps 2000]`` times the training envs
+instead: env steps per second of ``DummyVecEnv``,
 ``SubprocVecEnv`` and ``RayVecEnv`` (``gpushare-train --vec-env dummy|subproc|ray``,
 built by ``agents.envs.make_vec_env``) with 2 and 4 envs on ``GPUShare-v0``'s default
 config, stepped as MaskablePPO collects (``env_method("action_masks")``, then ``step``
@@ -17,7 +19,6 @@ is timed apart from the steps. Prints one JSON line per measurement and a Markdo
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -103,7 +104,7 @@ def _vec_env_speed(kind: str, n_envs: int, vec_steps: int) -> tuple[float, float
     return started, n_envs * vec_steps / seconds
 
 
-def _vec_env_bench(reps: int, vec_steps: int) -> None:
+def vec_env_bench(reps: int, vec_steps: int) -> None:
     """Every kind with 2 and 4 envs, repetition by repetition; a Markdown table."""
     speeds: dict[tuple[int, str], list[float]] = {}
     starts: dict[tuple[int, str], list[float]] = {}
@@ -124,39 +125,31 @@ def _vec_env_bench(reps: int, vec_steps: int) -> None:
         print(f"| {n_envs} | `{kind}` | {runs} | {median:,.0f} | {start_s:.1f} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--multinode", action="store_true")
-    parser.add_argument("--multinode-only", action="store_true")
-    parser.add_argument("--vec-env", action="store_true", help="time the training VecEnvs")
-    parser.add_argument("--vec-steps", type=int, default=2000, help="steps of all envs")
-    args = parser.parse_args()
-    if args.vec_env:
-        _vec_env_bench(args.reps, args.vec_steps)
-        return
+def harness_bench(reps: int, multinode: bool, multinode_only: bool) -> None:
+    """The evaluation on the local pool, on local Ray and (``multinode``) on two Ray nodes
+    started here; one JSON line per measurement, then the medians."""
     times: dict[str, list[float]] = {}
 
     def record(name: str, seconds: float) -> None:
         times.setdefault(name, []).append(seconds)
         print(json.dumps({"measure": name, "seconds": round(seconds, 2)}), flush=True)
 
-    for _ in range(0 if args.multinode_only else 1):
+    for _ in range(0 if multinode_only else 1):
         record("serial (--workers 1)", _evaluate(["--workers", "1"]))
-    for _ in range(0 if args.multinode_only else args.reps):
+    for _ in range(0 if multinode_only else reps):
         record("local pool (--workers 2)", _evaluate(["--workers", "2"]))
         record(
             "ray local (--backend ray --workers 2)",
             _evaluate(["--backend", "ray", "--workers", "2"]),
         )
         record("ray.init + first task", _ray_start_time())
-    if args.multinode or args.multinode_only:
+    if multinode or multinode_only:
         head = _ray_node(["--head", "--port", PORT])
         time.sleep(20)
         worker = _ray_node(["--address", f"127.0.0.1:{PORT}"])
         time.sleep(20)
         try:
-            for _ in range(args.reps):
+            for _ in range(reps):
                 extra = ["--backend", "ray", "--ray-address", f"127.0.0.1:{PORT}"]
                 record("ray 2 nodes x 1 CPU (--ray-address)", _evaluate(extra, NO_AUTH))
         finally:
@@ -164,7 +157,3 @@ def main() -> None:
                 os.killpg(node.pid, signal.SIGTERM)
                 node.wait(timeout=60)
     print(json.dumps({k: round(statistics.median(v), 2) for k, v in times.items()}))
-
-
-if __name__ == "__main__":
-    main()
