@@ -16,12 +16,12 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.core: $(BIN)/python pyproject.toml setup.py gpushare_env/compiled/_core.pyx
+$(VENV)/.core: $(BIN)/python pyproject.toml setup.py $(wildcard gpushare_env/compiled/*.pyx gpushare_env/compiled/*.pxi)
 	$(BIN)/pip install --quiet "$(TORCH)"
 	$(BIN)/pip install --quiet -e ".[rl,plot]"
 	touch $@
 
-$(VENV)/.full: $(BIN)/python pyproject.toml setup.py gpushare_env/compiled/_core.pyx
+$(VENV)/.full: $(BIN)/python pyproject.toml setup.py $(wildcard gpushare_env/compiled/*.pyx gpushare_env/compiled/*.pxi)
 	$(BIN)/pip install --quiet "$(TORCH)"
 	$(BIN)/pip install --quiet -e ".[rl,dev]"
 	touch $@ $(VENV)/.core

@@ -1,0 +1,367 @@
+# The compiled core, part 5 of 6 (included by _core.pyx): the observation and the
+# action mask.
+
+cdef class _Encoder(_Simulation):
+    """The observation buffer and the action mask, updated incrementally."""
+
+    cdef void _refresh_gpus(self) noexcept:
+        cdef int i, g, new, old, k
+        cdef double free_gib, load
+        cdef long held
+        cdef float* row
+        if self.dirty_n:
+            self.gpu_epoch += 1
+        for i in range(self.dirty_n):
+            g = self.dirty_list[i]
+            self.dirty[g] = False
+            free_gib = self.free_mem[g]
+            held = self.holders[g]
+            load = self.load[g]
+            if self.has_encoder:
+                row = &self.buffer[self.gpu_at + g * self.num_gpu_f]
+                row[self.cg_free] = <float>(
+                    free_gib * self.inv_capacity[g] if free_gib > 0.0 else 0.0
+                )
+                row[self.cg_load] = <float>(load * self.inv_slots if load > 0.0 else 0.0)
+                row[self.cg_workers] = <float>(held * self.inv_slots)
+            if held == 0:
+                new = 0
+            elif held >= self.max_jobs:
+                new = self.num_frag - 1
+            else:
+                new = upper_bound(self.frag_edges, self.num_frag_edges, free_gib) + 1
+            old = self.category[g]
+            if new != old:
+                self.category[g] = new
+                self.category_counts[old] -= 1
+                self.category_counts[new] += 1
+                if self.has_encoder:
+                    self.buffer[self.frag_at + old] = <float>(
+                        self.category_counts[old] * self.inv_gpus
+                    )
+                    self.buffer[self.frag_at + new] = <float>(
+                        self.category_counts[new] * self.inv_gpus
+                    )
+                if new == 0:
+                    self.idle_gpus += 1
+                elif old == 0:
+                    self.idle_gpus -= 1
+            if held < self.max_jobs:
+                new = upper_bound(self.mem_values, self.num_mem_values, free_gib + EPS)
+            else:
+                new = 0
+            old = self.level[g]
+            if new != old:
+                self.level[g] = new
+                if new > old:
+                    for k in range(old, new):
+                        self.fit_counts[k] += 1
+                else:
+                    for k in range(new, old):
+                        self.fit_counts[k] -= 1
+        self.dirty_n = 0
+
+    cdef void _update_mask(self) except *:
+        cdef int i, slot, n, rank, width = self.W * NUM_STRATEGIES
+        cdef bint exclusive, shared, schedule_choice = False, can_suspend = False
+        cdef Job* job
+        self._refresh_gpus()
+        self.pending_n = self.queue_n if self.queue_n < self.W else self.W
+        memset(self.mask, 0, self.num_actions * sizeof(cnp.npy_bool))
+        for slot in range(self.pending_n):
+            rank = self.queue[slot]
+            self.window_pending[slot] = rank
+            job = &self.jobs[rank]
+            n = job.num_gpus
+            exclusive = n <= self.idle_gpus
+            if exclusive and not self.equal_capacity:
+                exclusive = self._exclusive_memory_ok(job)
+            shared = n <= self.fit_counts[job.size_index]
+            # exclusive needs idle GPUs; the three sharing strategies need fragments
+            self.mask[NUM_STRATEGIES * slot + S_EXCLUSIVE] = exclusive
+            self.mask[NUM_STRATEGIES * slot + S_PACK] = shared
+            self.mask[NUM_STRATEGIES * slot + S_SPREAD] = shared
+            self.mask[NUM_STRATEGIES * slot + S_MIN_FRAG] = shared
+            if exclusive or shared:
+                schedule_choice = True
+        self.running_n_window = self.running_n if self.running_n < self.R else self.R
+        for slot in range(self.running_n_window):
+            rank = self.running[slot]
+            self.window_running[slot] = rank
+            if self._suspendable(&self.jobs[rank]):
+                self.mask[width + slot] = True
+                can_suspend = True
+        self.can_advance = (
+            self.running_n_window > 0
+            or self.transit_n > 0
+            or self.in_system + self.finished_n < self.num_jobs
+        )
+        self.mask[self.num_actions - 1] = self.can_advance
+        self.has_choice = schedule_choice or can_suspend
+
+    cdef int _suspend_rule(self, Job* job) noexcept:
+        """The suspension rules: ``SUSPEND_OK`` for a running job under its budget and
+        (after a resume) past its minimum service, else the rule it breaks."""
+        if job.status != RUNNING:
+            return SUSPEND_NOT_RUNNING
+        if self.max_suspends >= 0 and job.suspends >= self.max_suspends:
+            return SUSPEND_BUDGET
+        if job.resumes > 0 and self.now - job.service_since + EPS < self.min_service:
+            return SUSPEND_QUANTUM
+        return SUSPEND_OK
+
+    cdef inline bint _suspendable(self, Job* job) noexcept:
+        return self._suspend_rule(job) == SUSPEND_OK
+
+    cdef bint _exclusive_memory_ok(self, Job* job) noexcept:
+        cdef int i, count
+        if job.memory <= self.min_capacity + EPS:
+            return True
+        count = self._exclusive(job.num_gpus, job.memory, self.scratch_gpus)
+        if count < 0:
+            return False
+        for i in range(count):
+            if not self.free_mem[self.scratch_gpus[i]] + EPS >= job.memory:
+                return False
+        return True
+
+    cdef double _predicted_remaining(self, Job* job, bint* known) noexcept:
+        cdef double remaining
+        known[0] = False
+        if self.duration_info == INFO_NONE:
+            return 0.0
+        remaining = job.iterations - self._done(job)
+        if self.duration_info == INFO_ORACLE:
+            known[0] = True
+            return remaining * job.step_time
+        if not job.sampled:
+            return 0.0
+        known[0] = True
+        return remaining * job.step_time * (1.0 + job.noise)
+
+    cdef double _predicted_work(self) noexcept:
+        """Predicted GPU-seconds of work left: every waiting, running and moving job's
+        predicted remaining time times its GPUs, over the jobs with a prediction."""
+        cdef double work = 0.0, value
+        cdef bint known
+        cdef int i
+        cdef Job* job
+        for i in range(self.queue_n):
+            job = &self.jobs[self.queue[i]]
+            value = self._predicted_remaining(job, &known)
+            if known:
+                work += value * job.num_gpus
+        for i in range(self.running_n):
+            job = &self.jobs[self.running[i]]
+            value = self._predicted_remaining(job, &known)
+            if known:
+                work += value * job.num_gpus
+        for i in range(self.transit_n):
+            job = &self.jobs[self.transit[i]]
+            value = self._predicted_remaining(job, &known)
+            if known:
+                work += value * job.num_gpus
+        return work
+
+    cdef double _measured_step(self, Job* job, bint* known) noexcept:
+        known[0] = False
+        if self.duration_info == INFO_ORACLE:
+            known[0] = True
+            return job.step_time
+        if self.duration_info == INFO_NONE or not job.sampled:
+            return 0.0
+        known[0] = True
+        return job.step_time * (1.0 + job.noise)
+
+    cdef void _job_row(self, float* row, Job* job) noexcept:
+        """The spec columns of a pending / running row."""
+        cdef int m
+        row[self.cj_valid] = 1.0
+        row[self.cj_gpus] = <float>(log2(1.0 + job.num_gpus) * self.log_gpus)
+        row[self.cj_memory] = <float>(job.memory / self.max_capacity)
+        row[self.cj_intensity] = <float>job.intensity
+        for m in range(self.num_models):
+            row[self.cj_model0 + m] = 0.0
+        if job.model >= 0:
+            row[self.cj_model0 + job.model] = 1.0
+
+    cdef void _observe(self) except *:
+        cdef int slot, rank, c
+        cdef float* row
+        cdef Job* job
+        cdef double now = self.now, value, done, left, step, predicted, backlog
+        cdef double util, free_share, fragmented, expected, waiting_gpus, t
+        cdef bint known
+        # pending rows
+        for slot in range(self.W):
+            row = &self.buffer[self.pending_at + slot * self.num_pw]
+            if slot >= self.pending_n:
+                memset(row, 0, self.num_pw * sizeof(float))
+                continue
+            job = &self.jobs[self.window_pending[slot]]
+            self._job_row(row, job)
+            value = log10(now - (job.queued_since - 1.0)) * INV_DECADES
+            row[self.cj_wait] = <float>(value if value < 1.0 else 1.0)
+            row[self.cj_sampled] = 1.0 if job.sampled else 0.0
+            predicted = self._predicted_remaining(job, &known)
+            row[self.cj_known] = 1.0 if known else 0.0
+            row[self.cj_predicted] = <float>(log_time(predicted) if known else 0.0)
+            row[self.cj_suspended] = 1.0 if job.status == SUSPENDED else 0.0
+            row[self.cj_progress] = <float>(job.progress / job.iterations)
+        # running rows
+        for slot in range(self.R):
+            row = &self.buffer[self.running_at + slot * self.num_r]
+            if slot >= self.running_n_window:
+                memset(row, 0, self.num_r * sizeof(float))
+                continue
+            job = &self.jobs[self.window_running[slot]]
+            self._job_row(row, job)
+            step = self._measured_step(job, &known)
+            row[self.cj_wait] = <float>log_time(job.queued_s)
+            row[self.cj_sampled] = 1.0 if job.sampled else 0.0
+            row[self.cj_known] = 1.0 if known else 0.0
+            done = job.progress + job.rate * (now - job.last_update)
+            if done > job.iterations:
+                done = job.iterations
+            left = log10(1.0 + (job.iterations - done) * step) * INV_DECADES
+            row[self.cj_predicted] = <float>(left if left < 1.0 else 1.0)
+            row[self.cj_suspended] = 0.0
+            row[self.cj_progress] = <float>(done / job.iterations)
+            value = job.speed * self.inv_max_speed
+            row[self.cr_speed] = <float>(value if value < 1.0 else 1.0)
+            if self.cr_held >= 0:
+                row[self.cr_held] = <float>log_time(now - job.held_since)
+        # global
+        row = &self.buffer[self.global_at]
+        t = log10(1.0 + now) * INV_DECADES
+        row[self.cl_time] = <float>(t if t < 1.0 else 1.0)
+        row[self.cl_waiting] = <float>(self.queue_n * self.inv_jobs)
+        backlog = self.queue_n - self.W
+        row[self.cl_backlog] = <float>(backlog * self.inv_jobs if backlog > 0 else 0.0)
+        row[self.cl_running] = <float>(self.running_n * self.inv_jobs)
+        row[self.cl_transition] = <float>(self.transit_n * self.inv_jobs)
+        row[self.cl_in_system] = <float>(self.in_system * self.inv_jobs)
+        row[self.cl_finished] = <float>(self.finished_n * self.inv_jobs)
+        util = self.util_sum * self.inv_gpus
+        free_share = self.free_sum * self.inv_total_memory
+        if self.free_sum > EPS:
+            fragmented = self.frag_sum / self.free_sum
+            expected = self.fgd_sum / self.free_sum
+        else:
+            fragmented = expected = 0.0
+        waiting_gpus = self.waiting_gpus * self.inv_gpus
+        row[self.cl_util] = <float>clip01(util)
+        row[self.cl_alloc] = <float>(self.allocated * self.inv_gpus)
+        row[self.cl_free] = <float>clip01(free_share)
+        row[self.cl_frag] = <float>clip01(fragmented)
+        row[self.cl_expected] = <float>clip01(expected)
+        row[self.cl_waiting_gpus] = <float>(waiting_gpus if waiting_gpus < 1.0 else 1.0)
+        row[self.cl_idle] = <float>(self.idle_gpus * self.inv_gpus)
+        row[self.cl_advance] = 1.0 if self.can_advance else 0.0
+        if self.cp_pack >= 0 or self.cr_shares >= 0:
+            self._observe_placement()
+        if self.cr_rival >= 0:
+            self._observe_rivals()
+        if self.cp_drain >= 0 or self.cr_drain >= 0:
+            self._observe_drain()
+
+    cdef void _observe_placement(self) except *:
+        """The ``pack_load`` / ``spread_load`` and ``shares_gpu`` columns (see the feature
+        registry for their meaning). A strategy's choice depends only on the GPUs
+        and on the job's shape, so jobs of one shape share a search, and the answers hold
+        until a GPU changes (``gpu_epoch``)."""
+        cdef int slot, rank, shape, s, i
+        cdef double peak
+        cdef bint shares
+        cdef float* row
+        cdef Job* job
+        if self.dirty_n:  # GPUs changed since the mask last refreshed them (not in env steps)
+            self.gpu_epoch += 1
+        for slot in range(self.pending_n if self.cp_pack >= 0 else 0):
+            rank = self.window_pending[slot]
+            job = &self.jobs[rank]
+            shape = self.shape_of[rank]
+            if self.shape_epoch[shape] != self.gpu_epoch:
+                self.shape_epoch[shape] = self.gpu_epoch
+                self.shape_peak[2 * shape] = self._peak_load(rank, S_PACK)
+                self.shape_peak[2 * shape + 1] = self._peak_load(rank, S_SPREAD)
+            row = &self.buffer[self.pending_at + slot * self.num_pw + self.cp_pack]
+            for s in range(2):
+                peak = self.shape_peak[2 * shape + s]
+                if peak == INFINITY:
+                    row[s] = 0.0
+                    continue
+                peak = (peak + job.intensity) * self.inv_slots
+                row[s] = <float>(peak if peak < 1.0 else 1.0)
+        for slot in range(self.running_n_window if self.cr_shares >= 0 else 0):
+            job = &self.jobs[self.window_running[slot]]
+            shares = False
+            for i in range(job.held):
+                if self.holders[self.gpus_of[job.offset + i]] > 1:
+                    shares = True
+                    break
+            row = &self.buffer[self.running_at + slot * self.num_r + self.cr_shares]
+            row[0] = 1.0 if shares else 0.0
+
+    cdef double _peak_load(self, int rank, int strategy) except? -1.0:
+        """The largest load on the GPUs ``strategy`` gives the job now (+inf: none fit)."""
+        cdef int* gpus = self.scratch_gpus
+        cdef int i, count = self._find_placement(rank, strategy, gpus)
+        cdef double peak
+        if count < 0:
+            return INFINITY
+        peak = self.load[gpus[0]]
+        for i in range(1, count):
+            if self.load[gpus[i]] > peak:
+                peak = self.load[gpus[i]]
+        return peak
+
+    cdef void _observe_rivals(self) noexcept:
+        """The ``rival_wait`` / ``rival_remaining`` columns: one pass over the whole queue,
+        by GPUs requested."""
+        cdef int i, slot, n
+        cdef long seen = self.rival_pass + 1
+        cdef double now = self.now, wait, predicted
+        cdef bint known
+        cdef float* row
+        cdef Job* job
+        self.rival_pass = seen
+        for i in range(self.queue_n):
+            job = &self.jobs[self.queue[i]]
+            n = job.num_gpus
+            wait = now - job.queued_since
+            if self.rival_seen[n] != seen:
+                self.rival_seen[n] = seen
+                self.rival_wait[n] = wait
+                self.rival_left[n] = INFINITY
+            elif wait > self.rival_wait[n]:
+                self.rival_wait[n] = wait
+            predicted = self._predicted_remaining(job, &known)
+            if known and predicted < self.rival_left[n]:
+                self.rival_left[n] = predicted
+        for slot in range(self.running_n_window):
+            n = self.jobs[self.window_running[slot]].num_gpus
+            row = &self.buffer[self.running_at + slot * self.num_r + self.cr_rival]
+            if self.rival_seen[n] != seen:
+                row[0] = 0.0
+                row[1] = 0.0
+                continue
+            row[0] = <float>log_time(self.rival_wait[n])
+            predicted = self.rival_left[n]
+            row[1] = <float>(0.0 if predicted == INFINITY else log_time(predicted))
+
+    cdef void _observe_drain(self) noexcept:
+        """The ``drain_share`` columns (the sum runs waiting, running, in transition)."""
+        cdef int slot
+        cdef double drain = self._predicted_work() * self.inv_gpus, left
+        cdef bint known
+        for slot in range(self.pending_n if self.cp_drain >= 0 else 0):
+            left = self._predicted_remaining(&self.jobs[self.window_pending[slot]], &known)
+            self.buffer[self.pending_at + slot * self.num_pw + self.cp_drain] = <float>(
+                left / (left + drain) if known and left != 0.0 else 0.0
+            )
+        for slot in range(self.running_n_window if self.cr_drain >= 0 else 0):
+            left = self._predicted_remaining(&self.jobs[self.window_running[slot]], &known)
+            self.buffer[self.running_at + slot * self.num_r + self.cr_drain] = <float>(
+                left / (left + drain) if known and left != 0.0 else 0.0
+            )

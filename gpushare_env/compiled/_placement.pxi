@@ -1,0 +1,250 @@
+# The compiled core, part 3 of 6 (included by _core.pyx): placement strategies and
+# the index of GPUs with room.
+
+cdef class _Placement(_Events):
+    """Where a job's workers go under each strategy (``find_placement``)."""
+
+    cdef int _find_placement(self, int rank, int strategy, int* out) except -2:
+        """GPUs (sorted, into ``out``) the strategy gives the job now; their count or -1."""
+        cdef Job* job = &self.jobs[rank]
+        cdef int n = job.num_gpus
+        cdef int g, best_g
+        cdef double memory = job.memory, score, best
+        if strategy == S_EXCLUSIVE:
+            return self._exclusive(n, memory, out)
+        if n > 1:
+            return self._shared_gang(strategy, n, memory, out)
+        if self.indexed:
+            best_g = self._indexed_single(strategy, memory)
+            if best_g < 0:
+                return -1
+            out[0] = best_g
+            return 1
+        best = INFINITY
+        best_g = -1
+        for g in range(self.num_gpus):
+            score = self._score(strategy, g, memory)
+            if score < best:
+                best = score
+                best_g = g
+        if best_g < 0:
+            return -1
+        out[0] = best_g
+        return 1
+
+    cdef inline void _holders_changed(self, int g, long before) noexcept:
+        """Keep the placement index after GPU ``g``'s worker count changed from ``before``."""
+        cdef long after = self.holders[g]
+        cdef int node = self.gpu_node[g], last
+        cdef bint was_open = 0 < before < self.max_jobs, is_open = 0 < after < self.max_jobs
+        if before == 0 and after > 0:
+            self.idle_on_node[node] -= 1
+            self.idle_total -= 1
+        elif before > 0 and after == 0:
+            self.idle_on_node[node] += 1
+            self.idle_total += 1
+        if is_open and not was_open:
+            self.open_pos[g] = self.open_n
+            self.open_list[self.open_n] = g
+            self.open_n += 1
+        elif was_open and not is_open:
+            last = self.open_list[self.open_n - 1]
+            self.open_list[self.open_pos[g]] = last
+            self.open_pos[last] = self.open_pos[g]
+            self.open_pos[g] = -1
+            self.open_n -= 1
+
+    cdef int _first_idle(self, int min_count) noexcept:
+        """The lowest idle GPU of the first node with the fewest idle GPUs (at least
+        ``min_count``; 0: any node with one), or -1 (needs ``indexed``)."""
+        cdef int node, col, g, best_node = -1, best_count = self.num_gpus + 1
+        cdef int count
+        for node in range(self.num_nodes):
+            count = self.idle_on_node[node]
+            if count > 0 and count >= min_count and (min_count == 0 or count < best_count):
+                best_node = node
+                best_count = count
+                if min_count == 0:
+                    break
+        if best_node < 0:
+            return -1
+        for col in range(self.node_width):
+            g = self.node_gpus[best_node * self.node_width + col]
+            if g >= 0 and self.holders[g] == 0:
+                return g
+        return -1  # unreachable: the node has an idle GPU
+
+    cdef int _indexed_single(self, int strategy, double memory) noexcept:
+        """``find_placement`` of one worker from the index: every idle GPU scores alike
+        (equal memories), so the lowest one stands for all; then the open GPUs.  Ties go
+        to the lower GPU, as ``np.argmin``'s first minimum."""
+        cdef int i, g, best_g = -1
+        cdef double score, best = INFINITY
+        if self.idle_total and self.capacity[0] + EPS >= memory:
+            best_g = self._first_idle(0)
+            best = self._score(strategy, best_g, memory)
+        for i in range(self.open_n):
+            g = self.open_list[i]
+            score = self._score(strategy, g, memory)
+            if score < best or (score == best and score != INFINITY and g < best_g):
+                best = score
+                best_g = g
+        return best_g if best != INFINITY else -1
+
+    cdef inline double _score(self, int strategy, int g, double memory) noexcept:
+        """``find_placement``'s score of GPU ``g`` (+inf where the worker does not fit)."""
+        cdef double free_gib = self.free_mem[g], before, after, left
+        cdef long held = self.holders[g]
+        cdef int max_jobs = self.max_jobs
+        if not (free_gib + EPS >= memory and held < max_jobs):
+            return INFINITY
+        if strategy == S_PACK:
+            return (free_gib - memory) + (IDLE_PENALTY if held == 0 else 0.0)
+        if strategy == S_SPREAD:
+            return self.load[g] + 0.01 * held
+        before = free_gib if held >= max_jobs else free_gib * (
+            1.0 - <double>upper_bound(self.reference, self.num_reference, free_gib + EPS)
+            / <double>self.num_reference
+        )
+        left = free_gib - memory
+        after = left if held + 1 >= max_jobs else left * (
+            1.0 - <double>upper_bound(self.reference, self.num_reference, left + EPS)
+            / <double>self.num_reference
+        )
+        return (after - before) + 1e-3 * (free_gib - memory)
+
+    cdef int _shared_gang(self, int strategy, int n, double memory, int* out) noexcept:
+        """``_select`` of ``find_placement`` for a gang of ``n`` workers on shared GPUs:
+        the node whose ``n`` lowest scores sum least, else the fewest nodes."""
+        cdef int width = self.node_width, node, col, g, total = 0, taken, count, best_node = -1
+        cdef double best_total = INFINITY, node_total
+        cdef double* score = self.scratch_score
+        cdef double* row = self.scratch_row
+        cdef int* cols = self.scratch_cols
+        cdef int* per_node = self.scratch_nodes
+        for g in range(self.num_gpus):
+            score[g] = self._score(strategy, g, memory)
+        memset(per_node, 0, self.num_nodes * sizeof(int))
+        for node in range(self.num_nodes):
+            for col in range(width):
+                g = self.node_gpus[node * width + col]
+                if g >= 0 and score[g] != INFINITY:
+                    per_node[node] += 1
+            total += per_node[node]
+        if n <= width:
+            for node in range(self.num_nodes):
+                self._node_order(node, score, row, cols)
+                node_total = pairwise_sum(row, n)
+                if node_total < best_total:  # np.argmin: the first smallest, finite only
+                    best_total = node_total
+                    best_node = node
+            if best_node >= 0:
+                self._node_order(best_node, score, row, cols)
+                for col in range(n):
+                    out[col] = self.node_gpus[best_node * width + cols[col]]
+                self._sort(out, n)
+                return n
+        if total < n:
+            return -1
+        # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
+        taken = 0
+        for count in range(width, 0, -1):
+            for node in range(self.num_nodes):
+                if per_node[node] != count:
+                    continue
+                self._node_order(node, score, row, cols)
+                for col in range(min(count, n - taken)):
+                    out[taken] = self.node_gpus[node * width + cols[col]]
+                    taken += 1
+                if taken == n:
+                    self._sort(out, n)
+                    return n
+        return -1  # unreachable when total >= n
+
+    cdef void _node_order(self, int node, double* score, double* row, int* cols) noexcept:
+        """A node's GPU scores (+inf for padding) sorted, stable: ``row`` and ``cols``."""
+        cdef int width = self.node_width, col, j, g
+        cdef double value
+        for col in range(width):
+            g = self.node_gpus[node * width + col]
+            value = score[g] if g >= 0 else INFINITY
+            j = col - 1
+            while j >= 0 and row[j] > value:  # insertion sort: equal values keep their order
+                row[j + 1] = row[j]
+                cols[j + 1] = cols[j]
+                j -= 1
+            row[j + 1] = value
+            cols[j + 1] = col
+
+    cdef int _exclusive(self, int n, double memory, int* out) noexcept:
+        """``find_placement("exclusive", ...)``: idle GPUs, best-fit node, else fewest nodes."""
+        cdef int g, node, best_node, best_count, count, taken, total = 0
+        cdef int* per_node = self.scratch_nodes
+        cdef int width = self.node_width
+        if self.indexed:  # equal memories: an idle GPU fits iff the capacity does
+            if self.capacity[0] + EPS < memory or self.idle_total < n:
+                return -1
+            if n == 1:
+                out[0] = self._first_idle(1)
+                return 1
+            per_node = self.idle_on_node
+            total = self.idle_total
+        else:
+            memset(per_node, 0, self.num_nodes * sizeof(int))
+            for g in range(self.num_gpus):
+                if self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
+                    per_node[self.gpu_node[g]] += 1
+                    total += 1
+        if total < n:
+            return -1
+        if n == 1:
+            best_count = self.num_gpus + 1
+            best_node = -1
+            for g in range(self.num_gpus):
+                if self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
+                    if per_node[self.gpu_node[g]] < best_count:
+                        best_count = per_node[self.gpu_node[g]]
+                        out[0] = g
+            return 1
+        if n <= width:
+            best_node = -1
+            best_count = self.num_gpus + 1
+            for node in range(self.num_nodes):
+                if n <= per_node[node] < best_count:
+                    best_count = per_node[node]
+                    best_node = node
+            if best_node >= 0:
+                taken = self._take_idle(best_node, n, memory, out, 0)
+                self._sort(out, taken)
+                return taken
+        # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
+        taken = 0
+        for count in range(width, 0, -1):
+            for node in range(self.num_nodes):
+                if per_node[node] == count:
+                    taken = self._take_idle(node, min(count, n - taken), memory, out, taken)
+                    if taken == n:
+                        self._sort(out, taken)
+                        return taken
+        return -1
+
+    cdef int _take_idle(self, int node, int k, double memory, int* out, int taken) noexcept:
+        cdef int col, g, got = 0
+        for col in range(self.node_width):
+            if got == k:
+                break
+            g = self.node_gpus[node * self.node_width + col]
+            if g >= 0 and self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
+                out[taken + got] = g
+                got += 1
+        return taken + got
+
+    cdef void _sort(self, int* values, int n) noexcept:
+        cdef int i, j, v
+        for i in range(1, n):
+            v = values[i]
+            j = i - 1
+            while j >= 0 and values[j] > v:
+                values[j + 1] = values[j]
+                j -= 1
+            values[j + 1] = v
