@@ -32,15 +32,8 @@ if TYPE_CHECKING:
     from agents.evaluation import run_episode, run_episodes
     from agents.extractors import EXTRACTORS, PermutationExtractor, masked_mean_max
     from agents.policies import MaskableSlotPolicy, SlotPolicy
-    from agents.training import (
-        ALGORITHMS,
-        VALIDATION_SEEDS,
-        TrainConfig,
-        build_model,
-        env_configs,
-        load_model,
-        train,
-    )
+    from agents.train_config import ALGORITHMS, VALIDATION_SEEDS, TrainConfig, env_configs
+    from agents.training import build_model, load_model, train
 
 __all__ = [
     "ALGORITHMS",
@@ -84,15 +77,8 @@ _LAZY: dict[str, str] = {
         "evaluation": ("run_episode", "run_episodes"),
         "extractors": ("EXTRACTORS", "PermutationExtractor", "masked_mean_max"),
         "policies": ("MaskableSlotPolicy", "SlotPolicy"),
-        "training": (
-            "ALGORITHMS",
-            "VALIDATION_SEEDS",
-            "TrainConfig",
-            "build_model",
-            "env_configs",
-            "load_model",
-            "train",
-        ),
+        "train_config": ("ALGORITHMS", "VALIDATION_SEEDS", "TrainConfig", "env_configs"),
+        "training": ("build_model", "load_model", "train"),
     }.items()
     for name in names
 }

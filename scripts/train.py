@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command's argument parser: one option group per ``TrainConfig`` group, its options
     generated from the group's fields (name, type, default, and help from its ``Attributes:``
     docstring), under the flag names of ``_FLAGS``."""
-    from agents.training import GROUPS
+    from agents.train_config import GROUPS
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """The ``TrainConfig`` of parsed arguments: the preset, then the options given."""
-    from agents.training import GROUPS, TrainConfig
+    from agents.train_config import GROUPS, TrainConfig
 
     nested: dict[str, dict[str, Any]] = {name: {} for name in GROUPS}
     for dest, value in vars(args).items():

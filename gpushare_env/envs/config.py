@@ -26,19 +26,16 @@ form back and ``EnvConfig.flat()`` the flat one; both rebuild the same config.
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, TypeVar, cast
-
-import numpy as np
+from typing import Any, ClassVar
 
 from gpushare_env.sim.cluster import ClusterConfig
 from gpushare_env.sim.engine import DURATION_INFO, SimConfig
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
-from gpushare_env.sim.limits import MAX_DURATION_S, MAX_JOBS, range_text
+from gpushare_env.sim.limits import MAX_DURATION_S, MAX_JOBS
+from gpushare_env.sim.settings import Group, KeyPaths, is_finite, is_int, is_real, plain, range_text
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.config import WorkloadConfig
 
@@ -119,97 +116,8 @@ MAX_DECISIONS = 2**62
 _MAX_C_INT = 2**31 - 1
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_finite(value: Any) -> bool:
-    return _is_number(value) and math.isfinite(value)
-
-
-def _plain(value: Any) -> Any:
-    """A numpy scalar (``np.int64(300)``, ``np.float32(0.5)``, ``np.True_``) as the Python
-    value it holds, so configs accept what numpy code passes and still record plain JSON;
-    anything else unchanged (a Python ``bool`` stays a bool, and is no int here)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _unknown_keys_error(
-    owner: str, unknown: Sequence[str], allowed: Sequence[str], legacy: Sequence[str] = ()
-) -> ValueError:
-    hints = []
-    for key in unknown:
-        close = difflib.get_close_matches(str(key), [*allowed, *legacy], n=1)
-        if close:
-            hints.append(f"{key!r} -> did you mean {close[0]!r}?")
-    hint = (" " + " ".join(hints)) if hints else ""
-    also = f"; or the flat keys of earlier versions: {sorted(legacy)}" if legacy else ""
-    return ValueError(
-        f"{owner}: unknown key(s) {sorted(map(str, unknown))}; allowed: {sorted(allowed)}"
-        f"{also}.{hint}"
-    )
-
-
-_G = TypeVar("_G", bound="_Group")
-
-
-class _Group:
-    """What the groups of ``EnvConfig`` share: building from a dict that may set only some
-    settings, rejecting unknown keys, and naming a bad value by its full path."""
-
-    __slots__ = ()
-
-    #: Where the group sits, as errors name it (``EnvConfig.windows``).
-    path: ClassVar[str]
-
-    @classmethod
-    def keys(cls) -> tuple[str, ...]:
-        """The group's settings, in order."""
-        return tuple(f.name for f in dataclasses.fields(cast(Any, cls)))
-
-    @classmethod
-    def from_any(cls: type[_G], spec: _G | Mapping[str, Any] | None) -> _G:
-        """Build from ``None`` (defaults), a dict of some settings, or return an instance.
-
-        Raises:
-            ValueError: an unknown key (the allowed ones are listed) or a bad value.
-            TypeError: ``spec`` is neither a dict nor an instance.
-        """
-        if spec is None:
-            return cls()
-        if isinstance(spec, cls):
-            return spec
-        if not isinstance(spec, Mapping):
-            raise TypeError(
-                f"{cls.path} must be a dict or a {cls.__name__}, got {type(spec).__name__}"
-            )
-        names = cls.keys()
-        unknown = [key for key in spec if key not in names]
-        if unknown:
-            raise _unknown_keys_error(cls.path, unknown, names)
-        return cls(**dict(spec))
-
-    def as_dict(self) -> dict[str, Any]:
-        """Every setting by name."""
-        return {name: getattr(self, name) for name in self.keys()}
-
-    def _plain_settings(self) -> None:
-        """Store numpy scalars as Python values (``_plain``), before the checks."""
-        for name in self.keys():
-            value = getattr(self, name)
-            if isinstance(value, np.generic):
-                object.__setattr__(self, name, value.item())
-
-    def _bad(self, name: str, allowed: str) -> ValueError:
-        return ValueError(f"{self.path}.{name} must be {allowed}, got {getattr(self, name)!r}")
-
-
 @dataclass(frozen=True, slots=True)
-class WindowsConfig(_Group):
+class WindowsConfig(Group):
     """The windows of jobs the agent's actions address (and the observation shows).
 
     Attributes:
@@ -228,12 +136,12 @@ class WindowsConfig(_Group):
         self._plain_settings()
         for name in self.keys():
             value = getattr(self, name)
-            if not (_is_int(value) and 1 <= value <= _MAX_WINDOW):
+            if not (is_int(value) and 1 <= value <= _MAX_WINDOW):
                 raise self._bad(name, f"an int in [1, {_MAX_WINDOW}]")
 
 
 @dataclass(frozen=True, slots=True)
-class ObservationConfig(_Group):
+class ObservationConfig(Group):
     """Optional observation columns (``False``: the standard ones only).
 
     Attributes:
@@ -272,7 +180,7 @@ class ObservationConfig(_Group):
 
 
 @dataclass(frozen=True, slots=True)
-class RewardConfig(_Group):
+class RewardConfig(Group):
     """The reward: weights of the named components (the reward is their weighted sum), the
     time unit they are measured in and the size of the invalid-action term.
 
@@ -320,13 +228,11 @@ class RewardConfig(_Group):
         self._plain_settings()
         for name in REWARD_COMPONENTS:
             value = getattr(self, name)
-            if not (_is_finite(value) and abs(value) <= MAX_REWARD_WEIGHT):
+            if not (is_finite(value) and abs(value) <= MAX_REWARD_WEIGHT):
                 raise self._bad(name, "a finite number >= -1e12 and <= 1e12")
-        if not (_is_finite(self.time_scale_s) and self.time_scale_s >= MIN_TIME_SCALE_S):
+        if not (is_finite(self.time_scale_s) and self.time_scale_s >= MIN_TIME_SCALE_S):
             raise self._bad("time_scale_s", f"a finite number {range_text(MIN_TIME_SCALE_S)}")
-        if not (
-            _is_finite(self.invalid_penalty) and 0 <= self.invalid_penalty <= MAX_REWARD_WEIGHT
-        ):
+        if not (is_finite(self.invalid_penalty) and 0 <= self.invalid_penalty <= MAX_REWARD_WEIGHT):
             allowed = f"a finite number {range_text(0, MAX_REWARD_WEIGHT)}"
             raise self._bad("invalid_penalty", allowed)
 
@@ -340,7 +246,7 @@ class RewardConfig(_Group):
 
 
 @dataclass(frozen=True, slots=True)
-class LimitsConfig(_Group):
+class LimitsConfig(Group):
     """When an episode is cut short, and the suspension rules.
 
     The suspension rules bind every policy alike (the mask for agents,
@@ -368,17 +274,15 @@ class LimitsConfig(_Group):
     def __post_init__(self) -> None:
         self._plain_settings()
         if self.max_decisions is not None and not (
-            _is_int(self.max_decisions) and 1 <= self.max_decisions <= MAX_DECISIONS
+            is_int(self.max_decisions) and 1 <= self.max_decisions <= MAX_DECISIONS
         ):
             raise self._bad("max_decisions", "None or an int >= 1 and <= 2**62")
-        if self.max_time_s is not None and not (
-            _is_number(self.max_time_s) and self.max_time_s > 0
-        ):
+        if self.max_time_s is not None and not (is_real(self.max_time_s) and self.max_time_s > 0):
             raise self._bad("max_time_s", "None or a number > 0 (inf: no limit)")
         cap = self.max_suspends_per_job
-        if cap is not None and not (_is_int(cap) and 0 <= cap <= _MAX_C_INT):
+        if cap is not None and not (is_int(cap) and 0 <= cap <= _MAX_C_INT):
             raise self._bad("max_suspends_per_job", "None or an integer >= 0 and <= 2**31 - 1")
-        if not (_is_finite(self.min_service_s) and 0 <= self.min_service_s <= MAX_DURATION_S):
+        if not (is_finite(self.min_service_s) and 0 <= self.min_service_s <= MAX_DURATION_S):
             raise self._bad("min_service_s", f"a finite number {range_text(0, MAX_DURATION_S)}")
 
     def decision_cap(self, num_jobs: int) -> int:
@@ -400,7 +304,7 @@ _SIMULATOR_ALLOWED: dict[str, str] = {
 
 
 @dataclass(frozen=True, slots=True)
-class SimulatorConfig(_Group):
+class SimulatorConfig(Group):
     """What the simulator reveals of job lengths, and what a preemption costs (the env's
     share of ``SimConfig``).
 
@@ -458,7 +362,7 @@ class SimulatorConfig(_Group):
 
 
 #: The groups of ``EnvConfig``, by their key, in field order.
-_GROUPS: dict[str, type[_Group]] = {
+_GROUPS: dict[str, type[Group]] = {
     "windows": WindowsConfig,
     "observation": ObservationConfig,
     "reward": RewardConfig,
@@ -528,7 +432,7 @@ class EnvConfig:
 
         # normalise the composite fields first (frozen: via object.__setattr__)
         for name in ("num_jobs", "invalid_action", "auto_advance", "on_unfit"):
-            object.__setattr__(self, name, _plain(getattr(self, name)))
+            object.__setattr__(self, name, plain(getattr(self, name)))
         for name, group in _GROUPS.items():
             object.__setattr__(self, name, group.from_any(getattr(self, name)))
         try:
@@ -547,7 +451,7 @@ class EnvConfig:
         except (TypeError, ValueError) as error:
             raise ValueError(f"EnvConfig.workload: {error}") from error
         if self.num_jobs is not None and not (
-            _is_int(self.num_jobs) and 1 <= self.num_jobs <= MAX_JOBS
+            is_int(self.num_jobs) and 1 <= self.num_jobs <= MAX_JOBS
         ):
             raise bad("num_jobs", f"None or an int {range_text(1, MAX_JOBS)}")
         if not (
@@ -568,16 +472,7 @@ class EnvConfig:
     @classmethod
     def paths(cls) -> tuple[str, ...]:
         """Every setting's path in the nested form (``windows.pending``, ...), in order."""
-        out: list[str] = []
-        top_level = cls.keys()
-        for key in top_level:
-            group = _GROUPS.get(key)
-            if group is None:
-                out.append(key)
-            else:
-                names = group.keys()
-                out += [f"{key}.{name}" for name in names]
-        return tuple(out)
+        return _KEYS.paths()
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -608,14 +503,7 @@ class EnvConfig:
         else:
             raise TypeError(f"config must be a dict or an EnvConfig, got {type(spec).__name__}")
         settings = {**_settings(given), **_settings(overrides)}
-        top: dict[str, Any] = {}
-        groups: dict[str, dict[str, Any]] = {name: {} for name in _GROUPS}
-        for path, value in settings.items():
-            group, _, name = path.partition(".")
-            if name:
-                groups[group][name] = value
-            else:
-                top[path] = value
+        top, groups = _KEYS.split(settings)
         built: dict[str, Any] = {name: _GROUPS[name](**values) for name, values in groups.items()}
         return cls(**top, **built)
 
@@ -644,20 +532,14 @@ class EnvConfig:
         out: dict[str, Any] = {}
         for key in self.keys():
             value = getattr(self, key)
-            out[key] = value.as_dict() if isinstance(value, _Group) else value
+            out[key] = value.as_dict() if isinstance(value, Group) else value
         return out
 
     def flat(self) -> dict[str, Any]:
         """The flat form, one short key per setting, every key of ``FLAT_KEYS``
         (``EnvConfig.from_any(config.flat()) == config``)."""
-        out: dict[str, Any] = {}
-        for key, path in FLAT_KEYS.items():
-            if key == "reward":
-                out[key] = self.reward.weights_by_name()
-                continue
-            group, _, name = path.partition(".")
-            value = getattr(self, group)
-            out[key] = getattr(value, name) if name else value
+        out = _KEYS.flat(self)
+        out["reward"] = self.reward.weights_by_name()
         return out
 
     def decision_cap(self, num_jobs: int) -> int:
@@ -690,48 +572,15 @@ def _settings(spec: Mapping[str, Any]) -> dict[str, Any]:
             "GPUShare-v0 config: the 'engine' key was removed: every episode runs on the "
             "simulator's one compiled engine (drop the key)"
         )
-    top_level = EnvConfig.keys()
-    unknown = [key for key in spec if key not in top_level and key not in FLAT_KEYS]
-    if unknown:
-        legacy = [key for key in FLAT_KEYS if key not in top_level]
-        raise _unknown_keys_error("EnvConfig", unknown, top_level, legacy)
-    out: dict[str, Any] = {}
-    source: dict[str, str] = {}
+    return _KEYS.settings(spec)
 
-    def put(path: str, value: Any, key: str) -> None:
-        if path in out:
-            raise ValueError(
-                f"EnvConfig: {source[path]!r} and {key!r} both set {path}; give it once "
-                f"(the nested key or the flat one of earlier versions)"
-            )
-        out[path] = value
-        source[path] = key
 
-    for key, value in spec.items():
-        group = _GROUPS.get(key)
-        if group is None:
-            put(FLAT_KEYS.get(key, key), value, key)
-        elif isinstance(value, group):
-            for name, setting in value.as_dict().items():
-                put(f"{key}.{name}", setting, f"{key}={group.__name__}(...)")
-        elif isinstance(value, Mapping):
-            names = group.keys()
-            unknown = [name for name in value if name not in names]
-            if unknown:
-                raise _unknown_keys_error(group.path, unknown, names)
-            for name, setting in value.items():
-                put(f"{key}.{name}", setting, f"{key}.{name}")
-        elif value is not None:  # None: the group's defaults
-            raise TypeError(
-                f"{group.path} must be a dict or a {group.__name__}, got {type(value).__name__}"
-            )
-    return out
+#: The keys of ``EnvConfig``: its settings and groups, and the flat keys (the short form).
+_KEYS = KeyPaths("EnvConfig", _GROUPS, FLAT_KEYS, top_level=EnvConfig.keys())
 
 
 def flat_keys(group: str) -> tuple[str, ...]:
     """The flat keys that set a group's settings, in ``FLAT_KEYS``
     order (``flat_keys("observation")``: ``observe_held_time``, ...; for ``reward``, the
     flat ``reward`` key of the weights aside)."""
-    if group not in _GROUPS:
-        raise ValueError(f"unknown group {group!r}; allowed: {list(_GROUPS)}")
-    return tuple(key for key, path in FLAT_KEYS.items() if path.startswith(f"{group}."))
+    return _KEYS.flat_keys_of(group)

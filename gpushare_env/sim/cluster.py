@@ -15,10 +15,8 @@ from gpushare_env.sim.limits import (
     MAX_GPUS_PER_NODE,
     MAX_JOBS_PER_GPU,
     MIN_GPU_MEMORY_GIB,
-    is_finite,
-    is_int,
-    range_text,
 )
+from gpushare_env.sim.settings import is_finite, is_int, range_text, unknown_keys_error
 
 __all__ = ["PRESETS", "Cluster", "ClusterConfig", "NodeGroup", "make_cluster", "unfit_reason"]
 
@@ -83,7 +81,7 @@ class NodeGroup:
             raise ValueError(f"{where} must be a dict with keys {list(_GROUP_KEYS)}, got {spec!r}")
         unknown = sorted(set(spec) - set(_GROUP_KEYS), key=str)
         if unknown:
-            raise ValueError(f"{where}: unknown keys {unknown}; allowed: {sorted(_GROUP_KEYS)}")
+            raise unknown_keys_error(where, unknown, sorted(_GROUP_KEYS), suggest=False)
         missing = [key for key in ("nodes", "gpus_per_node") if key not in spec]
         if missing:
             raise ValueError(
@@ -162,8 +160,8 @@ class ClusterConfig:
         allowed = {*_GROUP_KEYS, "groups", "max_jobs_per_gpu", "name"}
         unknown = set(spec) - allowed
         if unknown:
-            raise ValueError(
-                f"cluster: unknown keys {sorted(unknown, key=str)}; allowed: {sorted(allowed)}"
+            raise unknown_keys_error(
+                "cluster", sorted(unknown, key=str), sorted(allowed), suggest=False
             )
         if "groups" in spec:
             mixed = sorted(set(spec) & set(_GROUP_KEYS))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,7 +24,14 @@ from gpushare_env.sim.limits import (
     MAX_CLUSTER_GPUS,
     MAX_DURATION_S,
     MAX_JOBS,
+)
+from gpushare_env.sim.settings import (
+    is_finite,
+    is_int,
+    is_real,
+    plain,
     range_text,
+    unknown_keys_error,
 )
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.csv_trace import (
@@ -58,14 +64,6 @@ _DEFAULT_NUM_JOBS = 100
 _TRACE_SUFFIXES = (".csv", ".json")
 #: Offered loads allowed (1e307 would make the mean gap between arrivals 0 s, 1e-320 inf).
 MIN_LOAD, MAX_LOAD = 1e-6, 1e6
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +122,7 @@ class WorkloadConfig:
 
     def __post_init__(self) -> None:
         for name in self.fields():  # numpy scalars as Python values (plain JSON when recorded)
-            value = getattr(self, name)
-            if isinstance(value, np.generic):
-                object.__setattr__(self, name, value.item())
+            object.__setattr__(self, name, plain(getattr(self, name)))
         if isinstance(self.models, (list, tuple)):
             object.__setattr__(self, "models", tuple(self.models))
         if isinstance(self.path, os.PathLike):
@@ -139,13 +135,13 @@ class WorkloadConfig:
         if self.kind not in _KINDS:
             bad("kind", f"one of {list(_KINDS)}")
         if self.num_jobs is not None and not (
-            _is_int(self.num_jobs) and 1 <= self.num_jobs <= MAX_JOBS
+            is_int(self.num_jobs) and 1 <= self.num_jobs <= MAX_JOBS
         ):
             bad("num_jobs", f"None or an int {range_text(1, MAX_JOBS)}")
         arrivals = _ARRIVALS.get(self.kind, ())
         if self.arrival is not None and arrivals and self.arrival not in arrivals:
             bad("arrival", f"None or one of {list(arrivals)} for kind {self.kind!r}")
-        if not (_is_number(self.load) and MIN_LOAD <= self.load <= MAX_LOAD):
+        if not (is_real(self.load) and MIN_LOAD <= self.load <= MAX_LOAD):
             bad("load", f"a finite number {range_text(MIN_LOAD, MAX_LOAD)}")
         # a gap or a scale beyond the limits would put every job past them
         for name, high, optional in (
@@ -154,18 +150,16 @@ class WorkloadConfig:
             ("duration_scale", MAX_DURATION_S, True),
         ):
             value = getattr(self, name)
-            if (value is not None or not optional) and not (
-                _is_number(value) and math.isfinite(value) and 0 < value <= high
-            ):
+            if (value is not None or not optional) and not (is_finite(value) and 0 < value <= high):
                 allowed = f"a number {range_text(0, high, low_open=True)}"
                 bad(name, f"None or {allowed}" if optional else allowed)
         if self.max_duration_quantile is not None and not (
-            _is_number(self.max_duration_quantile) and 0 < self.max_duration_quantile <= 1
+            is_real(self.max_duration_quantile) and 0 < self.max_duration_quantile <= 1
         ):
             bad("max_duration_quantile", "None or a number in (0, 1]")
         for name in ("num_cluster_gpus", "max_gpus"):
             value = getattr(self, name)
-            if value is not None and not (_is_int(value) and value >= 1):
+            if value is not None and not (is_int(value) and value >= 1):
                 bad(name, "None or an int >= 1")
         if self.duration_model not in ("empirical", "parametric"):
             bad("duration_model", "'empirical' or 'parametric'")
@@ -234,7 +228,7 @@ class WorkloadConfig:
         allowed = ("preset", *cls.fields())
         unknown = sorted(set(spec) - set(allowed))
         if unknown:
-            raise ValueError(f"workload: unknown keys {unknown}; allowed: {sorted(allowed)}")
+            raise unknown_keys_error("workload", unknown, sorted(allowed), suggest=False)
         values = dict(spec)
         base = cls()
         if "preset" in values:
@@ -255,12 +249,12 @@ class WorkloadConfig:
         cluster_gpus: int | None = None,
     ) -> list[JobSpec]:
         """Generate or load the jobs; see :func:`make_workload`."""
-        if num_jobs is not None and not (_is_int(num_jobs) and 1 <= num_jobs <= MAX_JOBS):
+        if num_jobs is not None and not (is_int(num_jobs) and 1 <= num_jobs <= MAX_JOBS):
             raise ValueError(
                 f"num_jobs must be None or an int {range_text(1, MAX_JOBS)}, got {num_jobs!r}"
             )
         if cluster_gpus is not None and not (
-            _is_int(cluster_gpus) and 1 <= cluster_gpus <= MAX_CLUSTER_GPUS
+            is_int(cluster_gpus) and 1 <= cluster_gpus <= MAX_CLUSTER_GPUS
         ):
             raise ValueError(
                 f"cluster_gpus must be None or an int {range_text(1, MAX_CLUSTER_GPUS)}, "
