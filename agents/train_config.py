@@ -155,6 +155,7 @@ class AlgorithmConfig(_TrainGroup):
     critic_warmup_lr: float = 3e-4
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         self._one_of("algo", ALGORITHMS)
         self._at_least(("critic_warmup", "learning_starts"), 0)
         self._at_least(("n_steps", "batch_size", "n_epochs", "buffer_size"), 1)
@@ -197,6 +198,7 @@ class NetworkConfig(_TrainGroup):
     suspend_bias: float = 0.0
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         self._one_of("extractor", EXTRACTORS)
         sizes = self.net_arch
         if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence):
@@ -268,6 +270,7 @@ class EnvsConfig(_TrainGroup):
     curriculum_steps: int = 1_000_000
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         if isinstance(self.workloads, str) or not self.workloads:
             raise self._fail(
                 "workloads", f"must name at least one workload, got {self.workloads!r}"
@@ -357,6 +360,7 @@ class ImitationConfig(_TrainGroup):
     bc_suspend_weight: float = 1.0
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         self._at_least(("bc_episodes", "bc_epochs", "dagger_iterations", "dagger_epochs"), 0)
         self._at_least(("dagger_episodes",), 1)
         self._within(("bc_learning_rate",), 0, low_open=True)
@@ -384,6 +388,7 @@ class EvaluationConfig(_TrainGroup):
     eval_every: int = 20_000
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         _seed_tuple(self, "eval_seeds", empty=True)
         _no_test_seeds(self, "eval_seeds")
         self._at_least(("eval_every",), 1)
@@ -420,6 +425,7 @@ class RunConfig(_TrainGroup):
     verbose: int = 0
 
     def __post_init__(self) -> None:
+        self._plain_settings()
         self._at_least(("timesteps", "verbose"), 0)
         if self.torch_threads is not None:
             self._at_least(("torch_threads",), 1)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -47,9 +48,15 @@ __all__ = [
 
 def plain(value: Any) -> Any:
     """A numpy scalar (``np.int64(300)``, ``np.float32(0.5)``, ``np.True_``) as the Python
-    value it holds, so configs accept what numpy code passes and still record plain JSON;
-    anything else unchanged (a Python ``bool`` stays a bool, and is no int here)."""
-    return value.item() if isinstance(value, np.generic) else value
+    value it holds, and any other non-integer real (``Fraction(1, 2)``, a numpy
+    ``longdouble``) as a float, so configs accept what numpy code passes and still record
+    plain JSON numbers; anything else unchanged (a Python ``bool`` stays a bool, and is
+    no int here)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral)):
+        return value if isinstance(value, float) else float(value)
+    return value
 
 
 def unknown_keys_error(
@@ -146,11 +153,13 @@ class Group:
 
     # ------------------------------------------------------------ checks
     def _plain_settings(self) -> None:
-        """Store numpy scalars as Python values (``plain``), before the checks."""
+        """Store numpy scalars and other reals as plain Python values (``plain``), before
+        the checks."""
         for name in self.keys():
             value = getattr(self, name)
-            if isinstance(value, np.generic):
-                object.__setattr__(self, name, value.item())
+            kept = plain(value)
+            if kept is not value:
+                object.__setattr__(self, name, kept)
 
     def _fail(self, name: str, message: str) -> ValueError:
         """``"<path>.<name> <message>"``."""

@@ -254,3 +254,20 @@ def test_a_trace_trains_whole_unless_num_jobs_is_given(tmp_path: Path) -> None:
     assert _cli("--workload", trace, "--num-jobs", "50").envs.num_jobs == 50
     assert _cli("--workload", "philly_heavy").envs.num_jobs == 300
     assert _cli().envs.num_jobs == 300
+
+
+def test_numpy_and_other_real_numbers_are_recorded_as_plain_json() -> None:
+    # one toolkit (gpushare_env.sim.settings.plain): a Fraction or a numpy scalar given to a
+    # config is stored as the Python number, so config.json stays plain JSON
+    from fractions import Fraction
+
+    import numpy as np
+
+    from agents.train_config import TrainConfig
+    from gpushare_env.envs.config import EnvConfig
+
+    train = TrainConfig.from_any({"learning_rate": Fraction(1, 1000), "n_steps": np.int64(64)})
+    assert json.loads(json.dumps(train.flat()))["learning_rate"] == 0.001
+    assert type(train.algorithm.n_steps) is int
+    env = EnvConfig.from_any({"time_scale_s": np.longdouble(2), "pending_window": np.int32(8)})
+    assert type(env.reward.time_scale_s) is float and type(env.windows.pending) is int
