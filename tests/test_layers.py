@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -120,3 +124,57 @@ def test_the_evaluation_harness_loads_without_the_rl_extras() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "loaded"
+
+
+@pytest.mark.slow
+def test_the_env_runs_in_a_fresh_venv_with_only_gymnasium_and_numpy(tmp_path: Path) -> None:
+    # a new virtual environment holding numpy and gymnasium (the versions this one runs)
+    # and a copy of the gpushare_env package with its compiled core: nothing else
+    import gymnasium
+    import numpy
+
+    import gpushare_env
+
+    core = importlib.util.find_spec("gpushare_env.compiled._core")
+    assert core is not None and core.origin is not None
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    pins = [f"numpy=={numpy.__version__}", f"gymnasium=={gymnasium.__version__}"]
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *pins],
+        check=True,
+        timeout=900,
+    )
+    site = tmp_path / "site"
+    package = Path(gpushare_env.__file__).parent
+    shutil.copytree(package, site / "gpushare_env", ignore=shutil.ignore_patterns("*.so"))
+    shutil.copy2(core.origin, site / "gpushare_env" / "compiled")
+    code = """
+import importlib.util, sys
+for name in ("torch", "stable_baselines3", "sb3_contrib", "ray", "baselines", "agents"):
+    assert importlib.util.find_spec(name) is None, name
+import gymnasium, numpy as np
+import gpushare_env
+env = gymnasium.make("GPUShare-v0", config={"cluster": "tiny", "num_jobs": 10})
+obs, info = env.reset(seed=0)
+steps, done = 0, False
+while not done:
+    action = int(np.flatnonzero(info["action_mask"])[0])
+    obs, reward, terminated, truncated, info = env.step(action)
+    done = terminated or truncated
+    steps += 1
+assert terminated and info["metrics"]["mean_jct_s"] > 0
+print("steps", steps)
+"""
+    result = subprocess.run(
+        [str(python), "-c", code],
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("steps ")
