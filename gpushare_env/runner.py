@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from gpushare_env.sim import (
     Timeline,
     apply_decision,
 )
+from gpushare_env.sim.engine import truncation_reason
 
 __all__ = ["RunResult", "SchedulingPolicy", "TruncatedBy", "run_headless"]
 
@@ -131,11 +132,11 @@ def run_headless(
     steps = in_a_row = 0
     truncated_by: TruncatedBy | None = None
     while not sim.done:
-        if max_decisions is not None and steps >= max_decisions:
-            truncated_by = "decisions"
-            break
-        if max_time_s is not None and sim.now_s >= max_time_s:
-            truncated_by = "time"
+        # the core's rule (the env's too): the decision cap first, then the time cap
+        truncated_by = cast(
+            "TruncatedBy | None", truncation_reason(steps, max_decisions, sim.now_s, max_time_s)
+        )
+        if truncated_by is not None:
             break
         decision = policy.decide(view)
         apply_decision(sim, decision)

@@ -219,6 +219,33 @@ def linear_contention(double load, int count, double alpha):
     return contention_factor(load, count, alpha)
 
 
+#: What ``truncation_code`` returns, as ``runner.TruncatedBy`` names it (0: not truncated).
+TRUNCATION_REASONS = (None, "decisions", "time", "deadlock")
+
+
+cdef inline int truncation_code(
+    long decisions, long decision_cap, bint has_time_cap, double now, double max_time,
+    bint deadlock,
+) noexcept nogil:
+    """Why an episode with jobs left stops here: the first of its decision cap (1), its
+    time cap (2) and a deadlock (3) that holds; 0 if none does."""
+    if decisions >= decision_cap:
+        return 1
+    if has_time_cap and now >= max_time:
+        return 2
+    return 3 if deadlock else 0
+
+
+def truncation_reason(decisions, decision_cap, double now, max_time_s=None, bint deadlock=False):
+    """``truncation_code`` for Python (the headless runner's caps): ``None``,
+    ``"decisions"``, ``"time"`` or ``"deadlock"``. ``decision_cap`` / ``max_time_s``
+    ``None``: no such cap."""
+    cdef long cap = 2**62 if decision_cap is None else decision_cap
+    cdef bint timed = max_time_s is not None
+    cdef double limit = max_time_s if timed else 0.0
+    return TRUNCATION_REASONS[truncation_code(decisions, cap, timed, now, limit, deadlock)]
+
+
 cdef void* checked_malloc(size_t size) except NULL:
     cdef void* p = malloc(size if size > 0 else 1)
     if p == NULL:
@@ -677,6 +704,7 @@ cdef class Core(_Encoder):
         cdef int i
         cdef double reward = 0.0
         cdef bint terminated, truncated
+        cdef int code
         memset(self.terms, 0, sizeof(self.terms))
         self.ops.append(action if not invalid else -1)  # an invalid action is a no-op
         if not invalid:
@@ -689,14 +717,13 @@ cdef class Core(_Encoder):
         terminated = self.finished_n == self.num_jobs
         truncated = False
         if not terminated:
-            # the first cap that holds is the reason (runner.TruncatedBy)
-            if self.decisions >= self.decision_cap:
-                self.truncated_by = "decisions"
-            elif self._time_capped():
-                self.truncated_by = "time"
-            elif self.deadlock:
-                self.truncated_by = "deadlock"
-            truncated = self.truncated_by is not None
+            code = truncation_code(
+                self.decisions, self.decision_cap, self.has_time_cap, self.now, self.max_time,
+                self.deadlock,
+            )  # fmt: skip
+            if code:
+                self.truncated_by = TRUNCATION_REASONS[code]
+                truncated = True
         if truncated:  # running out the clock is no way out: charge what is left
             jct_left, makespan_left = self.truncation_cost()
             self.terms[T_JCT] -= jct_left * self.inv_scale

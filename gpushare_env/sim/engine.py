@@ -60,7 +60,7 @@ from gpushare_env.sim.types import (
 )
 
 try:
-    from gpushare_env.compiled._core import Core, JobState
+    from gpushare_env.compiled._core import Core, JobState, truncation_reason
 except ImportError as _error:  # pragma: no cover - a broken install
     raise ImportError(
         "gpushare_env: the simulator's compiled core (gpushare_env.compiled._core) is not "
@@ -103,6 +103,7 @@ __all__ = [
     "SimConfig",
     "Simulator",
     "timeline_from_rows",
+    "truncation_reason",
 ]
 
 DURATION_INFO: tuple[str, ...] = ("none", "sampled", "oracle")

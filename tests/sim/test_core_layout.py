@@ -46,3 +46,13 @@ def test_every_cdef_call_resolves_in_its_class_or_before() -> None:
         defined[name] = visible
         unresolved = sorted(set(_CALL.findall(source)) - visible)
         assert not unresolved, f"{name} calls methods defined after it: {unresolved}"
+
+
+def test_one_truncation_rule_for_the_env_and_the_headless_runner() -> None:
+    from gpushare_env.sim.engine import truncation_reason
+
+    assert truncation_reason(5, 10, 0.0) is None
+    assert truncation_reason(10, 10, 99.0, 50.0, True) == "decisions"  # the cap first
+    assert truncation_reason(3, 10, 50.0, 50.0, True) == "time"
+    assert truncation_reason(3, None, 49.0, 50.0, True) == "deadlock"
+    assert truncation_reason(10**9, None, 1e12) is None
