@@ -127,21 +127,27 @@ def test_the_evaluation_harness_loads_without_the_rl_extras() -> None:
 
 
 @pytest.mark.slow
-def test_the_env_runs_in_a_fresh_venv_with_only_gymnasium_and_numpy(tmp_path: Path) -> None:
-    # a new virtual environment holding numpy and gymnasium (the versions this one runs)
-    # and a copy of the gpushare_env package with its compiled core: nothing else
+def test_the_env_runs_and_its_core_tests_pass_in_a_fresh_venv(tmp_path: Path) -> None:
+    # a new virtual environment holding numpy and gymnasium (the versions this one runs),
+    # the test tools (pytest, hypothesis) and a copy of the gpushare_env package with its
+    # compiled core and of the simulator's and workloads' tests: nothing else
     import gymnasium
+    import hypothesis
     import numpy
 
     import gpushare_env
 
     core = importlib.util.find_spec("gpushare_env.compiled._core")
     assert core is not None and core.origin is not None
-
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
-    pins = [f"numpy=={numpy.__version__}", f"gymnasium=={gymnasium.__version__}"]
+    pins = [
+        f"numpy=={numpy.__version__}",
+        f"gymnasium=={gymnasium.__version__}",
+        f"pytest=={pytest.__version__}",
+        f"hypothesis=={hypothesis.__version__}",
+    ]
     subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *pins],
         check=True,
@@ -151,6 +157,14 @@ def test_the_env_runs_in_a_fresh_venv_with_only_gymnasium_and_numpy(tmp_path: Pa
     package = Path(gpushare_env.__file__).parent
     shutil.copytree(package, site / "gpushare_env", ignore=shutil.ignore_patterns("*.so"))
     shutil.copy2(core.origin, site / "gpushare_env" / "compiled")
+    shutil.copy2(REPO / "pyproject.toml", site)  # a test checks the declared package data
+    tests = site / "tests"
+    tests.mkdir()
+    for name in ("__init__.py", "conftest.py", "jobs.py"):
+        shutil.copy2(REPO / "tests" / name, tests / name)
+    for folder in ("sim", "workloads"):
+        shutil.copytree(REPO / "tests" / folder, tests / folder)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(site), "HOME": str(tmp_path)}
     code = """
 import importlib.util, sys
 for name in ("torch", "stable_baselines3", "sb3_contrib", "ray", "baselines", "agents"):
@@ -168,13 +182,27 @@ while not done:
 assert terminated and info["metrics"]["mean_jct_s"] > 0
 print("steps", steps)
 """
-    result = subprocess.run(
-        [str(python), "-c", code],
-        cwd=tmp_path,
-        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(site)},
+    played = subprocess.run(
+        [str(python), "-c", code], cwd=site, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert played.returncode == 0, played.stderr
+    assert played.stdout.startswith("steps ")
+    tested = subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/sim",
+            "tests/workloads",
+        ],
+        cwd=site,
+        env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,
     )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("steps ")
+    assert tested.returncode == 0, tested.stdout[-3000:] + tested.stderr[-2000:]
+    assert " passed" in tested.stdout
