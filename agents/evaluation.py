@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.envs import make_env
+from agents.inference import for_play
 from gpushare_env.rollout import rollout
 from gpushare_env.seeding import policy_seed
 
@@ -43,7 +44,7 @@ def run_episode(policy: Any, env_config: Mapping[str, Any], seed: int) -> dict[s
         import baselines
 
         policy = baselines.make(policy, env, seed=policy_seed(seed))
-    episode = rollout(policy, env, seed=seed)
+    episode = rollout(for_play(policy), env, seed=seed)
     env.close()
     metrics = {
         k: float(v)

@@ -108,8 +108,11 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     import baselines
 
     env: Any = make_env(spec.env_config)
+    policy: Any
     if spec.policy.is_agent:
-        policy = load_agent(str(spec.policy.path))
+        from agents.inference import EvalPredictor
+
+        policy = EvalPredictor(load_agent(str(spec.policy.path)))
     else:
         policy = baselines.make(str(spec.policy.name), env=env, **dict(spec.policy.params))
     recorder = PlacementRecorder() if spec.record_gantt else None

@@ -59,3 +59,28 @@ def test_a_file_that_is_not_a_model_is_named(tmp_path: Path) -> None:
         algorithm_of(bad)
     with pytest.raises(ValueError, match=r"missing\.zip: no such model file"):
         algorithm_of(tmp_path / "missing.zip")
+
+
+def test_the_eval_predictor_acts_as_predict_does(saved: dict[str, Path]) -> None:
+    # the same actions as SB3's predict, for the masked and the unmasked algorithms
+    import numpy as np
+
+    from agents.inference import EvalPredictor
+
+    env = gym.make("GPUShare-v0", config={"cluster": "tiny", "num_jobs": 8})
+    for algo, path in saved.items():
+        model = load_model(path)
+        fast = EvalPredictor(model)
+        obs, info = env.reset(seed=3)
+        for _ in range(20):
+            mask = info["action_mask"]
+            if algo == "maskable_ppo":
+                expected, _ = model.predict(obs, deterministic=True, action_masks=mask)
+                got, _ = fast.predict(obs, deterministic=True, action_masks=mask)
+            else:
+                expected, _ = model.predict(obs, deterministic=True)
+                got, _ = fast.predict(obs, deterministic=True, action_masks=mask)
+            assert np.array_equal(got, expected), algo
+            obs, _, terminated, truncated, info = env.step(int(got))
+            if terminated or truncated:
+                obs, info = env.reset(seed=4)

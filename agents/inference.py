@@ -1,0 +1,68 @@
+"""Playing a saved agent: SB3's ``predict`` without its per-call overhead.
+
+SB3's ``predict`` puts the policy in evaluation mode at every call, walking every module of
+the network (``nn.Module.train(False)``): on a 2,000-job trace that walk is about a quarter
+of an agent episode's time. :class:`EvalPredictor` sets the mode once and then does what
+``predict`` does: observation to tensor, the policy's ``_predict`` under ``no_grad``, the
+action back to numpy. The networks here have no dropout or batch norm, so the mode changes
+no output; the shipped models' replays (``tests/agents/test_zoo.py``) check that every
+action is the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["EvalPredictor", "for_play"]
+
+
+class EvalPredictor:
+    """``predict`` of an SB3 model for episodes that only play it (no training between).
+
+    Args:
+        model: A loaded MaskablePPO, PPO or DQN model.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.policy = model.policy
+        self.policy.set_training_mode(False)
+        # MaskablePPO's policy takes the env's mask; PPO's and DQN's do not
+        self._masked = "action_masks" in _parameters(self.policy._predict)
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, Any]:
+        """The action for ``observation`` (the mask is used where the model takes one)."""
+        policy = self.policy
+        obs_tensor, vectorized = policy.obs_to_tensor(observation)
+        with torch.no_grad():
+            if self._masked:
+                actions = policy._predict(
+                    obs_tensor, deterministic=deterministic, action_masks=action_masks
+                )
+            else:
+                actions = policy._predict(obs_tensor, deterministic=deterministic)
+        result = actions.cpu().numpy().reshape((-1, *policy.action_space.shape))
+        return (result if vectorized else result.squeeze(axis=0)), state
+
+
+def for_play(policy: Any) -> Any:
+    """``EvalPredictor(policy)`` for an SB3 model, anything else (a heuristic) as it is."""
+    from stable_baselines3.common.base_class import BaseAlgorithm
+
+    return EvalPredictor(policy) if isinstance(policy, BaseAlgorithm) else policy
+
+
+def _parameters(function: Any) -> tuple[str, ...]:
+    import inspect
+
+    return tuple(inspect.signature(function).parameters)
