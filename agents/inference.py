@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from gpushare_env.rollout import takes_action_masks
+
 __all__ = ["EvalPredictor", "for_play"]
 
 
@@ -31,7 +33,7 @@ class EvalPredictor:
         self.policy = model.policy
         self.policy.set_training_mode(False)
         # MaskablePPO's policy takes the env's mask; PPO's and DQN's do not
-        self._masked = "action_masks" in _parameters(self.policy._predict)
+        self._masked = takes_action_masks(self.policy)
 
     def predict(
         self,
@@ -60,9 +62,3 @@ def for_play(policy: Any) -> Any:
     from stable_baselines3.common.base_class import BaseAlgorithm
 
     return EvalPredictor(policy) if isinstance(policy, BaseAlgorithm) else policy
-
-
-def _parameters(function: Any) -> tuple[str, ...]:
-    import inspect
-
-    return tuple(inspect.signature(function).parameters)

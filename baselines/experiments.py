@@ -6,8 +6,8 @@ per seed, seeds 0-2, jobs arriving one second apart or by a Poisson process, on 
 :func:`markdown_table` prints per policy the mean over seeds of makespan, mean JCT and GPU
 utilisation, with the ratios to ``fifo``.
 
-Seeding follows ``GPUShare-v0``'s ``reset(seed=s)`` (:func:`gpushare_env.seeding.
-episode_streams`: a workload child and a measurement-noise child of the seed), so a
+Episodes are drawn as ``GPUShare-v0``'s ``reset(seed=s)`` draws them
+(:func:`gpushare_env.envs.episodes.draw_episode`), so a
 headless run here and an env episode with the same seed see the same jobs and the same
 sampling noise; a seeded policy (``random``) is seeded with the episode seed, as in
 ``gpushare-evaluate``. In the env, every run is one :func:`gpushare_env.rollout.rollout`.
@@ -15,6 +15,7 @@ sampling noise; a seeded policy (``random``) is seeded with the episode seed, as
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,7 +28,7 @@ from gpushare_env.envs.config import EnvConfig
 from gpushare_env.envs.episodes import draw_episode
 from gpushare_env.rollout import rollout
 from gpushare_env.runner import run_headless
-from gpushare_env.seeding import episode_streams, policy_seed
+from gpushare_env.seeding import policy_seed
 from gpushare_env.sim import JobSpec, SimConfig, make_cluster
 
 __all__ = [
@@ -100,9 +101,9 @@ def run_thesis_experiment(
     layout = make_cluster(cluster)
     for arrival, preset in arrivals.items():
         for seed in seeds:
-            jobs, _ = episode_jobs(preset, seed, cluster)
+            jobs, noise = episode_jobs(preset, seed, cluster)
             for label, (name, params) in policies.items():
-                _, noise_rng = episode_streams(seed)  # a fresh noise stream per run
+                noise_rng = copy.deepcopy(noise)  # each run draws the episode's noise afresh
                 policy = baselines.make(name, **{"seed": policy_seed(seed), **params})
                 result = run_headless(jobs, layout, policy, config or SimConfig(), rng=noise_rng)
                 rows.append(RunRow(label, arrival, seed, result.metrics, result.wall_s))

@@ -267,7 +267,6 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._workload = WorkloadConfig.from_any(cfg.workload)
         self._trace: TraceRead | None = None  # read at the first reset
         self._weights = cfg.reward.weights()
-        self._max_memory = float(self.cluster.gpu_memory_gib.max())
         self._sim: Simulator | None = None
         self._view: SimView | None = None
         self._core: Any = None  # the episode's gpushare_env.compiled._core.Core
