@@ -96,8 +96,8 @@ def distinct_rows(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | Non
         first = torch.zeros(len(unique), dtype=torch.long).scatter_reduce(
             0, inverse, torch.arange(rows.shape[0]), reduce="amin", include_self=False
         )
-        representatives = rows[first]
-        if not torch.equal(representatives[inverse], rows):
+        representatives = rows.index_select(0, first)
+        if not torch.equal(representatives.index_select(0, inverse), rows):
             return None
     return representatives, inverse
 
@@ -147,8 +147,10 @@ def pool_table(
     pair_keys = torch.arange(batch).repeat_interleave(slots) * distinct + inverse
     pairs, counts = torch.unique(pair_keys, return_counts=True)
     state, row = pairs // distinct, pairs % distinct
-    weight = (counts.to(encoded.dtype) * valid[row]).unsqueeze(-1)  # (P, 1)
-    pair_rows = encoded[row]  # (P, D)
+    weight = (counts.to(encoded.dtype) * valid.index_select(0, row)).unsqueeze(-1)  # (P, 1)
+    # index_select, not encoded[row]: its backward is an index_add, where indexing's is
+    # an accumulating index_put, several times slower on the CPU
+    pair_rows = encoded.index_select(0, row)  # (P, D)
     zeros = encoded.new_zeros((batch, encoded.shape[1]))
     total = encoded.new_zeros((batch, 1)).index_add(0, state, weight)
     sums = zeros.index_add(0, state, pair_rows * weight)
@@ -164,7 +166,7 @@ def pool_table(
     codes = None
     if code is not None:
         row_codes = code(encoded) * valid.unsqueeze(-1)  # (U, S)
-        codes = row_codes[inverse].reshape(batch, slots, -1)
+        codes = row_codes.index_select(0, inverse).reshape(batch, slots, -1)
     return torch.cat([mean, maximum], dim=-1), codes
 
 
