@@ -22,7 +22,7 @@ from stable_baselines3.common.logger import Logger
 
 from agents.allocator import keep_freed_memory
 from agents.envs import make_vec_env
-from agents.training import VEC_ENVS, TrainConfig, build_model, env_configs, torch_threads_for
+from agents.training import VEC_ENVS, TrainConfig, build_model, env_configs, prepare_torch
 
 __all__ = ["cartpole_benchmark", "train_benchmark"]
 
@@ -100,8 +100,7 @@ def train_benchmark(
         ray=vec_env == "ray",
     )
     # after the envs: an in-process env's constructor sets one thread (for subprocesses)
-    threads = torch_threads_for(config)
-    torch.set_num_threads(threads)
+    threads = prepare_torch(config)
     try:
         model = build_model(config, vec)
         # a logger of no outputs: SB3's default would make an empty SB3-<date> folder in

@@ -154,9 +154,25 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         )
     net_arch = list(config.network.net_arch)
     policy_kwargs["net_arch"] = {"pi": net_arch, "vf": net_arch}
+    # SB3's Adam (its eps) in one fused kernel per step instead of a loop over the tensors
+    policy_kwargs["optimizer_kwargs"] = {"eps": 1e-5, "fused": True}
     return algorithm_class(config.algorithm.algo)(
         policy, env, policy_kwargs=policy_kwargs, **_ppo_settings(config), **common
     )
+
+
+def prepare_torch(config: TrainConfig) -> int:
+    """Set this process's torch for training ``config``; returns its thread count.
+
+    Threads as :func:`torch_threads_for` says, and no argument validation in
+    ``torch.distributions``: every step builds two masked ``Categorical`` distributions and
+    checks their logits and sampled actions, a few percent of a training run. Invalid
+    values still fail: NaN logits stop ``torch.multinomial``, and the masks are the env's.
+    """
+    threads = torch_threads_for(config)
+    torch.set_num_threads(threads)
+    torch.distributions.Distribution.set_default_validate_args(False)
+    return threads
 
 
 def torch_threads_for(config: TrainConfig) -> int:
@@ -297,8 +313,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         ),
     )
     # after the envs: an in-process env's constructor sets one thread (for subprocesses)
-    threads = torch_threads_for(config)
-    torch.set_num_threads(threads)
+    threads = prepare_torch(config)
     record: dict[str, Any] = {
         "algo": algorithm.algo,
         # the parameters repeat exactly for the same thread count, so it is kept

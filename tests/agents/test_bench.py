@@ -37,7 +37,8 @@ def test_train_benchmark_prints_one_json_line(
     record = json.loads(lines[0])
     assert {"steps", "wall_s", "steps_per_s", "cpu_s"} <= set(record)
     assert record["steps"] == 128 and record["n_envs"] == 2 and record["vec_env"] == vec_env
-    assert record["steps_per_s"] == pytest.approx(128 / record["wall_s"], rel=0.01)
+    # wall_s is rounded to the millisecond, which is several percent of a fast run
+    assert 128 / record["steps_per_s"] == pytest.approx(record["wall_s"], abs=6e-4)
 
 
 def test_a_rollout_that_does_not_split_over_the_envs_is_refused(

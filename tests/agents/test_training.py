@@ -14,7 +14,14 @@ import torch
 from agents.bc import clone, collect_demonstrations, dagger
 from agents.envs import make_env, make_vec_env
 from agents.ship import lineage, markdown
-from agents.training import TrainConfig, build_model, env_configs, load_model, train
+from agents.training import (
+    TrainConfig,
+    build_model,
+    env_configs,
+    load_model,
+    prepare_torch,
+    train,
+)
 from gpushare_env.rollout import Step, predict_action, rollout
 from tests.agents.helpers import TINY_TRAINING
 
@@ -492,3 +499,39 @@ def test_learning_curve_levels_are_the_heuristics_ratios_on_the_validation_seeds
     out = tmp_path / "curve.png"
     assert curve([str(run), "--out", str(out), "--heuristics", "fifo"]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def _flat_parameters(model: Any) -> torch.Tensor:
+    return torch.cat([p.detach().flatten() for p in model.policy.parameters()])
+
+
+def test_the_fused_adam_takes_the_steps_of_sb3s_adam(tmp_path: Path) -> None:
+    """Only speed changes: the fused optimizer's parameters after several updates equal,
+    to rounding, those of SB3's default Adam (a loop over the tensors, same eps)."""
+    config = _config(tmp_path, "fused", timesteps=256)
+    start, trained = [], []
+    for fused in (True, False):
+        model = build_model(config, make_vec_env(env_configs(config), (0, 1), 2, 0))
+        optimizer = model.policy.optimizer
+        assert optimizer.defaults["fused"] is True and optimizer.defaults["eps"] == 1e-5
+        if not fused:
+            model.policy.optimizer = torch.optim.Adam(
+                model.policy.parameters(), lr=optimizer.defaults["lr"], eps=1e-5
+            )
+        start.append(_flat_parameters(model))
+        model.learn(256)
+        trained.append(_flat_parameters(model))
+    assert torch.equal(start[0], start[1])
+    assert (trained[0] - start[0]).abs().max() > 1e-3  # the updates moved the weights
+    assert torch.allclose(trained[0], trained[1], atol=1e-5, rtol=0)
+
+
+def test_prepare_torch_sets_the_threads_and_drops_distribution_checks(tmp_path: Path) -> None:
+    threads, validate = torch.get_num_threads(), torch.distributions.Distribution._validate_args
+    try:
+        config = _config(tmp_path, "threads", torch_threads=1)
+        assert prepare_torch(config) == 1 == torch.get_num_threads()
+        assert torch.distributions.Distribution._validate_args is False
+    finally:
+        torch.set_num_threads(threads)
+        torch.distributions.Distribution.set_default_validate_args(validate)
