@@ -6,7 +6,8 @@ of an agent episode's time. :class:`EvalPredictor` sets the mode once and then d
 ``predict`` does: observation to tensor, the policy's ``_predict`` under ``no_grad``, the
 action back to numpy. The networks here have no dropout or batch norm, so the mode changes
 no output; the shipped models' replays (``tests/agents/test_zoo.py``) check that every
-action is the same.
+action is the same. Given the env it will play, a pointer agent trained on another cluster
+or with other windows is rebound to it (:mod:`agents.portable`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,21 @@ class EvalPredictor:
 
     Args:
         model: A loaded MaskablePPO, PPO or DQN model.
+        env: The env it will play (``None``: one with the model's own spaces); a pointer
+            policy is rebound to its spaces if they differ (``agents.portable``).
+
+    Raises:
+        agents.portable.NotPortableError: ``env``'s spaces differ from the model's and its
+            policy cannot be rebound to them.
     """
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, env: Any = None) -> None:
         self.model = model
         self.policy = model.policy
+        if env is not None:
+            from agents.portable import rebound_policy
+
+            self.policy = rebound_policy(self.policy, env.observation_space, env.action_space)
         self.policy.set_training_mode(False)
         # MaskablePPO's policy takes the env's mask; PPO's and DQN's do not
         self._masked = takes_action_masks(self.policy)

@@ -15,7 +15,13 @@ Vinyals et al., NeurIPS 2015; Mao et al., SIGCOMM 2019):
 with ``context = MLP(pooled tables, fragment histogram, global features)``. A rule such
 as "start the job with the least predicted work" is then one function of a row, and the
 softmax over the slots compares them. The logits are equivariant to a permutation of the
-rows; the value head is the usual MLP over the whole feature vector.
+rows; the value head is the usual MLP over the whole feature vector, or over the pooled
+context alone (``critic="context"``).
+
+Portability: no weight of the actor depends on the number of GPUs or on the windows (the
+tables are pooled by shared row encoders, the slots scored by shared heads), and with
+``critic="context"`` no weight of the critic does either; :mod:`agents.portable` plays
+such a model on any cluster and with any windows.
 
 The features come from :class:`agents.extractors.PermutationExtractor` with per-slot codes
 (``slot_dim`` > 0), whose output is ``[context, pending codes, running codes]``.
@@ -41,10 +47,21 @@ from torch import nn
 from agents.extractors import PermutationExtractor
 from gpushare_env.sim import STRATEGIES
 
-__all__ = ["STRATEGIES_PER_SLOT", "MaskableSlotPolicy", "SlotHead", "SlotPolicy", "kind_mode"]
+__all__ = [
+    "CRITIC_INPUTS",
+    "STRATEGIES_PER_SLOT",
+    "MaskableSlotPolicy",
+    "SlotHead",
+    "SlotPolicy",
+    "kind_mode",
+]
 
 #: Placement strategies per pending slot in ``GPUShare-v0``'s action space.
 STRATEGIES_PER_SLOT = len(STRATEGIES)
+
+#: What the value MLP reads: the whole feature vector (pooled context and every slot's
+#: code; its first layer is sized by the windows) or the pooled context alone.
+CRITIC_INPUTS: tuple[str, ...] = ("features", "context")
 
 
 def kind_mode(probs: torch.Tensor, pending_window: int, running_window: int) -> torch.Tensor:
@@ -82,8 +99,11 @@ class SlotHead(nn.Module):
     Args:
         extractor: The policy's features extractor (gives the layout of its output).
         hidden: Width of the context and slot networks.
-        value_arch: Hidden layers of the value MLP (over the whole feature vector).
+        value_arch: Hidden layers of the value MLP.
         activation: Activation of the value MLP (the policy's ``activation_fn``).
+        critic: What the value MLP reads (``CRITIC_INPUTS``): ``"features"``, the whole
+            feature vector, or ``"context"``, the pooled part alone (then no weight
+            depends on the cluster's size or the windows).
     """
 
     def __init__(
@@ -92,10 +112,14 @@ class SlotHead(nn.Module):
         hidden: int,
         value_arch: list[int],
         activation: type[nn.Module] = nn.Tanh,
+        critic: str = "features",
     ):
         super().__init__()
         if not isinstance(extractor, PermutationExtractor) or extractor.slot_dim <= 0:
             raise ValueError("SlotHead needs a PermutationExtractor with slot_dim > 0")
+        if critic not in CRITIC_INPUTS:
+            raise ValueError(f"critic must be one of {list(CRITIC_INPUTS)}, got {critic!r}")
+        self.critic = critic
         self.code_dim = extractor.slot_dim
         self.pending_window = extractor.pending_window
         self.running_window = extractor.running_window
@@ -106,7 +130,7 @@ class SlotHead(nn.Module):
         self.running_head = _mlp(self.code_dim + hidden, hidden, 1)
         self.advance_head = nn.Linear(hidden, 1)
         layers: list[nn.Module] = []
-        width = extractor.features_dim
+        width = extractor.features_dim if critic == "features" else self.context_dim
         for size in value_arch:
             layers += [nn.Linear(width, size), activation()]
             width = size
@@ -153,6 +177,8 @@ class SlotHead(nn.Module):
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         """The value MLP's last hidden layer.  # (B, latent_dim_vf)"""
+        if self.critic == "context":
+            features = features[:, : self.context_dim]
         return self.value_net(features)
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -172,11 +198,13 @@ class _SlotHeadMixin:
         head_dim: int = 64,
         kind_mode: bool = False,
         suspend_bias: float = 0.0,
+        critic: str = "features",
         **kwargs: Any,
     ):
         self.head_dim = head_dim
         self.kind_mode = kind_mode
         self.suspend_bias = float(suspend_bias)
+        self.critic = critic
         super().__init__(*args, **kwargs)
 
     def _predict(
@@ -198,6 +226,7 @@ class _SlotHeadMixin:
             self.head_dim,
             list(value_arch),
             self.activation_fn,  # type: ignore[attr-defined]
+            self.critic,
         )
 
     def _build(self, lr_schedule: Any) -> None:
@@ -221,6 +250,8 @@ class _SlotHeadMixin:
         data["kind_mode"] = self.kind_mode
         if self.suspend_bias:  # only then: a model without a bias saves no such kwarg
             data["suspend_bias"] = self.suspend_bias
+        if self.critic != "features":  # likewise
+            data["critic"] = self.critic
         return data
 
 

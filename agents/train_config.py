@@ -30,6 +30,7 @@ from typing import Any, ClassVar, cast
 import numpy as np
 
 from agents.extractors import EXTRACTORS
+from agents.policies import CRITIC_INPUTS
 from gpushare_env.envs.config import EnvConfig
 from gpushare_env.presets import (
     EVALUATION_PRESETS,
@@ -189,6 +190,9 @@ class NetworkConfig(_TrainGroup):
         suspend_bias: ``pointer`` only: initial bias of every suspend logit (0: none; e.g.
             -3.8 makes the sixteen suspend actions of a full window together less likely
             than ``advance`` at the start, so an untrained policy does not suspend).
+        critic: ``pointer`` only: what the value MLP reads, ``features`` (the whole
+            feature vector) or ``context`` (the pooled part alone: then no weight of the
+            model depends on the cluster's size or the windows, ``agents.portable``).
     """
 
     path: ClassVar[str] = "TrainConfig.network"
@@ -196,6 +200,7 @@ class NetworkConfig(_TrainGroup):
     extractor: str = "pointer"
     net_arch: tuple[int, ...] = (64, 64)
     suspend_bias: float = 0.0
+    critic: str = "features"
 
     def __post_init__(self) -> None:
         self._plain_settings()
@@ -209,6 +214,9 @@ class NetworkConfig(_TrainGroup):
         self._within(("suspend_bias",), -math.inf)
         if self.suspend_bias and self.extractor != "pointer":
             raise self._fail("suspend_bias", f"needs the pointer extractor, not {self.extractor!r}")
+        self._one_of("critic", CRITIC_INPUTS)
+        if self.critic != "features" and self.extractor != "pointer":
+            raise self._fail("critic", f"needs the pointer extractor, not {self.extractor!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -499,6 +507,7 @@ FLAT_KEYS: dict[str, str] = {
     "extractor": "network.extractor",
     "net_arch": "network.net_arch",
     "suspend_bias": "network.suspend_bias",
+    "critic": "network.critic",
     "train_seeds": "envs.train_seeds",
     "eval_seeds": "evaluation.eval_seeds",
     "eval_every": "evaluation.eval_every",

@@ -131,6 +131,8 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         policy_kwargs["kind_mode"] = True
         if config.network.suspend_bias:
             policy_kwargs["suspend_bias"] = config.network.suspend_bias
+        if config.network.critic != "features":
+            policy_kwargs["critic"] = config.network.critic
     common: dict[str, Any] = {
         "learning_rate": config.algorithm.learning_rate,
         **_discount_kwargs(config),

@@ -204,7 +204,8 @@ def _note_agent_settings(
     for policy in policies:
         if not policy.is_agent:
             continue
-        own = {k: v for k, v in policy.env_overrides.items() if base.get(k) != v}
+        overrides = run_config({}, policy)  # what it brings of its own
+        own = {k: v for k, v in overrides.items() if base.get(k) != v}
         if own:
             settings = ", ".join(f"{k}={v!r}" for k, v in own.items())
             notes.append(
@@ -358,14 +359,26 @@ def _check_agents(
             model = load_agent(str(policy.path))
             env = make_env(run_config(env_config, policy))
             problem = None
-            if model.observation_space != env.observation_space:
-                problem = (
-                    "its observation space differs from this env's (model "
-                    f"{_shapes(model.observation_space)}, env {_shapes(env.observation_space)}"
-                    "): it was trained for another cluster or other windows"
-                )
-            elif model.action_space != env.action_space:
-                problem = "its action space differs from this env's"
+            same = (model.observation_space, model.action_space) == (
+                env.observation_space,
+                env.action_space,
+            )
+            if not same:
+                from agents.portable import NotPortableError, rebound_policy
+
+                try:
+                    rebound_policy(model.policy, env.observation_space, env.action_space)
+                    notes.append(
+                        f"{policy.label} plays on a cluster or with windows other than its "
+                        "training's: its pointer network is rebound to them (agents.portable)"
+                    )
+                except NotPortableError as error:
+                    problem = (
+                        "its observation space differs from this env's (model "
+                        f"{_shapes(model.observation_space)}, env "
+                        f"{_shapes(env.observation_space)}): it was trained for another "
+                        f"cluster or other windows, and {error}"
+                    )
             env.close()
         except Exception as error:  # any load failure is reported the same way
             problem = f"cannot load it: {one_line(error)}"
@@ -450,7 +463,11 @@ _WINDOW_KEYS = ("pending_window", "running_window")
 def run_config(env_config: Mapping[str, Any], policy: PolicySpec) -> dict[str, Any]:
     """The env config of one policy's runs: a saved agent's recorded settings win, and an
     agent that recorded no windows keeps the env's default ones (its observation has
-    their size), never the evaluation's (``TRACE_WINDOW``, ``--window``)."""
+    their size), never the evaluation's (``TRACE_WINDOW``, ``--window``), unless it plays
+    with the evaluation's windows (``PolicySpec.own_windows`` false)."""
+    if not policy.own_windows:
+        overrides = {k: v for k, v in policy.env_overrides.items() if k not in _WINDOW_KEYS}
+        return {**env_config, **overrides}
     config = {**env_config, **policy.env_overrides}
     if policy.is_agent:
         for key in _WINDOW_KEYS:
@@ -487,6 +504,7 @@ def make_plan(
     jobs_csv: bool = True,
     sweep: Sequence[str] = (),
     window: int | None = None,
+    agent_windows: str = "trained",
 ) -> Plan:
     """Validate a request and lay out its runs (policies x workloads x seeds, in order).
 
@@ -521,7 +539,11 @@ def make_plan(
         window: Pending and running windows of the baselines' runs, in [1, 1024]: the
             first ``window`` waiting and running jobs they see and may address. ``None``:
             the preset's, else ``TRACE_WINDOW`` on a trace and the env's default (16) on
-            a generated workload. Saved agents keep the windows they were trained with.
+            a generated workload. Saved agents keep the windows they were trained with,
+            unless ``agent_windows`` says otherwise.
+        agent_windows: ``"trained"``: saved agents play with their training windows;
+            ``"evaluation"``: with the runs' windows, as the baselines (pointer agents,
+            rebound to them by ``agents.portable``; others are refused).
 
     Raises:
         PlanError: Anything unusable, with a one-line message.
@@ -546,6 +568,12 @@ def make_plan(
     cluster_spec = cluster if cluster is not None else chosen.cluster
     _check_cluster(cluster_spec)
     policy_specs = _resolve_policies(policies, headless, chosen.include_zoo, notes)
+    if agent_windows not in ("trained", "evaluation"):
+        raise PlanError(f"--agent-windows: 'trained' or 'evaluation', got {agent_windows!r}")
+    if agent_windows == "evaluation":
+        policy_specs = [
+            dataclasses.replace(p, own_windows=False) if p.is_agent else p for p in policy_specs
+        ]
     workload_specs = _resolve_workloads(workloads, traces, chosen, num_jobs, cluster_spec)
     notes += [note for w in workload_specs if (note := w.trace_cut_note)]
     if window is not None and not 1 <= window <= TRACE_WINDOW:

@@ -112,7 +112,7 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     if spec.policy.is_agent:
         from agents.inference import EvalPredictor
 
-        policy = EvalPredictor(load_agent(str(spec.policy.path)))
+        policy = EvalPredictor(load_agent(str(spec.policy.path)), env)
     else:
         policy = baselines.make(str(spec.policy.name), env=env, **dict(spec.policy.params))
     recorder = PlacementRecorder() if spec.record_gantt else None

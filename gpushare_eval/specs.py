@@ -115,6 +115,8 @@ class PolicySpec:
         path: Saved agent ``.zip`` (absolute), or ``None`` for a baseline.
         env_overrides: Env config keys the agent was trained with (``AGENT_ENV_KEYS``).
         params: Constructor parameters (baselines) or algorithm facts (agents).
+        own_windows: An agent plays with the windows it was trained with (``False``: with
+            the evaluation's, as the baselines; a pointer agent, ``agents.portable``).
     """
 
     label: str
@@ -122,6 +124,7 @@ class PolicySpec:
     path: str | None = None
     env_overrides: Mapping[str, Any] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
+    own_windows: bool = True
 
     @property
     def is_agent(self) -> bool:

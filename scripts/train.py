@@ -38,6 +38,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "algo": ("maskable_ppo", "ppo", "dqn"),
     "extractor": ("flat", "perm", "pointer"),
     "vec_env": ("auto", "subproc", "dummy", "ray"),
+    "critic": ("features", "context"),
 }
 
 

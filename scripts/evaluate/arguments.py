@@ -193,7 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the baselines see and address the first N waiting and running jobs, in "
         "[1, 1024] (default: 1024 on traces, the env's 16 on generated workloads; saved "
-        "agents keep their own)",
+        "agents keep their own, see --agent-windows)",
+    )
+    parser.add_argument(
+        "--agent-windows",
+        choices=("trained", "evaluation"),
+        default="trained",
+        help="the windows saved agents play with: the ones they were trained with "
+        "(default), or the evaluation's, as the baselines (pointer agents only: their "
+        "weights do not depend on the windows nor on the cluster, agents.portable)",
     )
     parser.add_argument(
         "--headless",
@@ -278,4 +286,5 @@ def plan_from_args(args: argparse.Namespace) -> Plan:
         jobs_csv=not args.no_jobs_csv,
         sweep=args.sweep or (),
         window=_positive_int(args.window, "--window"),
+        agent_windows=args.agent_windows,
     )

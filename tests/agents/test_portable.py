@@ -1,0 +1,159 @@
+"""``agents.portable``: one pointer model file plays on every cluster and with any windows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import gymnasium as gym
+import torch
+from sb3_contrib import MaskablePPO
+
+import gpushare_env  # noqa: F401
+from agents import ZOO_DIR
+from agents.inference import EvalPredictor
+from agents.portable import PLAY_ONLY_PARAMETERS, NotPortableError, rebound_policy
+from agents.train_config import TrainConfig
+from agents.training import build_model, load_model
+from gpushare_env.rollout import rollout
+from gpushare_env.sim.cluster import PRESETS
+from gpushare_env.workloads import sized_cluster
+from gpushare_env.workloads.csv_trace import read_csv_trace
+from gpushare_env.workloads.real_traces import PHILLY_VC_TRACES, philly_vc_path
+from gpushare_eval.plan import make_plan
+from gpushare_eval.specs import PlanError
+
+#: A shipped pointer model trained on ``medium`` with windows of 16 and no observation
+#: options (its critic reads every slot's code: playable anywhere, not trainable).
+MODEL = ZOO_DIR / "maskable_ppo_scratch_3m_heavy.zip"
+
+
+@pytest.fixture(scope="module")
+def model() -> Any:
+    return load_model(MODEL)
+
+
+def _play(model: Any, config: dict[str, Any], seed: int = 3) -> Any:
+    env = gym.make("GPUShare-v0", config=config)
+    episode = rollout(EvalPredictor(model, env), env, seed=seed)
+    env.close()
+    return episode
+
+
+@pytest.mark.parametrize("cluster", sorted(PRESETS))
+def test_one_model_file_plays_on_every_cluster_preset(model: Any, cluster: str) -> None:
+    for window in (16, 48):
+        config = {"cluster": cluster, "workload": "philly_heavy", "num_jobs": 24,
+                  "pending_window": window, "running_window": window}  # fmt: skip
+        episode = _play(model, config)
+        assert episode.invalid_actions == 0
+        assert episode.terminated, "every job finished"
+        assert episode.metrics["mean_jct_s"] > 0
+
+
+@pytest.mark.parametrize("trace", PHILLY_VC_TRACES)
+def test_one_model_file_plays_every_real_trace_at_its_sized_cluster(model: Any, trace: str) -> None:
+    path = philly_vc_path(trace)
+    cluster = sized_cluster(read_csv_trace(path), 0.9)
+    config = {"cluster": cluster, "workload": str(path), "num_jobs": 40,
+              "pending_window": 1024, "running_window": 1024}  # fmt: skip
+    with pytest.warns(UserWarning, match="first 40"):
+        episode = _play(model, config)
+    assert episode.invalid_actions == 0
+    assert episode.terminated, "every job finished"
+
+
+def test_on_its_own_spaces_the_policy_is_the_saved_one(model: Any) -> None:
+    space = model.observation_space
+    assert rebound_policy(model.policy, space, model.action_space) is model.policy
+
+
+def test_rebinding_carries_every_actor_weight_and_the_same_decisions(model: Any) -> None:
+    """On the model's own cluster and windows a rebound copy acts exactly as the saved
+    policy; on another it carries every weight but the play-only first value layer."""
+    env = gym.make("GPUShare-v0", config={"cluster": "medium", "workload": "philly_heavy",
+                                          "num_jobs": 60})  # fmt: skip
+    # a copy built anew for the same spaces (as for a different cluster) decides the same
+    copy = rebound_policy(model.policy, env.observation_space, env.action_space)
+    assert copy is model.policy
+    obs, _ = env.reset(seed=5)
+    mask = env.unwrapped.action_masks()
+    wider = gym.make("GPUShare-v0", config={"cluster": "thesis", "workload": "philly_heavy",
+                                            "num_jobs": 60, "pending_window": 40,
+                                            "running_window": 40})  # fmt: skip
+    other = rebound_policy(model.policy, wider.observation_space, wider.action_space)
+    saved, carried = model.policy.state_dict(), other.state_dict()
+    for name, value in saved.items():
+        if name in PLAY_ONLY_PARAMETERS:
+            assert carried[name].shape != value.shape
+        else:
+            assert torch.equal(carried[name], value), name
+    before = EvalPredictor(model).predict(obs, action_masks=mask)[0]
+    assert EvalPredictor(model, env).predict(obs, action_masks=mask)[0] == before
+    env.close()
+    wider.close()
+
+
+def test_rebinding_refuses_other_row_columns_and_training_a_features_critic(model: Any) -> None:
+    options = gym.make("GPUShare-v0", config={"cluster": "medium", "observe_rivals": True})
+    with pytest.raises(NotPortableError, match=r"observation options.*running_columns=17"):
+        rebound_policy(model.policy, options.observation_space, options.action_space)
+    # another cluster, same windows: every weight carries, the critic's too
+    other = gym.make("GPUShare-v0", config={"cluster": "thesis"})
+    rebound = rebound_policy(
+        model.policy, other.observation_space, other.action_space, for_training=True
+    )
+    assert rebound is not model.policy
+    other = gym.make("GPUShare-v0", config={"cluster": "thesis", "pending_window": 32})
+    with pytest.raises(NotPortableError, match="--critic context"):
+        rebound_policy(model.policy, other.observation_space, other.action_space, for_training=True)
+
+
+def test_a_context_critic_model_carries_every_weight(tmp_path: Path) -> None:
+    config = TrainConfig.from_any({"cluster": "tiny", "workloads": ["thesis"], "num_jobs": 8,
+                                   "critic": "context", "out": str(tmp_path)})  # fmt: skip
+    env = gym.make("GPUShare-v0", config={"cluster": "tiny", "num_jobs": 8})
+    model = build_model(config, env)
+    assert isinstance(model, MaskablePPO)
+    big = gym.make("GPUShare-v0", config={"cluster": "medium", "pending_window": 64,
+                                          "running_window": 32})  # fmt: skip
+    rebound = rebound_policy(model.policy, big.observation_space, big.action_space,
+                             for_training=True)  # fmt: skip
+    for name, value in model.policy.state_dict().items():
+        assert torch.equal(rebound.state_dict()[name], value), name
+    obs, _ = big.reset(seed=0)
+    tensor, _ = rebound.obs_to_tensor(obs)
+    with torch.no_grad():
+        assert rebound.predict_values(tensor).shape == (1, 1)
+
+
+def test_a_flat_model_is_not_portable(tmp_path: Path) -> None:
+    env = gym.make("GPUShare-v0", config={"cluster": "tiny", "num_jobs": 8})
+    flat = MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=32, device="cpu")
+    other = gym.make("GPUShare-v0", config={"cluster": "thesis", "num_jobs": 8})
+    with pytest.raises(NotPortableError, match="not a pointer policy"):
+        rebound_policy(flat.policy, other.observation_space, other.action_space)
+    flat.save(tmp_path / "flat.zip")
+    with pytest.raises(PlanError, match=r"--policies: .*not a pointer policy"):
+        make_plan(policies=[str(tmp_path / "flat.zip")], seeds=[0], workers=1,
+                  agent_windows="evaluation", window=32, out=tmp_path / "out")  # fmt: skip
+
+
+def test_agent_windows_evaluation_gives_a_pointer_agent_the_runs_windows(tmp_path: Path) -> None:
+    common = {"policies": ["thesis", str(MODEL)], "seeds": [0], "workers": 1, "window": 64,
+              "out": tmp_path / "out"}  # fmt: skip
+    trained = make_plan(**common)
+    shared = make_plan(**common, agent_windows="evaluation")
+    windows = {
+        plan_name: {run.policy.label: run.env_config.get("pending_window") for run in plan.runs}
+        for plan_name, plan in (("trained", trained), ("shared", shared))
+    }
+    assert windows["trained"] == {"thesis": 64, MODEL.stem: 16}
+    assert windows["shared"] == {"thesis": 64, MODEL.stem: 64}
+    assert any("rebound" in note for note in shared.notes)
+    with pytest.raises(PlanError, match="--agent-windows"):
+        make_plan(**common, agent_windows="mine")
