@@ -4,7 +4,8 @@
 sees slot ``i`` of the pending window at fixed inputs). ``perm`` is
 :class:`PermutationExtractor`: one small MLP shared by all rows of a table (GPUs, pending
 slots, running slots), pooled with a masked mean and max over the valid rows, so the
-summary of a table does not depend on the order of its rows nor on its padding. Because
+summary of a table does not depend on the order of its rows nor on its padding (empty
+slots; the zero GPU rows of ``gpu_rows``). Because
 the action space addresses slots by index, the extractor can also append a short
 per-slot code (``slot_dim`` numbers per pending / running slot, zero for empty slots)
 that moves with its row: the pooled part is permutation invariant, the per-slot part
@@ -36,6 +37,10 @@ __all__ = ["EXTRACTORS", "PermutationExtractor", "distinct_rows", "masked_mean_m
 EXTRACTORS: tuple[str, ...] = ("flat", "perm", "pointer")
 
 _VALID = PENDING_FEATURES.index("valid")
+
+#: A GPU row's column that is > 0 for every GPU and 0 on the padding rows of
+#: ``gpu_rows`` (``windows.gpus``).
+_GPU_VALID = GPU_FEATURES.index("capacity")
 
 #: Fewest rows for which :func:`distinct_rows` looks for repeats (below it, as on the
 #: rollouts' batches of a few states, the search costs more than it saves).
@@ -119,8 +124,8 @@ def pool_table(
     Args:
         encoder: Row encoder, ``C -> D``, output >= 0.
         rows: The table.  # (B, N, C)
-        valid_column: Column that is 1 for valid rows, 0 for padding (``None``: every row
-            is valid).
+        valid_column: Column that is > 0 on valid rows and 0 on padding (``None``: every
+            row is valid).
         code: Per-slot code layer, ``D -> S`` (``None``: no codes).
 
     Returns:
@@ -132,7 +137,11 @@ def pool_table(
     found = distinct_rows(flat)
     if found is None:
         encoded = encoder(rows)
-        mask = torch.ones_like(rows[..., 0]) if valid_column is None else rows[..., valid_column]
+        mask = (
+            torch.ones_like(rows[..., 0])
+            if valid_column is None
+            else (rows[..., valid_column] > 0).to(rows.dtype)
+        )
         codes = None if code is None else code(encoded) * mask.unsqueeze(-1)
         return masked_mean_max(encoded, mask, nonnegative=True), codes
     representatives, inverse = found
@@ -140,7 +149,7 @@ def pool_table(
     valid = (
         torch.ones(len(representatives), dtype=encoded.dtype)
         if valid_column is None
-        else representatives[:, valid_column]
+        else (representatives[:, valid_column] > 0).to(encoded.dtype)
     )
     # the distinct (state, row) pairs, each with its count of valid rows
     distinct = len(representatives)
@@ -230,7 +239,7 @@ class PermutationExtractor(BaseFeaturesExtractor):
         running = observations["running"].reshape(batch, self.running_window, self.running_columns)
         pending_code = self.pending_code if self.slot_dim > 0 else None
         running_code = self.running_code if self.slot_dim > 0 else None
-        gpu_pool, _ = pool_table(self.gpu_encoder, gpus)
+        gpu_pool, _ = pool_table(self.gpu_encoder, gpus, _GPU_VALID)
         pending_pool, pending_codes = pool_table(
             self.pending_encoder, pending, _VALID, pending_code
         )

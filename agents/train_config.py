@@ -226,6 +226,12 @@ class EnvsConfig(_TrainGroup):
     Attributes:
         cluster: Cluster preset (or dict) of the env.
         workloads: Workload presets; training envs alternate over them.
+        clusters: More cluster presets (or dicts) to train on: with any, the training
+            envs alternate over every (workload, cluster) pair, ``cluster`` first, and
+            ``obs["gpus"]`` is padded to the largest one's GPUs (``gpu_rows``) so that
+            they share one observation; the pointer extractor pools the GPUs, so the
+            model plays on any cluster after (``agents.portable``). Validation runs the
+            workloads on ``cluster`` only.
         num_jobs: Jobs per episode (none: each workload's own count, every job of a trace
             and 100 for a generator). From the preset, except with a trace among the
             workloads: then none, so a trace plays whole unless this is given (a trace cut
@@ -264,6 +270,7 @@ class EnvsConfig(_TrainGroup):
 
     cluster: str | Mapping[str, Any] = "medium"
     workloads: tuple[str, ...] = ("philly", "philly_bursty")
+    clusters: tuple[str | Mapping[str, Any], ...] = ()
     num_jobs: int | None = 300
     pending_window: int = 16
     running_window: int = 16
@@ -286,6 +293,9 @@ class EnvsConfig(_TrainGroup):
         self._at_least(("n_envs",), 1)
         self._one_of("vec_env", VEC_ENVS)
         object.__setattr__(self, "workloads", tuple(self.workloads))
+        if isinstance(self.clusters, (str, Mapping)):
+            raise self._fail("clusters", f"must be a list of clusters, got {self.clusters!r}")
+        object.__setattr__(self, "clusters", tuple(self.clusters))
         _seed_tuple(self, "train_seeds", empty=False)
         _no_test_seeds(self, "train_seeds")
         self._within(("reward_scale",), 0, low_open=True)
@@ -493,6 +503,7 @@ GROUPS: dict[str, type[_TrainGroup]] = {
 FLAT_KEYS: dict[str, str] = {
     "algo": "algorithm.algo",
     "cluster": "envs.cluster",
+    "clusters": "envs.clusters",
     "workloads": "envs.workloads",
     "num_jobs": "envs.num_jobs",
     "pending_window": "envs.pending_window",
@@ -679,14 +690,23 @@ def _is_trace(workload: Any) -> bool:
 
 
 def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
-    """The ``GPUShare-v0`` configs of a run, one per workload, in the flat form (so the
-    overrides, nested or flat, override setting by setting, and recorded configs keep one
-    form)."""
+    """The ``GPUShare-v0`` configs of a run, one per (cluster, workload), in the flat form
+    (so the overrides, nested or flat, override setting by setting, and recorded configs
+    keep one form)."""
+    envs = config.envs
     base: dict[str, Any] = {
-        "cluster": config.envs.cluster,
-        "num_jobs": config.envs.num_jobs,
-        "pending_window": config.envs.pending_window,
-        "running_window": config.envs.running_window,
-        **EnvConfig.flatten(config.envs.env_overrides),
+        "num_jobs": envs.num_jobs,
+        "pending_window": envs.pending_window,
+        "running_window": envs.running_window,
+        **EnvConfig.flatten(envs.env_overrides),
     }
-    return [{**base, "workload": workload} for workload in config.envs.workloads]
+    clusters = [envs.cluster, *envs.clusters]
+    if envs.clusters:  # one observation shape for all: the largest cluster's GPU rows
+        from gpushare_env.sim import make_cluster
+
+        base["gpu_rows"] = max(make_cluster(cluster).num_gpus for cluster in clusters)
+    return [
+        {"cluster": cluster, **base, "workload": workload}
+        for cluster in clusters
+        for workload in envs.workloads
+    ]

@@ -405,7 +405,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     evaluator = None
     if evaluation.eval_seeds and run.timesteps > 0:
         evaluator = HeuristicEvalCallback(
-            configs,
+            configs[: len(envs.workloads)],  # the workloads on --cluster (configs: cluster-major)
             evaluation.eval_seeds,
             evaluation.eval_every,
             out,

@@ -105,6 +105,11 @@ def _json_object(text: str) -> dict[str, Any]:
     return value
 
 
+def _cluster(text: str) -> str | dict[str, Any]:
+    """A cluster preset name, or a cluster dict as JSON (``{"nodes": 16, "gpus_per_node": 8}``)."""
+    return _json_object(text) if text.lstrip().startswith("{") else text
+
+
 def _optional(convert: Callable[[str], Any]) -> Callable[[str], Any]:
     """``convert``, or ``None`` for ``none``."""
 
@@ -172,8 +177,12 @@ def _add_option(
     elif base is tuple and typing.get_args(options[0])[0] is int:
         convert = _seeds if name.endswith("seeds") else _sizes
     elif base is tuple:  # of names: the flag is repeated
-        group.add_argument(*flags, action="append", metavar=name.upper().rstrip("S"), **common)
+        kind = _cluster if name == "clusters" else str
+        metavar = name.upper().rstrip("S")
+        group.add_argument(*flags, action="append", type=kind, metavar=metavar, **common)
         return
+    elif name == "cluster":
+        convert = _cluster
     elif base in (int, float):
         convert = base
     else:

@@ -71,6 +71,7 @@ INVALID_ACTION_MODES: tuple[str, ...] = ("noop", "raise")
 _ON_UNFIT: tuple[str, ...] = ("reject", "error")
 
 _MAX_WINDOW = 1024
+_MAX_GPU_ROWS = 65536
 
 #: Every key of the flat form (one short key per setting) -> the setting's path in the
 #: nested form (the one table of the mapping). Top-level settings map to themselves;
@@ -83,6 +84,7 @@ FLAT_KEYS: dict[str, str] = {
     "jobs": "jobs",
     "pending_window": "windows.pending",
     "running_window": "windows.running",
+    "gpu_rows": "windows.gpus",
     "reward": "reward",
     "time_scale_s": "reward.time_scale_s",
     "invalid_action": "invalid_action",
@@ -125,19 +127,26 @@ class WindowsConfig(Group):
             actions address, in [1, 1024].
         running: ``R``, running jobs (in start order) the suspend actions address, in
             [1, 1024].
+        gpus: Rows of ``obs["gpus"]``: ``None`` (default), one per GPU of the cluster;
+            an int in [1, 65536], the cluster's GPUs then all-zero rows up to this many,
+            so that envs on clusters of up to ``gpus`` GPUs share one observation shape
+            (a real GPU's row has ``capacity`` > 0, a padding row is all zeros).
     """
 
     path: ClassVar[str] = "EnvConfig.windows"
 
     pending: int = 16
     running: int = 16
+    gpus: int | None = None
 
     def __post_init__(self) -> None:
         self._plain_settings()
-        for name in self.keys():
+        for name in ("pending", "running"):
             value = getattr(self, name)
             if not (is_int(value) and 1 <= value <= _MAX_WINDOW):
                 raise self._bad(name, f"an int in [1, {_MAX_WINDOW}]")
+        if self.gpus is not None and not (is_int(self.gpus) and 1 <= self.gpus <= _MAX_GPU_ROWS):
+            raise self._bad("gpus", f"None or an int in [1, {_MAX_GPU_ROWS}]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,7 +98,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     * ``gpus`` (G x 6), per GPU: ``free_memory`` (free / capacity), ``load`` (compute
       load U_g / max_jobs_per_gpu), ``workers`` (workers holding memory /
       max_jobs_per_gpu), ``node`` (node index / (nodes - 1)), ``speed`` (speed factor /
-      fastest GPU), ``capacity`` (memory / largest GPU).
+      fastest GPU), ``capacity`` (memory / largest GPU). With ``gpu_rows`` (``windows.gpus``)
+      = N, N rows: the cluster's GPUs, then all-zero rows (``capacity`` 0), so that envs
+      on clusters of up to N GPUs share one shape.
     * ``frag_hist`` (10), shares of all GPUs, summing to 1: ``idle``; shared GPUs with a
       free worker slot binned by free memory ``shared_free_0_2gib``,
       ``shared_free_2_4gib``, ``shared_free_4_6gib``, ``shared_free_6_8gib``,
@@ -260,8 +262,15 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._advance_action = self._num_schedule_actions + self.running_window
         self.action_space = spaces.Discrete(self._advance_action + 1)
         observe = cfg.observation.as_dict()  # held_time, placement, drain, rivals
+        gpu_rows = cfg.windows.gpus or self.cluster.num_gpus
+        if gpu_rows < self.cluster.num_gpus:
+            raise ValueError(
+                f"GPUShare-v0: gpu_rows={gpu_rows} is fewer than the cluster's "
+                f"{self.cluster.num_gpus} GPUs ({cfg.windows.path}.gpus pads obs['gpus'], "
+                "it never drops a GPU)"
+            )
         self.observation_space = observation_space(
-            self.cluster.num_gpus, self.pending_window, self.running_window, **observe
+            gpu_rows, self.pending_window, self.running_window, **observe
         )
         self._sim_config: SimConfig = cfg.sim_config()
         self._workload = WorkloadConfig.from_any(cfg.workload)
@@ -274,6 +283,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._bounds = observation_bounds(
             self.cluster.num_gpus, self.pending_window, self.running_window, **observe
         )
+        # the observation's bounds: the core's buffer's with obs["gpus"] padded
+        self._padding = self.observation_space["gpus"].shape[0] - self._bounds[1]
+        self._obs_bounds = [self._bounds[0], *(b + self._padding for b in self._bounds[1:])]
         self._decision_cap = 0  # the episode's (reset)
         self._over = True
 
@@ -451,7 +463,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             info["trace_jobs"] = self._trace.total_jobs
             info["trace_cut"] = self._trace.cut
         info["deadlock"] = core.deadlock
-        return split_observation(core.buffer_array.copy(), self._bounds), info
+        return self._observation(), info
 
     def step(
         self, action: int | np.integer
@@ -483,8 +495,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             info["deadlock"] = core.deadlock
         if truncated:
             info["truncated_by"] = self._truncated_by()
-        obs = split_observation(core.buffer_array.copy(), self._bounds)
-        return obs, reward, terminated, truncated, info
+        return self._observation(), reward, terminated, truncated, info
 
     def render(self) -> Any:  # str, np.ndarray or None (gymnasium types it by version)
         """A text view (``"ansi"``) or an RGB picture (``"rgb_array"``) of the cluster."""
@@ -500,6 +511,18 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             pending_ids, running_ids = self._window_ids()
             return render_ansi(self._sim, self._view, pending_ids, running_ids)
         return render_rgb(self._sim)
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        """The observation: a copy of the core's buffer, ``obs["gpus"]`` padded with zero
+        rows to ``windows.gpus`` if set."""
+        buffer = self._core.buffer_array
+        if not self._padding:
+            return split_observation(buffer.copy(), self._bounds)
+        gpus_end = self._bounds[1]
+        flat = np.zeros(len(buffer) + self._padding, dtype=np.float32)
+        flat[:gpus_end] = buffer[:gpus_end]
+        flat[gpus_end + self._padding :] = buffer[gpus_end:]
+        return split_observation(flat, self._obs_bounds)
 
     def _num_waiting(self) -> int:
         return int(self._core.num_waiting)

@@ -67,6 +67,8 @@ def _config_docs() -> dict[str, str]:
         "windows.pending": "W: waiting jobs addressable by schedule actions, 1..1024 (the "
         "first W by arrival: under a long queue a policy sees only the oldest W)",
         "windows.running": "R: running jobs addressable by suspend actions, 1..1024",
+        "windows.gpus": "rows of obs['gpus'] (None: one per GPU; N: padded with zero rows to N, "
+        "one shape for clusters of up to N GPUs)",
         "observation.held_time": "append held_time (time since the job got its GPUs) to the "
         "running rows",
         "observation.placement": "append pack_load, spread_load to the pending rows and "

@@ -157,3 +157,42 @@ def test_agent_windows_evaluation_gives_a_pointer_agent_the_runs_windows(tmp_pat
     assert any("rebound" in note for note in shared.notes)
     with pytest.raises(PlanError, match="--agent-windows"):
         make_plan(**common, agent_windows="mine")
+
+
+def test_zero_gpu_rows_are_invisible_to_the_pointer_network(model: Any) -> None:
+    plain = gym.make("GPUShare-v0", config={"cluster": "thesis", "num_jobs": 30})
+    padded = gym.make("GPUShare-v0", config={"cluster": "thesis", "num_jobs": 30,
+                                             "gpu_rows": 200})  # fmt: skip
+    on_plain, on_padded = EvalPredictor(model, plain), EvalPredictor(model, padded)
+    a, _ = plain.reset(seed=2)
+    b, _ = padded.reset(seed=2)
+    for _ in range(40):
+        features = [
+            p.policy.extract_features(p.policy.obs_to_tensor(o)[0], p.policy.features_extractor)
+            for p, o in ((on_plain, a), (on_padded, b))
+        ]
+        assert torch.allclose(features[0], features[1], atol=1e-6)
+        mask = plain.unwrapped.action_masks()
+        action = on_plain.predict(a, action_masks=mask)[0]
+        assert on_padded.predict(b, action_masks=mask)[0] == action
+        a, _, done, _, _ = plain.step(action)
+        b, _, _, _, _ = padded.step(action)
+        if done:
+            break
+
+
+def test_training_on_several_clusters_pads_to_the_largest(tmp_path: Path) -> None:
+    from agents.train_config import env_configs
+    from agents.training import train
+    from tests.agents.helpers import TINY_TRAINING
+
+    config = TrainConfig.from_any({**TINY_TRAINING, "clusters": ["thesis"], "critic": "context",
+                                   "n_envs": 2, "timesteps": 128, "out": str(tmp_path)})  # fmt: skip
+    configs = env_configs(config)
+    assert [c["cluster"] for c in configs] == ["tiny", "thesis"]
+    assert {c["gpu_rows"] for c in configs} == {16}
+    trained = load_model(train(config))
+    assert trained.observation_space["gpus"].shape == (16 * 6,)
+    episode = _play(trained, {"cluster": "medium", "workload": "thesis", "num_jobs": 10,
+                              "max_decisions": 300})  # fmt: skip
+    assert episode.invalid_actions == 0 and episode.done

@@ -175,6 +175,7 @@ _NON_DEFAULT: dict[str, object] = {
     "jobs": (job(0, 0.0, 10), job(1, 5.0, 20, num_gpus=2)),
     "pending_window": 8,
     "running_window": 4,
+    "gpu_rows": 12,
     "reward": {
         "jct": 0.5,
         "makespan": 2.0,
