@@ -186,8 +186,8 @@ def test_training_on_several_clusters_pads_to_the_largest(tmp_path: Path) -> Non
     from agents.training import train
     from tests.agents.helpers import TINY_TRAINING
 
-    config = TrainConfig.from_any({**TINY_TRAINING, "clusters": ["thesis"], "critic": "context",
-                                   "n_envs": 2, "timesteps": 128, "out": str(tmp_path)})  # fmt: skip
+    settings = {"clusters": ["thesis"], "critic": "context", "n_envs": 2, "timesteps": 128}
+    config = TrainConfig.from_any({**TINY_TRAINING, **settings, "out": str(tmp_path)})
     configs = env_configs(config)
     assert [c["cluster"] for c in configs] == ["tiny", "thesis"]
     assert {c["gpu_rows"] for c in configs} == {16}
