@@ -284,8 +284,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             self.cluster.num_gpus, self.pending_window, self.running_window, **observe
         )
         # the observation's bounds: the core's buffer's with obs["gpus"] padded
-        self._padding = self.observation_space["gpus"].shape[0] - self._bounds[1]
-        self._obs_bounds = [self._bounds[0], *(b + self._padding for b in self._bounds[1:])]
+        self._obs_bounds = observation_bounds(
+            gpu_rows, self.pending_window, self.running_window, **observe
+        )
+        self._padding = self._obs_bounds[1] - self._bounds[1]
         self._decision_cap = 0  # the episode's (reset)
         self._over = True
 
