@@ -27,6 +27,7 @@ from gpushare_env.sim.limits import MAX_JOBS
 from gpushare_eval.runs import agent_algorithm, load_agent
 from gpushare_eval.specs import (
     AGENT_ENV_KEYS,
+    AGENT_WINDOWS,
     DECISIONS_PER_JOB,
     GANTT_MAX_JOBS,
     RULE_KEYS,
@@ -568,8 +569,10 @@ def make_plan(
     cluster_spec = cluster if cluster is not None else chosen.cluster
     _check_cluster(cluster_spec)
     policy_specs = _resolve_policies(policies, headless, chosen.include_zoo, notes)
-    if agent_windows not in ("trained", "evaluation"):
-        raise PlanError(f"--agent-windows: 'trained' or 'evaluation', got {agent_windows!r}")
+    if agent_windows not in AGENT_WINDOWS:
+        raise PlanError(
+            f"--agent-windows: one of {', '.join(AGENT_WINDOWS)}, got {agent_windows!r}"
+        )
     if agent_windows == "evaluation":
         policy_specs = [
             dataclasses.replace(p, own_windows=False) if p.is_agent else p for p in policy_specs

@@ -71,6 +71,10 @@ JOB_COLUMNS: tuple[str, ...] = (
     "queued_s",
 )
 
+#: Which windows saved agents play with (``--agent-windows``): the ones they were trained
+#: with, or the evaluation's, as the baselines (pointer agents, ``agents.portable``).
+AGENT_WINDOWS: tuple[str, ...] = ("trained", "evaluation")
+
 #: Env config keys a saved agent's own config may set for its runs: they shape what the
 #: agent observes and can address, not the workload, the simulated dynamics or the rules.
 #: Every setting of the ``observation`` group is one. (Flat keys: the recorded configs are

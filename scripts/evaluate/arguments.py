@@ -16,7 +16,7 @@ from typing import Any
 from gpushare_env import seeding
 from gpushare_env.presets import EVALUATION_PRESETS
 from gpushare_eval.plan import Plan, make_plan
-from gpushare_eval.specs import DECISIONS_PER_JOB, PROG, PlanError
+from gpushare_eval.specs import AGENT_WINDOWS, DECISIONS_PER_JOB, PROG, PlanError
 
 __all__ = [
     "EXIT_FAILED",
@@ -197,8 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--agent-windows",
-        choices=("trained", "evaluation"),
-        default="trained",
+        choices=AGENT_WINDOWS,
+        default=AGENT_WINDOWS[0],
         help="the windows saved agents play with: the ones they were trained with "
         "(default), or the evaluation's, as the baselines (pointer agents only: their "
         "weights do not depend on the windows nor on the cluster, agents.portable)",
