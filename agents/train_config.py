@@ -53,8 +53,11 @@ __all__ = [
     "ImitationConfig",
     "NetworkConfig",
     "RunConfig",
+    "PHILLY_VC_NAME",
     "TrainConfig",
     "env_configs",
+    "trace_paths",
+    "validation_configs",
 ]
 
 #: Algorithms ``train`` accepts.
@@ -71,6 +74,8 @@ DQN_DEFAULTS: dict[str, Any] = {"algorithm.time_constant_h": None, "network.extr
 #: Held-out seeds of the periodic evaluation (model selection): disjoint from the training
 #: seeds (``PHILLY_TRAIN_SEEDS``, 0-99) and from the test seeds (1000-1009).
 VALIDATION_SEEDS: tuple[int, ...] = (500, 501)
+#: The name ``envs.traces`` accepts for the six shipped Philly VC traces.
+PHILLY_VC_NAME = "philly_vc"
 
 
 class _TrainGroup(Group):
@@ -232,6 +237,15 @@ class EnvsConfig(_TrainGroup):
             they share one observation; the pointer extractor pools the GPUs, so the
             model plays on any cluster after (``agents.portable``). Validation runs the
             workloads on ``cluster`` only.
+        traces: Real traces to train on as well (``.csv`` / ``.json`` paths, or
+            ``philly_vc`` for the six shipped Philly VCs): each on its own cluster, the
+            smallest of 8-GPU V100 nodes on which the whole trace's offered load is at most
+            ``trace_load`` (the ``philly_vc`` rule), each episode a run of ``num_jobs``
+            consecutive jobs from a start drawn per episode, with the trace's real
+            arrivals (workload ``cut="random"``). Their envs follow the (cluster,
+            workload) pairs, ``obs["gpus"]`` is padded as with ``clusters``, and
+            validation runs them too (on the validation seeds' runs).
+        trace_load: Offered load the traces' clusters are sized for.
         num_jobs: Jobs per episode (none: each workload's own count, every job of a trace
             and 100 for a generator). From the preset, except with a trace among the
             workloads: then none, so a trace plays whole unless this is given (a trace cut
@@ -271,6 +285,8 @@ class EnvsConfig(_TrainGroup):
     cluster: str | Mapping[str, Any] = "medium"
     workloads: tuple[str, ...] = ("philly", "philly_bursty")
     clusters: tuple[str | Mapping[str, Any], ...] = ()
+    traces: tuple[str, ...] = ()
+    trace_load: float = 0.9
     num_jobs: int | None = 300
     pending_window: int = 16
     running_window: int = 16
@@ -296,6 +312,18 @@ class EnvsConfig(_TrainGroup):
         if isinstance(self.clusters, (str, Mapping)):
             raise self._fail("clusters", f"must be a list of clusters, got {self.clusters!r}")
         object.__setattr__(self, "clusters", tuple(self.clusters))
+        if isinstance(self.traces, (str, os.PathLike)):
+            raise self._fail("traces", f"must be a list of trace paths, got {self.traces!r}")
+        object.__setattr__(self, "traces", tuple(os.fspath(t) for t in self.traces))
+        for trace in self.traces:
+            if trace != PHILLY_VC_NAME and not _is_trace(trace):
+                raise self._fail(
+                    "traces",
+                    f"each must be a .csv / .json trace or {PHILLY_VC_NAME!r}, got {trace!r}",
+                )
+        if self.traces and self.num_jobs is None:
+            raise self._fail("traces", "need num_jobs (the jobs of each episode's run)")
+        self._within(("trace_load",), 0, low_open=True)
         _seed_tuple(self, "train_seeds", empty=False)
         _no_test_seeds(self, "train_seeds")
         self._within(("reward_scale",), 0, low_open=True)
@@ -504,6 +532,8 @@ FLAT_KEYS: dict[str, str] = {
     "algo": "algorithm.algo",
     "cluster": "envs.cluster",
     "clusters": "envs.clusters",
+    "traces": "envs.traces",
+    "trace_load": "envs.trace_load",
     "workloads": "envs.workloads",
     "num_jobs": "envs.num_jobs",
     "pending_window": "envs.pending_window",
@@ -701,12 +731,54 @@ def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
         **EnvConfig.flatten(envs.env_overrides),
     }
     clusters = [envs.cluster, *envs.clusters]
-    if envs.clusters:  # one observation shape for all: the largest cluster's GPU rows
+    traces = _trace_pairs(envs)
+    if envs.clusters or traces:  # one observation shape for all: the largest cluster's GPUs
         from gpushare_env.sim import make_cluster
 
-        base["gpu_rows"] = max(make_cluster(cluster).num_gpus for cluster in clusters)
+        every = [*clusters, *(cluster for cluster, _ in traces)]
+        base["gpu_rows"] = max(make_cluster(cluster).num_gpus for cluster in every)
     return [
-        {"cluster": cluster, **base, "workload": workload}
-        for cluster in clusters
-        for workload in envs.workloads
+        *(
+            {"cluster": cluster, **base, "workload": workload}
+            for cluster in clusters
+            for workload in envs.workloads
+        ),
+        *({"cluster": cluster, **base, "workload": workload} for cluster, workload in traces),
     ]
+
+
+def validation_configs(config: TrainConfig) -> list[dict[str, Any]]:
+    """The env configs a run validates on: its workloads on ``cluster``, then its traces
+    (``env_configs``' first and last entries)."""
+    configs = env_configs(config)
+    envs = config.envs
+    pairs = len(envs.workloads) * (1 + len(envs.clusters))
+    return configs[: len(envs.workloads)] + configs[pairs:]
+
+
+def trace_paths(envs: EnvsConfig) -> list[str]:
+    """``envs.traces`` with ``philly_vc`` spelled out as the six shipped traces."""
+    from gpushare_env.workloads.real_traces import PHILLY_VC_TRACES, philly_vc_path
+
+    paths: list[str] = []
+    for trace in envs.traces:
+        if trace == PHILLY_VC_NAME:
+            paths.extend(str(philly_vc_path(name)) for name in PHILLY_VC_TRACES)
+        else:
+            paths.append(trace)
+    return paths
+
+
+def _trace_pairs(envs: EnvsConfig) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(sized cluster, random-cut workload) of each trace, the cluster sized by the whole
+    trace at ``envs.trace_load``."""
+    if not envs.traces:
+        return []
+    from gpushare_env.workloads import WorkloadConfig, sized_cluster
+    from gpushare_env.workloads.trace_cut import read_trace
+
+    pairs = []
+    for path in trace_paths(envs):
+        whole = read_trace(WorkloadConfig(kind="trace", path=path))
+        pairs.append((sized_cluster(whole.jobs, envs.trace_load), {"path": path, "cut": "random"}))
+    return pairs

@@ -52,6 +52,7 @@ from agents.train_config import (
     RunConfig,
     TrainConfig,
     env_configs,
+    validation_configs,
 )
 from gpushare_env.envs.config import EnvConfig
 from gpushare_env.envs.observation import pending_features, running_features
@@ -405,7 +406,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     evaluator = None
     if evaluation.eval_seeds and run.timesteps > 0:
         evaluator = HeuristicEvalCallback(
-            configs[: len(envs.workloads)],  # the workloads on --cluster (configs: cluster-major)
+            validation_configs(config),
             evaluation.eval_seeds,
             evaluation.eval_every,
             out,

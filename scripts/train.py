@@ -50,6 +50,7 @@ _FLAGS: dict[str, tuple[str, ...]] = {
     "bc_learning_rate": ("--bc-lr",),
     "dagger_iterations": ("--dagger",),
     "workloads": ("--workload",),
+    "traces": ("--trace",),
     "env_overrides": ("--env",),
     "progress_bar": ("--no-progress",),
 }
@@ -267,6 +268,7 @@ def check_inputs(config: Any) -> str | None:
     workload reads (a bad row is named by file, line and field).
     """
     from gpushare_env.workloads import TraceError, WorkloadConfig
+    from agents.train_config import trace_paths
     from gpushare_env.workloads.trace_cut import read_trace
 
     run = config.run
@@ -283,6 +285,13 @@ def check_inputs(config: Any) -> str | None:
                 read_trace(spec, config.envs.num_jobs)
             except TraceError as error:
                 return f"--workload: {error}"
+    for path in trace_paths(config.envs):
+        if not Path(path).is_file():
+            return f"--trace: no such file: {path}"
+        try:
+            read_trace(WorkloadConfig(kind="trace", path=path))
+        except TraceError as error:
+            return f"--trace: {error}"
     return None
 
 

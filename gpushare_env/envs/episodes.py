@@ -82,7 +82,7 @@ def draw_episode(
         if workload.kind == "trace":
             if trace is None:
                 trace = read_trace(workload, config.num_jobs, cluster_gpus=num_gpus)
-            drawn = list(trace.jobs)
+            drawn = trace.episode(workload_rng)
         else:
             count = config.num_jobs if num_jobs is None else int(num_jobs)
             drawn = workload.generate(workload_rng, num_jobs=count, cluster_gpus=num_gpus)

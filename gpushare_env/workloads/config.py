@@ -47,6 +47,7 @@ from gpushare_env.workloads.generators import (
     philly_workload,
     thesis_workload,
 )
+from gpushare_env.workloads.jobs import as_generator, random_run
 from gpushare_env.workloads.philly_trace import parse_time, read_philly_job_log
 
 __all__ = ["WORKLOAD_PRESETS", "WorkloadConfig", "make_workload"]
@@ -62,6 +63,7 @@ _ARRIVALS = {
 _DEFAULT_ARRIVAL = {"thesis": "interval", "philly": "poisson", "trace": "poisson"}
 _DEFAULT_NUM_JOBS = 100
 _TRACE_SUFFIXES = (".csv", ".json")
+_CUTS = ("first", "random")
 #: Offered loads allowed (1e307 would make the mean gap between arrivals 0 s, 1e-320 inf).
 MIN_LOAD, MAX_LOAD = 1e-6, 1e6
 
@@ -102,6 +104,11 @@ class WorkloadConfig:
         window_start: For JSON traces, keep jobs submitted at or after this time, e.g.
             ``"2017-10-03 00:00:00"``; arrival 0 is this time.
         window_end: For JSON traces, keep jobs submitted before this time.
+        cut: Which ``num_jobs`` jobs of a trace an episode plays: ``"first"`` (the
+            earliest, the same every episode) or ``"random"`` (a run of ``num_jobs``
+            consecutive jobs, by arrival, from a start drawn per episode from the
+            episode's generator; arrivals shifted so the run starts at 0): episodes cut
+            from a whole trace with its real arrivals, for training. Traces only.
     """
 
     kind: str = "thesis"
@@ -119,6 +126,7 @@ class WorkloadConfig:
     path: str | None = None
     window_start: str | None = None
     window_end: str | None = None
+    cut: str = "first"
 
     def __post_init__(self) -> None:
         for name in self.fields():  # numpy scalars as Python values (plain JSON when recorded)
@@ -176,6 +184,10 @@ class WorkloadConfig:
                 bad("path", f"a file name ending in one of {list(_TRACE_SUFFIXES)}")
         elif self.path is not None:
             bad("path", "None unless kind is 'trace'")
+        if self.cut not in _CUTS:
+            bad("cut", f"one of {list(_CUTS)}")
+        elif self.cut != "first" and self.kind != "trace":
+            bad("cut", "'first' unless kind is 'trace'")
         for name in ("window_start", "window_end"):
             value = getattr(self, name)
             if value is None:
@@ -301,6 +313,10 @@ class WorkloadConfig:
                 models=self.models,
                 max_gpus=max_gpus,
             )
+        if self.cut == "random":
+            generator = as_generator(rng)
+            whole = self._load_trace(generator, None, num_cluster_gpus)
+            return random_run(whole, count, generator)
         return self._load_trace(rng, count, num_cluster_gpus)
 
     def _load_trace(

@@ -9,6 +9,7 @@ also gives the iteration count, to within half an iteration otherwise).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ __all__ = [
     "fit_to_cluster",
     "make_job",
     "memory_at_batch",
+    "random_run",
     "sort_jobs",
 ]
 
@@ -289,6 +291,31 @@ def jobs_from_arrays(
 def sort_jobs(jobs: Iterable[JobSpec]) -> list[JobSpec]:
     """Return the jobs sorted by ``(arrival_s, job_id)``."""
     return sorted(jobs, key=lambda job: (job.arrival_s, job.job_id))
+
+
+def random_run(
+    jobs: Sequence[JobSpec], count: int | None, rng: np.random.Generator
+) -> list[JobSpec]:
+    """``count`` consecutive jobs (by arrival) from a start drawn from ``rng``, with their
+    arrivals shifted so the first arrives at 0 s: an episode cut from a trace with its
+    real gaps. Every job when ``count`` is ``None`` or at least ``len(jobs)``.
+
+    Example:
+        >>> import dataclasses
+        >>> from gpushare_env.sim.types import JobSpec
+        >>> base = JobSpec(0, 0.0, "resnet50", 32, 1, 10, 2.0, 0.5, 0.1)
+        >>> jobs = [dataclasses.replace(base, job_id=i, arrival_s=10.0 * i) for i in range(5)]
+        >>> run = random_run(jobs, 2, np.random.default_rng(0))
+        >>> [j.job_id for j in run], [j.arrival_s for j in run]
+        ([3, 4], [0.0, 10.0])
+    """
+    ordered = sort_jobs(jobs)
+    if count is None or count >= len(ordered):
+        return ordered
+    start = int(rng.integers(0, len(ordered) - count + 1))
+    run = ordered[start : start + count]
+    origin = run[0].arrival_s
+    return [dataclasses.replace(job, arrival_s=job.arrival_s - origin) for job in run]
 
 
 @dataclass(frozen=True, slots=True)

@@ -196,3 +196,53 @@ def test_training_on_several_clusters_pads_to_the_largest(tmp_path: Path) -> Non
     episode = _play(trained, {"cluster": "medium", "workload": "thesis", "num_jobs": 10,
                               "max_decisions": 300})  # fmt: skip
     assert episode.invalid_actions == 0 and episode.done
+
+
+def test_training_on_traces_gives_each_its_sized_cluster_and_random_runs(tmp_path: Path) -> None:
+    from agents.train_config import env_configs, validation_configs
+    from agents.training import train
+    from tests.agents.helpers import TINY_TRAINING
+
+    path = philly_vc_path("2869ce")  # 32 GPUs at load 0.9
+    settings = {"traces": [str(path)], "critic": "context", "n_envs": 2, "timesteps": 128,
+                "num_jobs": 12, "eval_seeds": (500,), "eval_every": 128}  # fmt: skip
+    config = TrainConfig.from_any({**TINY_TRAINING, **settings, "out": str(tmp_path)})
+    configs = env_configs(config)
+    whole = read_csv_trace(path, 0)
+    assert [c["cluster"] for c in configs] == ["tiny", sized_cluster(whole, 0.9)]
+    assert configs[1]["workload"] == {"path": str(path), "cut": "random"}
+    assert {c["gpu_rows"] for c in configs} == {32} and configs[1]["num_jobs"] == 12
+    assert validation_configs(config) == configs  # the workloads on cluster, and the trace
+    shipped = TrainConfig.from_any({**TINY_TRAINING, "traces": ["philly_vc"]})
+    assert [c["workload"]["path"] for c in env_configs(shipped)[1:]] == [
+        str(philly_vc_path(name)) for name in PHILLY_VC_TRACES
+    ]
+    trained = load_model(train(config))
+    assert trained.observation_space["gpus"].shape == (32 * 6,)
+    history = (tmp_path / "evaluations.json").read_text()
+    assert '"jct_ratio"' in history  # validated on both envs
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"traces": "philly_vc"}, "must be a list of trace paths"),
+        ({"traces": ["philly"]}, "each must be a .csv / .json trace or 'philly_vc'"),
+        ({"traces": ["philly_vc"], "num_jobs": None}, "need num_jobs"),
+        ({"traces": ["philly_vc"], "trace_load": 0}, "trace_load"),
+    ],
+)
+def test_bad_trace_settings_are_named(settings: dict[str, Any], message: str) -> None:
+    from tests.agents.helpers import TINY_TRAINING
+
+    with pytest.raises(ValueError, match=message):
+        TrainConfig.from_any({**TINY_TRAINING, **settings})
+
+
+def test_gpushare_train_names_a_missing_trace(tmp_path: Path, capsys: Any) -> None:
+    from scripts.train import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--trace", str(tmp_path / "nope.csv"), "--timesteps", "0", "--out", str(tmp_path)])
+    assert stopped.value.code == 2
+    assert "--trace: no such file" in capsys.readouterr().err

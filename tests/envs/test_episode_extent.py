@@ -106,3 +106,44 @@ def test_a_truncated_episode_says_which_cap_stopped_it(
         assert episode.steps == 10
     else:
         assert sim.now_s >= 300.0
+
+
+def test_a_random_cut_plays_consecutive_runs_of_the_whole_trace_with_real_gaps(
+    trace: Path,
+) -> None:
+    workload = {"path": str(trace), "cut": "random"}
+    env = _make({"cluster": "thesis", "workload": workload, "num_jobs": 40})
+    whole = sorted(
+        make_workload(str(trace), np.random.default_rng(0)),
+        key=lambda j: (j.arrival_s, j.job_id),
+    )
+    index = {job.job_id: k for k, job in enumerate(whole)}
+    starts = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceCutWarning)  # a run is not the first-N cut
+        for seed in range(6):
+            _, info = env.reset(seed=seed)
+            jobs = sorted(env.unwrapped.simulator.jobs.values(), key=lambda j: j.spec.job_id)
+            positions = sorted(index[j.spec.job_id] for j in jobs)
+            assert positions == list(range(positions[0], positions[0] + 40))  # consecutive
+            first = whole[positions[0]]
+            for job in jobs:  # the trace's own gaps, from 0
+                real = whole[index[job.spec.job_id]]
+                assert job.spec.arrival_s == pytest.approx(real.arrival_s - first.arrival_s)
+                assert job.spec.iterations == real.iterations
+            assert (info["num_jobs"], info["trace_jobs"]) == (40, TRACE_JOBS)
+            starts.add(positions[0])
+    assert len(starts) > 1  # the start is drawn per episode
+    _, info = env.reset(seed=3)
+    again = sorted(j.spec.job_id for j in env.unwrapped.simulator.jobs.values())
+    env.reset(seed=3)
+    assert sorted(j.spec.job_id for j in env.unwrapped.simulator.jobs.values()) == again
+
+
+def test_a_random_cut_is_for_traces_only_and_named_when_wrong() -> None:
+    from gpushare_env.workloads import WorkloadConfig
+
+    with pytest.raises(ValueError, match=r"workload.cut must be 'first' unless kind is 'trace'"):
+        WorkloadConfig(kind="philly", cut="random")
+    with pytest.raises(ValueError, match=r"workload.cut must be one of \['first', 'random'\]"):
+        WorkloadConfig(kind="trace", path="x.csv", cut="middle")
