@@ -100,7 +100,7 @@ class _Labelled:
 def collect_demonstrations(
     env_configs: Sequence[Mapping[str, Any]],
     seeds: Sequence[int],
-    heuristic: str = "thesis",
+    heuristic: str | Sequence[str] = "thesis",
     gamma: float = 0.99,
     reward_scale: float = 1.0,
     driver: Any = None,
@@ -117,7 +117,7 @@ def collect_demonstrations(
             ``i % len``).
         seeds: Training episode seeds.
         heuristic: A name ``baselines.make`` takes (``available()`` or ``variants()``,
-            with parameters or not).
+            with parameters or not), or one per env config (the teacher of config ``k``).
         gamma: Discount per decision of the recorded returns (the RL algorithm's).
         reward_scale: Factor on the rewards (the training envs').
         driver: ``None``: the heuristic also acts (plain demonstrations). An SB3 model:
@@ -128,15 +128,20 @@ def collect_demonstrations(
     """
     import baselines
 
+    names = [heuristic] * len(env_configs) if isinstance(heuristic, str) else list(heuristic)
+    if len(names) != len(env_configs):
+        raise ValueError(
+            f"collect_demonstrations: {len(names)} teachers for {len(env_configs)} env configs"
+        )
     observations: dict[str, list[np.ndarray]] = {}
     masks: list[np.ndarray] = []
     actions: list[int] = []
     returns: list[np.ndarray] = []
     jcts: list[float] = []
     for i, seed in enumerate(seeds):
-        env_config = env_configs[i % len(env_configs)]
+        env_config, name = env_configs[i % len(env_configs)], names[i % len(env_configs)]
         env = make_env(env_config)  # the learner's rules bind the teacher too
-        teacher = _Labelled(baselines.make(heuristic, env, seed=policy_seed(int(seed))), driver)
+        teacher = _Labelled(baselines.make(name, env, seed=policy_seed(int(seed))), driver)
         steps: list[Step] = []
         episode = rollout(teacher, env, seed=int(seed), callback=steps.append)
         for step in steps:
@@ -274,7 +279,7 @@ def dagger(
     seeds: Sequence[int],
     iterations: int,
     episodes_per_iteration: int,
-    heuristic: str = "thesis",
+    heuristic: str | Sequence[str] = "thesis",
     gamma: float = 0.99,
     reward_scale: float = 1.0,
     epochs: int = 3,

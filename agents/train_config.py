@@ -56,6 +56,7 @@ __all__ = [
     "PHILLY_VC_NAME",
     "TrainConfig",
     "env_configs",
+    "teachers",
     "trace_paths",
     "validation_configs",
 ]
@@ -384,6 +385,9 @@ class ImitationConfig(_TrainGroup):
         bc_heuristic: Heuristic cloned (and labelling DAgger): a ``baselines.available()``
             or ``baselines.variants()`` name, optionally with parameters
             (``gandiva_srpt:max_load=1.25``).
+        bc_trace_heuristic: Teacher on the trace envs (``envs.traces``); ``None``:
+            ``bc_heuristic``. One teacher per kind of data: the heuristic that does best
+            on generated workloads need not on real traces.
         bc_learning_rate: Adam step size of behaviour cloning.
         dagger_iterations: DAgger iterations after cloning (0: none); the clone after
             iteration ``i`` is saved as ``dagger_<i>.zip``.
@@ -399,6 +403,7 @@ class ImitationConfig(_TrainGroup):
     bc_episodes: int = 0
     bc_epochs: int = 10
     bc_heuristic: str = "thesis"
+    bc_trace_heuristic: str | None = None
     bc_learning_rate: float = 1e-3
     dagger_iterations: int = 0
     dagger_episodes: int = 8
@@ -417,6 +422,7 @@ class ImitationConfig(_TrainGroup):
         ):
             raise self._fail("bc_suspend_weight", f"must be > 0, got {self.bc_suspend_weight}")
         self._heuristic("bc_heuristic")
+        self._heuristic("bc_trace_heuristic")
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,6 +568,7 @@ FLAT_KEYS: dict[str, str] = {
     "bc_episodes": "imitation.bc_episodes",
     "bc_epochs": "imitation.bc_epochs",
     "bc_heuristic": "imitation.bc_heuristic",
+    "bc_trace_heuristic": "imitation.bc_trace_heuristic",
     "bc_learning_rate": "imitation.bc_learning_rate",
     "dagger_iterations": "imitation.dagger_iterations",
     "dagger_episodes": "imitation.dagger_episodes",
@@ -754,6 +761,15 @@ def validation_configs(config: TrainConfig) -> list[dict[str, Any]]:
     envs = config.envs
     pairs = len(envs.workloads) * (1 + len(envs.clusters))
     return configs[: len(envs.workloads)] + configs[pairs:]
+
+
+def teachers(config: TrainConfig) -> list[str]:
+    """The imitation teacher of each of ``env_configs``: ``bc_heuristic``, and on the
+    trace envs ``bc_trace_heuristic`` when given."""
+    imitation, envs = config.imitation, config.envs
+    generated = len(envs.workloads) * (1 + len(envs.clusters))
+    on_traces = imitation.bc_trace_heuristic or imitation.bc_heuristic
+    return [imitation.bc_heuristic] * generated + [on_traces] * len(trace_paths(envs))
 
 
 def trace_paths(envs: EnvsConfig) -> list[str]:

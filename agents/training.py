@@ -52,6 +52,7 @@ from agents.train_config import (
     RunConfig,
     TrainConfig,
     env_configs,
+    teachers,
     validation_configs,
 )
 from gpushare_env.envs.config import EnvConfig
@@ -348,7 +349,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         bc_seeds = [int(s) for s in rng.permutation(envs.train_seeds)[: imitation.bc_episodes]]
         tau_s = None if algorithm.time_constant_h is None else algorithm.time_constant_h * 3600.0
         demos = collect_demonstrations(
-            configs, bc_seeds, imitation.bc_heuristic, algorithm.gamma, envs.reward_scale,
+            configs, bc_seeds, teachers(config), algorithm.gamma, envs.reward_scale,
             time_constant_s=tau_s,
         )  # fmt: skip
 
@@ -379,6 +380,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         )  # fmt: skip
         record["bc"] = {
             "heuristic": imitation.bc_heuristic,
+            "trace_heuristic": imitation.bc_trace_heuristic,
             "seeds": bc_seeds,
             "decisions": len(demos),
             "history": history,
@@ -392,7 +394,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
             unused = [int(s) for s in rng.permutation(envs.train_seeds) if s not in bc_seeds]
             demos, dagger_history = dagger(
                 model, demos, configs, unused, imitation.dagger_iterations,
-                imitation.dagger_episodes, imitation.bc_heuristic, algorithm.gamma,
+                imitation.dagger_episodes, teachers(config), algorithm.gamma,
                 envs.reward_scale, epochs=imitation.dagger_epochs,
                 batch_size=algorithm.batch_size, log=_after_dagger_iteration,
                 time_constant_s=tau_s, action_weights=weights,

@@ -47,6 +47,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 _FLAGS: dict[str, tuple[str, ...]] = {
     "bc_episodes": ("--bc-warmstart",),
     "bc_heuristic": ("--bc-teacher",),
+    "bc_trace_heuristic": ("--bc-trace-teacher",),
     "bc_learning_rate": ("--bc-lr",),
     "dagger_iterations": ("--dagger",),
     "workloads": ("--workload",),
@@ -66,6 +67,7 @@ _METAVARS: dict[str, str] = {
     "curriculum_jobs": "N",
     "curriculum_steps": "STEPS",
     "bc_heuristic": "HEURISTIC",
+    "bc_trace_heuristic": "HEURISTIC",
     "time_constant_h": "TAU",
     "env_overrides": "JSON",
     "train_seeds": "SEEDS",

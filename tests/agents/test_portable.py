@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -199,13 +200,15 @@ def test_training_on_several_clusters_pads_to_the_largest(tmp_path: Path) -> Non
 
 
 def test_training_on_traces_gives_each_its_sized_cluster_and_random_runs(tmp_path: Path) -> None:
-    from agents.train_config import env_configs, validation_configs
+    from agents.train_config import env_configs, teachers, validation_configs
     from agents.training import train
     from tests.agents.helpers import TINY_TRAINING
 
     path = philly_vc_path("2869ce")  # 32 GPUs at load 0.9
     settings = {"traces": [str(path)], "critic": "context", "n_envs": 2, "timesteps": 128,
-                "num_jobs": 12, "eval_seeds": (500,), "eval_every": 128}  # fmt: skip
+                "num_jobs": 12, "eval_seeds": (500,), "eval_every": 128, "bc_episodes": 2,
+                "bc_epochs": 1, "bc_heuristic": "fifo_pack",
+                "bc_trace_heuristic": "thesis"}  # fmt: skip
     config = TrainConfig.from_any({**TINY_TRAINING, **settings, "out": str(tmp_path)})
     configs = env_configs(config)
     whole = read_csv_trace(path, 0)
@@ -213,6 +216,7 @@ def test_training_on_traces_gives_each_its_sized_cluster_and_random_runs(tmp_pat
     assert configs[1]["workload"] == {"path": str(path), "cut": "random"}
     assert {c["gpu_rows"] for c in configs} == {32} and configs[1]["num_jobs"] == 12
     assert validation_configs(config) == configs  # the workloads on cluster, and the trace
+    assert teachers(config) == ["fifo_pack", "thesis"]  # one teacher per kind of data
     shipped = TrainConfig.from_any({**TINY_TRAINING, "traces": ["philly_vc"]})
     assert [c["workload"]["path"] for c in env_configs(shipped)[1:]] == [
         str(philly_vc_path(name)) for name in PHILLY_VC_TRACES
@@ -221,6 +225,18 @@ def test_training_on_traces_gives_each_its_sized_cluster_and_random_runs(tmp_pat
     assert trained.observation_space["gpus"].shape == (32 * 6,)
     history = (tmp_path / "evaluations.json").read_text()
     assert '"jct_ratio"' in history  # validated on both envs
+    recorded = json.loads((tmp_path / "config.json").read_text())
+    assert recorded["bc"]["trace_heuristic"] == "thesis" and len(recorded["bc"]["seeds"]) == 2
+
+
+def test_one_teacher_per_env_config_or_a_clear_error() -> None:
+    from agents.bc import collect_demonstrations
+
+    configs = [{"cluster": "tiny", "workload": "thesis", "num_jobs": 4}] * 2
+    demos = collect_demonstrations(configs, [0, 1], ["fifo_pack", "fifo"])
+    assert demos.episodes == 2 and len(demos.actions) > 0
+    with pytest.raises(ValueError, match="1 teachers for 2 env configs"):
+        collect_demonstrations(configs, [0], ["fifo"])
 
 
 @pytest.mark.parametrize(
