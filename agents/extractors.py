@@ -188,6 +188,8 @@ class PermutationExtractor(BaseFeaturesExtractor):
 
     Output: ``[pool(gpus), pool(pending), pool(running), frag_hist, global,
     pending slot codes, running slot codes]`` of size ``6 row_dim + 25 + slot_dim (W + R)``.
+    With ``observation.cluster_summary`` an MLP of ``obs["cluster"]`` (``2 row_dim`` wide)
+    stands in for ``pool(gpus)``.
 
     Args:
         observation_space: ``GPUShare-v0``'s ``Dict`` space.
@@ -209,7 +211,9 @@ class PermutationExtractor(BaseFeaturesExtractor):
         pending_columns: int = len(PENDING_FEATURES),
     ):
         sizes = {key: int(np.prod(space.shape or (0,))) for key, space in observation_space.items()}
-        self.num_gpus = sizes["gpus"] // len(GPU_FEATURES)
+        # observation.cluster_summary: obs["cluster"] (fixed width) in place of the GPU rows
+        self.summarised = "cluster" in sizes
+        self.num_gpus = 0 if self.summarised else sizes["gpus"] // len(GPU_FEATURES)
         for key, columns in (("pending", pending_columns), ("running", running_columns)):
             if sizes[key] % columns:
                 raise ValueError(
@@ -224,7 +228,10 @@ class PermutationExtractor(BaseFeaturesExtractor):
         slots = self.pending_window + self.running_window
         super().__init__(observation_space, features_dim=6 * row_dim + extra + slot_dim * slots)
         self.slot_dim = slot_dim
-        self.gpu_encoder = _row_encoder(len(GPU_FEATURES), row_dim)
+        if self.summarised:  # as wide as the GPU rows' [mean, max] pool
+            self.cluster_encoder = nn.Sequential(nn.Linear(sizes["cluster"], 2 * row_dim), nn.ReLU())
+        else:
+            self.gpu_encoder = _row_encoder(len(GPU_FEATURES), row_dim)
         self.pending_encoder = _row_encoder(pending_columns, row_dim)
         self.running_encoder = _row_encoder(running_columns, row_dim)
         if slot_dim > 0:
@@ -233,13 +240,16 @@ class PermutationExtractor(BaseFeaturesExtractor):
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
         """Encode a batch of observations.  # (B, features_dim)"""
-        batch = observations["gpus"].shape[0]
-        gpus = observations["gpus"].reshape(batch, self.num_gpus, len(GPU_FEATURES))
+        batch = observations["pending"].shape[0]
         pending = observations["pending"].reshape(batch, self.pending_window, self.pending_columns)
         running = observations["running"].reshape(batch, self.running_window, self.running_columns)
         pending_code = self.pending_code if self.slot_dim > 0 else None
         running_code = self.running_code if self.slot_dim > 0 else None
-        gpu_pool, _ = pool_table(self.gpu_encoder, gpus, _GPU_VALID)
+        if self.summarised:
+            gpu_pool = self.cluster_encoder(observations["cluster"])
+        else:
+            gpus = observations["gpus"].reshape(batch, self.num_gpus, len(GPU_FEATURES))
+            gpu_pool, _ = pool_table(self.gpu_encoder, gpus, _GPU_VALID)
         pending_pool, pending_codes = pool_table(
             self.pending_encoder, pending, _VALID, pending_code
         )

@@ -235,7 +235,8 @@ class EnvsConfig(_TrainGroup):
         clusters: More cluster presets (or dicts) to train on: with any, the training
             envs alternate over every (workload, cluster) pair, ``cluster`` first, and
             ``obs["gpus"]`` is padded to the largest one's GPUs (``gpu_rows``) so that
-            they share one observation; the pointer extractor pools the GPUs, so the
+            they share one observation (with ``observe_cluster_summary`` they share one
+            already); the pointer extractor pools the GPUs, so the
             model plays on any cluster after (``agents.portable``). Validation runs the
             workloads on ``cluster`` only.
         traces: Real traces to train on as well (``.csv`` / ``.json`` paths, or
@@ -739,7 +740,8 @@ def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
     }
     clusters = [envs.cluster, *envs.clusters]
     traces = _trace_pairs(envs)
-    if envs.clusters or traces:  # one observation shape for all: the largest cluster's GPUs
+    summarised = EnvConfig.from_any(base).observation.cluster_summary  # one shape already
+    if (envs.clusters or traces) and not summarised:  # one shape: the largest cluster's GPUs
         from gpushare_env.sim import make_cluster
 
         every = [*clusters, *(cluster for cluster, _ in traces)]

@@ -105,6 +105,7 @@ FLAT_KEYS: dict[str, str] = {
     "observe_placement": "observation.placement",
     "observe_drain": "observation.drain",
     "observe_rivals": "observation.rivals",
+    "observe_cluster_summary": "observation.cluster_summary",
 }
 
 
@@ -172,6 +173,12 @@ class ObservationConfig(Group):
             the longest wait and the shortest predicted remaining time, what time-slicing
             schedulers decide by when they swap a running job for a waiting one of the
             same size. Experimental: an O(waiting jobs) pass per observation.
+        cluster_summary: Replace ``obs["gpus"]`` (a row per GPU) by ``obs["cluster"]``, the
+            cluster summarised at a fixed width: per GPU type of the catalog, its share of
+            the GPUs, idle GPUs, a histogram of the free memory of shared GPUs, free
+            compute, contention and the idle gangs of 1, 2, 4 and 8 GPUs on one node.
+            With it (and the pointer policy's slots) no part of the observation's shape
+            depends on the cluster, so one model file plays on any cluster.
     """
 
     path: ClassVar[str] = "EnvConfig.observation"
@@ -180,6 +187,7 @@ class ObservationConfig(Group):
     placement: bool = False
     drain: bool = False
     rivals: bool = False
+    cluster_summary: bool = False
 
     def __post_init__(self) -> None:
         self._plain_settings()

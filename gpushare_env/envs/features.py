@@ -16,12 +16,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpushare_env.sim.catalog import MODELS
+from gpushare_env.sim.catalog import GPU_TYPES, MODELS
 
 __all__ = [
     "BLOCKS",
+    "CLUSTER_SUMMARY",
     "FRAG_BIN_EDGES_GIB",
+    "GANG_WIDTHS",
     "OBSERVE_OPTIONS",
+    "SUMMARY_FREE_BINS",
+    "SUMMARY_GPU_TYPES",
     "Feature",
     "block_features",
 ]
@@ -174,6 +178,51 @@ _GLOBAL = (
     Feature("waiting_gpus", "min(1, GPUs requested by waiting jobs / GPUs)"),
     Feature("idle_gpus", "idle GPUs / GPUs"),
     Feature("can_advance", "1 if an event is still to come (advance is valid)"),
+)
+
+#: The GPU types of ``obs["cluster"]``'s rows (``observation.cluster_summary``), one row
+#: per type of the catalog, in its order, whether the cluster has it or not.
+SUMMARY_GPU_TYPES: tuple[str, ...] = tuple(GPU_TYPES)
+
+#: Upper edges of ``obs["cluster"]``'s free-memory bins (share of a GPU's memory).
+SUMMARY_FREE_BINS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+
+#: Widths of ``obs["cluster"]``'s gang counts (idle GPUs of one node).
+GANG_WIDTHS: tuple[int, ...] = (1, 2, 4, 8)
+
+
+def _free_bins() -> tuple[Feature, ...]:
+    lows = (0.0, *SUMMARY_FREE_BINS[:-1])
+    return tuple(
+        Feature(
+            f"shared_free_{round(lo * 100)}_{round(hi * 100)}",
+            f"its GPUs with workers whose free memory is {'in' if lo == 0 else 'above'} "
+            f"{lo:g}{'' if lo else ' -'} and up to {hi:g} of their memory / its GPUs",
+        )
+        for lo, hi in zip(lows, SUMMARY_FREE_BINS, strict=True)
+    )
+
+
+#: The columns of ``obs["cluster"]`` (``observation.cluster_summary``): one row per GPU
+#: type of ``SUMMARY_GPU_TYPES``, all zero for a type the cluster has none of. Its width
+#: depends neither on the cluster nor on the queue. Computed from the per-GPU table by
+#: ``gpushare_env.envs.observation.ClusterSummary``, not by the core.
+CLUSTER_SUMMARY: tuple[Feature, ...] = (
+    Feature("share", "GPUs of this type / cluster GPUs"),
+    Feature("gpus", "log2(1 + GPUs of this type) / 16"),
+    Feature("idle", "its GPUs without a worker / its GPUs"),
+    *_free_bins(),
+    Feature("shared_free_memory", "free memory on its GPUs with workers / its memory"),
+    Feature("compute_free", "mean over its GPUs of max(0, 1 - U_g)"),
+    Feature("contended", "its GPUs whose compute load U_g exceeds 1 / its GPUs"),
+    *(
+        Feature(
+            f"gangs_{w}",
+            f"GPUs in whole {w}-GPU gangs of idle GPUs of one node (sum over its nodes of "
+            f"{w} x floor(idle GPUs / {w})) / its GPUs",
+        )
+        for w in GANG_WIDTHS
+    ),
 )
 
 #: Every feature of each observation key, optional ones included, in column order.

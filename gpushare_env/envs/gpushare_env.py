@@ -15,10 +15,12 @@ from gpushare_env.envs.config import REWARD_COMPONENTS, EnvConfig
 from gpushare_env.envs.episodes import draw_episode
 from gpushare_env.envs.features import FRAG_BIN_EDGES_GIB
 from gpushare_env.envs.observation import (
+    ClusterSummary,
     observation_bounds,
     observation_space,
     observed_columns,
     split_observation,
+    summary_space,
 )
 from gpushare_env.envs.render import render_ansi, render_rgb
 from gpushare_env.runner import TruncatedBy
@@ -262,6 +264,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._advance_action = self._num_schedule_actions + self.running_window
         self.action_space = spaces.Discrete(self._advance_action + 1)
         observe = cfg.observation.as_dict()  # held_time, placement, drain, rivals
+        summarised = observe.pop("cluster_summary")
         gpu_rows = cfg.windows.gpus or self.cluster.num_gpus
         if gpu_rows < self.cluster.num_gpus:
             raise ValueError(
@@ -269,9 +272,19 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 f"{self.cluster.num_gpus} GPUs ({cfg.windows.path}.gpus pads obs['gpus'], "
                 "it never drops a GPU)"
             )
-        self.observation_space = observation_space(
-            gpu_rows, self.pending_window, self.running_window, **observe
-        )
+        if summarised and cfg.windows.gpus is not None:
+            raise ValueError(
+                f"GPUShare-v0: gpu_rows={gpu_rows} pads obs['gpus'], which "
+                "observation.cluster_summary replaces by obs['cluster']; set one of them"
+            )
+        space = observation_space(gpu_rows, self.pending_window, self.running_window, **observe)
+        # observation.cluster_summary: obs["cluster"] in place of obs["gpus"]
+        self._summary = ClusterSummary(self.cluster) if summarised else None
+        if self._summary is not None:
+            space = spaces.Dict(
+                {"cluster": summary_space(), **{k: v for k, v in space.items() if k != "gpus"}}
+            )
+        self.observation_space = space
         self._sim_config: SimConfig = cfg.sim_config()
         self._workload = WorkloadConfig.from_any(cfg.workload)
         self._trace: TraceRead | None = None  # read at the first reset
@@ -516,8 +529,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     def _observation(self) -> dict[str, np.ndarray]:
         """The observation: a copy of the core's buffer, ``obs["gpus"]`` padded with zero
-        rows to ``windows.gpus`` if set."""
+        rows to ``windows.gpus`` if set, or replaced by ``obs["cluster"]``
+        (``observation.cluster_summary``)."""
         buffer = self._core.buffer_array
+        if self._summary is not None:
+            obs = split_observation(buffer.copy(), self._bounds)
+            table = obs.pop("gpus").reshape(self.cluster.num_gpus, -1)
+            return {"cluster": self._summary(table), **obs}
         if not self._padding:
             return split_observation(buffer.copy(), self._bounds)
         gpus_end = self._bounds[1]

@@ -18,17 +18,23 @@ from gymnasium import spaces
 
 from gpushare_env.envs.features import (
     BLOCKS,
+    CLUSTER_SUMMARY,
     FRAG_BIN_EDGES_GIB,
+    GANG_WIDTHS,
     OBSERVE_OPTIONS,
+    SUMMARY_FREE_BINS,
+    SUMMARY_GPU_TYPES,
     block_features,
 )
 from gpushare_env.sim.placement import STRATEGIES
 
 if TYPE_CHECKING:
-    pass
+    from gpushare_env.sim.cluster import Cluster
 
 __all__ = [
+    "CLUSTER_FEATURES",
     "DRAIN_FEATURE",
+    "ClusterSummary",
     "FRAG_BIN_EDGES_GIB",
     "FRAG_FEATURES",
     "GLOBAL_FEATURES",
@@ -45,6 +51,7 @@ __all__ = [
     "pending_features",
     "running_features",
     "split_observation",
+    "summary_space",
 ]
 
 
@@ -81,6 +88,77 @@ RIVAL_FEATURES: tuple[str, ...] = ("rival_wait", "rival_remaining")
 
 #: Entries of ``obs["global"]``.
 GLOBAL_FEATURES: tuple[str, ...] = _names("global")
+
+#: Columns of ``obs["cluster"]`` (``observation.cluster_summary``; one row per GPU type of
+#: ``SUMMARY_GPU_TYPES``).
+CLUSTER_FEATURES: tuple[str, ...] = tuple(f.name for f in CLUSTER_SUMMARY)
+
+
+def summary_space() -> spaces.Box:
+    """The ``Box`` of ``obs["cluster"]``: the same for every cluster."""
+    low = np.tile([f.low for f in CLUSTER_SUMMARY], len(SUMMARY_GPU_TYPES)).astype(np.float32)
+    high = np.tile([f.high for f in CLUSTER_SUMMARY], len(SUMMARY_GPU_TYPES)).astype(np.float32)
+    return spaces.Box(low, high, dtype=np.float32)
+
+
+class ClusterSummary:
+    """``obs["cluster"]`` of one cluster, from its per-GPU table (``obs["gpus"]``'s rows).
+
+    What does not change during an episode (the GPUs of each type, their nodes and
+    memory) is laid out once; each call is a handful of ``bincount`` over the GPUs.
+
+    Example:
+        >>> from gpushare_env.sim import make_cluster
+        >>> summary = ClusterSummary(make_cluster("thesis"))
+        >>> idle = np.zeros((16, len(GPU_FEATURES)), dtype=np.float32)
+        >>> idle[:, GPU_FEATURES.index("free_memory")] = 1.0
+        >>> row = summary(idle).reshape(len(SUMMARY_GPU_TYPES), -1)[0]  # the v100 row
+        >>> dict(zip(CLUSTER_FEATURES, row.round(2).tolist()))["gangs_4"]
+        1.0
+    """
+
+    def __init__(self, cluster: Cluster) -> None:
+        types = len(SUMMARY_GPU_TYPES)
+        kind = np.array([SUMMARY_GPU_TYPES.index(t) for t in cluster.gpu_type])
+        node = np.asarray(cluster.gpu_node)
+        node_kind = np.zeros(cluster.num_nodes, dtype=np.int64)
+        node_kind[node] = kind
+        counts = np.bincount(kind, minlength=types).astype(np.float64)
+        per_gpu = np.divide(1.0, counts, out=np.zeros(types), where=counts > 0)
+        memory = np.asarray(cluster.gpu_memory_gib, dtype=np.float64)
+        type_memory = np.bincount(kind, weights=memory, minlength=types)
+        # one matrix product per step: GPU columns -> per-type means (rows: types)
+        self._by_type = (np.eye(types)[kind] * per_gpu[kind][:, None]).T  # (T, G)
+        self._by_node = np.eye(cluster.num_nodes)[node].T  # (N, G): GPUs of each node
+        self._node_by_type = (np.eye(types)[node_kind] * per_gpu[node_kind][:, None]).T  # (T, N)
+        # free memory on shared GPUs, per type, as a share of the type's memory
+        share_of_memory = np.divide(memory, type_memory[kind] * per_gpu[kind],
+                                    out=np.zeros_like(memory), where=type_memory[kind] > 0)  # fmt: skip
+        self._memory_weight = share_of_memory
+        self._max_jobs = float(cluster.max_jobs_per_gpu)
+        self._static = np.stack([counts / counts.sum(), np.log2(1.0 + counts) / 16.0], axis=1)
+        self._widths = np.asarray(GANG_WIDTHS, dtype=np.float64)
+        self._edges = np.asarray(SUMMARY_FREE_BINS[:-1])
+        self._columns = [GPU_FEATURES.index(n) for n in ("free_memory", "load", "workers")]
+
+    def __call__(self, table: np.ndarray) -> np.ndarray:
+        """The summary of a ``(GPUs, len(GPU_FEATURES))`` table, flattened type-major."""
+        free, load, workers = table[:, self._columns].astype(np.float64).T
+        load = load * self._max_jobs  # U_g
+        idle = (workers <= 0.0).astype(np.float64)
+        busy = 1.0 - idle
+        free_bin = np.searchsorted(self._edges, free, side="left")  # 0 .. bins - 1
+        bins = len(SUMMARY_FREE_BINS)
+        columns = np.empty((len(free), 4 + bins), dtype=np.float64)
+        columns[:, 0] = idle
+        columns[:, 1 : 1 + bins] = (free_bin[:, None] == np.arange(bins)) * busy[:, None]
+        columns[:, 1 + bins] = busy * free * self._memory_weight
+        columns[:, 2 + bins] = np.clip(1.0 - load, 0.0, 1.0)
+        columns[:, 3 + bins] = load > 1.0 + 1e-9
+        idle_per_node = self._by_node @ idle  # (N,)
+        gangs = self._widths * np.floor(idle_per_node[:, None] / self._widths)  # (N, widths)
+        out = np.hstack([self._static, self._by_type @ columns, self._node_by_type @ gangs])
+        return out.astype(np.float32).ravel()
 
 
 def _options(

@@ -78,6 +78,8 @@ def _config_docs() -> dict[str, str]:
         "observation.rivals": "append rival_wait, rival_remaining (the waiting jobs requesting "
         "as many GPUs: longest wait, shortest predicted remaining) to the running rows "
         "(experimental)",
+        "observation.cluster_summary": "replace obs['gpus'] (a row per GPU) by obs['cluster'] "
+        "(per GPU type: idle, free memory, compute, gangs; one width for every cluster)",
         **{f"reward.{name}": f"weight of the {name} reward term" for name in REWARD_COMPONENTS},
         "reward.time_scale_s": "T: time unit of the rewards [s]",
         "reward.invalid_penalty": "size of the invalid term, >= 0",

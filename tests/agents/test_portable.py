@@ -262,3 +262,23 @@ def test_gpushare_train_names_a_missing_trace(tmp_path: Path, capsys: Any) -> No
         main(["--trace", str(tmp_path / "nope.csv"), "--timesteps", "0", "--out", str(tmp_path)])
     assert stopped.value.code == 2
     assert "--trace: no such file" in capsys.readouterr().err
+
+
+def test_a_cluster_summary_model_has_one_observation_for_every_cluster(tmp_path: Path) -> None:
+    config = TrainConfig.from_any({"cluster": "tiny", "workloads": ["thesis"], "num_jobs": 8,
+                                   "critic": "context", "out": str(tmp_path),
+                                   "env_overrides": {"observe_cluster_summary": True}})  # fmt: skip
+    env = gym.make("GPUShare-v0", config={"cluster": "tiny", "num_jobs": 8,
+                                          "observe_cluster_summary": True})  # fmt: skip
+    model = build_model(config, env)
+    assert not hasattr(model.policy.features_extractor, "gpu_encoder")
+    from agents.train_config import env_configs
+
+    several = TrainConfig.from_any({**config.to_json(), "clusters": ["medium"]})
+    assert [c.get("gpu_rows") for c in env_configs(several)] == [None, None]  # no padding
+    for cluster in ("thesis", "mixed", {"nodes": 30, "gpus_per_node": 8}):
+        other = gym.make("GPUShare-v0", config={"cluster": cluster, "observe_cluster_summary": True})
+        assert other.observation_space == env.observation_space  # no shape is the cluster's
+        episode = _play(model, {"cluster": cluster, "workload": "philly_heavy", "num_jobs": 16,
+                                "observe_cluster_summary": True, "max_decisions": 2000})  # fmt: skip
+        assert episode.invalid_actions == 0 and episode.done
