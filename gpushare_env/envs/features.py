@@ -196,8 +196,8 @@ def _free_bins() -> tuple[Feature, ...]:
     return tuple(
         Feature(
             f"shared_free_{round(lo * 100)}_{round(hi * 100)}",
-            f"its GPUs with workers whose free memory is {'in' if lo == 0 else 'above'} "
-            f"{lo:g}{'' if lo else ' -'} and up to {hi:g} of their memory / its GPUs",
+            f"its GPUs with workers whose free memory is "
+            f"{'' if lo == 0 else f'above {lo:g} and '}at most {hi:g} of their memory / its GPUs",
         )
         for lo, hi in zip(lows, SUMMARY_FREE_BINS, strict=True)
     )

@@ -103,6 +103,14 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       fastest GPU), ``capacity`` (memory / largest GPU). With ``gpu_rows`` (``windows.gpus``)
       = N, N rows: the cluster's GPUs, then all-zero rows (``capacity`` 0), so that envs
       on clusters of up to N GPUs share one shape.
+    * ``cluster`` (8 x 14), with ``observation.cluster_summary`` (``observe_cluster_summary``)
+      in place of ``gpus``: the cluster at a width no cluster changes, one row per GPU
+      type of the catalog (all zero for types it lacks): ``share`` and ``gpus`` (log2(1 +
+      n) / 16) of its GPUs, ``idle``, the shared GPUs by free memory
+      ``shared_free_0_25``, ``shared_free_25_50``, ``shared_free_50_75``,
+      ``shared_free_75_100`` (share of memory), ``shared_free_memory``,
+      ``compute_free`` (mean of max(0, 1 - U_g)), ``contended`` (U_g > 1), and the idle
+      gangs on one node ``gangs_1``, ``gangs_2``, ``gangs_4``, ``gangs_8``.
     * ``frag_hist`` (10), shares of all GPUs, summing to 1: ``idle``; shared GPUs with a
       free worker slot binned by free memory ``shared_free_0_2gib``,
       ``shared_free_2_4gib``, ``shared_free_4_6gib``, ``shared_free_6_8gib``,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpushare_env.envs.config import FLAT_KEYS, REWARD_COMPONENTS, EnvConfig
-from gpushare_env.envs.features import BLOCKS
+from gpushare_env.envs.features import BLOCKS, CLUSTER_SUMMARY
 from gpushare_env.envs.observation import (
     FRAG_FEATURES,
     GLOBAL_FEATURES,
@@ -31,8 +31,8 @@ def _feature_docs() -> dict[str, dict[str, str]]:
         )  # fmt: skip
         prefix = ", ".join(p for p in (where, feature.option and f"with {feature.option}") if p)
         jobs[name] = f"{prefix}: {feature.doc}" if prefix else feature.doc
-    return {"gpus": docs["gpus"], "frag_hist": docs["frag_hist"], "pending": jobs,
-            "global": docs["global"]}  # fmt: skip
+    return {"gpus": docs["gpus"], "cluster": {f.name: f.doc for f in CLUSTER_SUMMARY},
+            "frag_hist": docs["frag_hist"], "pending": jobs, "global": docs["global"]}  # fmt: skip
 
 
 #: Meaning of every observation column (``log_time(t) = min(1, log10(1 + t[s]) / 7)``),
@@ -137,6 +137,7 @@ def config_rows() -> list[tuple[str, str, object, str]]:
 
 _COLUMNS = {
     "gpus": GPU_FEATURES,
+    "cluster": tuple(f.name for f in CLUSTER_SUMMARY),
     "frag_hist": FRAG_FEATURES,
     "pending": pending_features(placement=True, drain=True),
     "running": running_features(held_time=True, placement=True, drain=True, rivals=True),
@@ -147,6 +148,8 @@ _RUNNING_ONLY = ("speed", "held_time", "shares_gpu", "rival_wait", "rival_remain
 
 _SHAPES = {
     "gpus": "G x 6 (flattened)",
+    "cluster": "8 x 14 (flattened; one row per GPU type), with observation.cluster_summary, "
+    "in place of gpus",
     "frag_hist": "10",
     "pending": "W x 16, +2 with observation.placement, +1 with observation.drain (flattened)",
     "running": "R x 17, +1 with observation.held_time, +1 with observation.placement, +2 "

@@ -33,6 +33,7 @@ from gpushare_env.envs import (
 )
 from gpushare_env.rollout import rollout
 from gpushare_env.sim import ADVANCE, STRATEGIES, Schedule, SimView, Suspend
+from gpushare_env.envs.observation import CLUSTER_FEATURES
 from tests.envs.helpers import RandomValid, random_valid_action, transcript
 from tests.jobs import job
 
@@ -363,7 +364,7 @@ def test_every_feature_is_documented() -> None:
     ):
         assert f"## {section}" in doc
     table = env_spec_markdown()
-    names = GPU_FEATURES + FRAG_FEATURES + PENDING_FEATURES + RUNNING_FEATURES
+    names = GPU_FEATURES + CLUSTER_FEATURES + FRAG_FEATURES + PENDING_FEATURES + RUNNING_FEATURES
     for name in (*names, *GLOBAL_FEATURES, *REWARD_COMPONENTS, *EnvConfig.paths(), *FLAT_KEYS):
         assert f"``{name}``" in doc, name
         assert f"`{name}`" in table, name

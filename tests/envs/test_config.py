@@ -205,6 +205,7 @@ _NON_DEFAULT: dict[str, object] = {
     "observe_placement": True,
     "observe_drain": True,
     "observe_rivals": True,
+    "observe_cluster_summary": True,
 }
 
 
