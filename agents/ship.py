@@ -26,7 +26,17 @@ from agents.training import load_model
 from gpushare_env.presets import PHILLY_TEST_SEEDS
 from gpushare_env.stats import mean_ci
 
-__all__ = ["RECORDED_KEYS", "ZOO_DIR", "compare", "lineage", "main", "markdown", "ship"]
+__all__ = [
+    "RECORDED_KEYS",
+    "ZOO_DIR",
+    "compare",
+    "config_label",
+    "lineage",
+    "main",
+    "markdown",
+    "portable_config",
+    "ship",
+]
 
 #: Metrics replayed by the zoo test.
 RECORDED_KEYS: tuple[str, ...] = ("mean_jct_s", "makespan_s", "gpu_util", "suspends", "decisions")
@@ -72,8 +82,44 @@ def compare(
                     ratios = np.asarray(series) / np.asarray(rows["thesis"][key])
                     entry[key]["ratio_to_thesis"] = _mean_ci95(ratios.tolist())
             summary[name] = entry
-        table[str(config["workload"])] = summary
+        table[config_label(config, env_configs)] = summary
     return table
+
+
+def config_label(config: dict[str, Any], env_configs: Sequence[dict[str, Any]]) -> str:
+    """A card's name for one of a run's env configs: its workload (a trace by its file
+    name, ``"random runs"`` when ``cut="random"``), and its cluster when the run has
+    several (``philly_heavy on thesis``, ``11cb48.csv random runs on 8x8 v100, load 0.39``)."""
+
+    def workload(value: Any) -> str:
+        if isinstance(value, dict) and value.get("path"):
+            runs = " random runs" if value.get("cut") == "random" else ""
+            return Path(value["path"]).name + runs
+        return str(value)
+
+    def cluster(value: Any) -> str:
+        if isinstance(value, dict):
+            return str(value.get("name") or f"{value.get('nodes')}x{value.get('gpus_per_node')}")
+        return str(value)
+
+    label = workload(config["workload"])
+    clusters = {json.dumps(c["cluster"], sort_keys=True) for c in env_configs}
+    return f"{label} on {cluster(config['cluster'])}" if len(clusters) > 1 else label
+
+
+def portable_config(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with a trace path inside this repository made relative to its root, so
+    a card replays on any clone (``tests/agents/test_zoo.py`` runs from the root)."""
+    value = config.get("workload")
+    if not (isinstance(value, dict) and value.get("path")):
+        return config
+    path, root = Path(value["path"]).resolve(), _REPOSITORY.resolve()
+    if not path.is_relative_to(root):
+        return config
+    return {**config, "workload": {**value, "path": path.relative_to(root).as_posix()}}
+
+
+_REPOSITORY = Path(__file__).resolve().parents[1]
 
 
 def _mean_ci95(values: list[float]) -> dict[str, float]:
@@ -113,11 +159,26 @@ def lineage(run_record: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             "command": record.get("command"),
-            "seconds": float((record.get("seconds") or {}).get("total", float("nan"))),
+            "seconds": _seconds(record),
             "train_seeds": record.get("train", {}).get("train_seeds", []),
         }
         for record in chain
     ]
+
+
+def _seconds(record: dict[str, Any]) -> float:
+    """A run's training time: its recorded total, or, for a run stopped before it wrote
+    one, the wall clock of its kept (best) evaluation (``evaluations.json`` beside it)."""
+    total = (record.get("seconds") or {}).get("total")
+    if total is not None:
+        return float(total)
+    out = record.get("train", {}).get("out")
+    history_path = Path(out) / "evaluations.json" if out else None
+    if history_path is None or not history_path.is_file():
+        return float("nan")
+    history = json.loads(history_path.read_text(encoding="utf-8")).get("history", [])
+    kept = [entry for entry in history if entry.get("best")]
+    return float(kept[-1]["wall_s"]) if kept else float("nan")
 
 
 def ship(
@@ -135,7 +196,7 @@ def ship(
     target = zoo / f"{name}.zip"
     _save_without_optimizer_state(load_model(model_path), target)
     model = load_model(target)
-    configs = run_record["env_configs"]
+    configs = [portable_config(c) for c in run_record["env_configs"]]
     recorded = []
     for config in configs:
         metrics = run_episode(model, config, test_seed)
@@ -204,10 +265,12 @@ def markdown(name: str, record: dict[str, Any]) -> str:
         "| workload | seed | mean JCT [s] | makespan [s] | decisions |",
         "|---|---|---|---|---|",
     ]
+    configs = [entry["env_config"] for entry in record["recorded_evaluation"]]
     for entry in record["recorded_evaluation"]:
         m = entry["metrics"]
         lines.append(
-            f"| {entry['env_config']['workload']} | {entry['seed']} | {m['mean_jct_s']:.1f} "
+            f"| {config_label(entry['env_config'], configs)} | {entry['seed']} "
+            f"| {m['mean_jct_s']:.1f} "
             f"| {m['makespan_s']:.1f} | {m.get('decisions', '')} |"
         )
     comparison = record.get("comparison")

@@ -33,9 +33,22 @@ from gpushare_eval.specs import PlanError
 MODEL = ZOO_DIR / "maskable_ppo_scratch_3m_heavy.zip"
 
 
+#: The shipped general model: trained on three clusters and the six development traces,
+#: with observation options (the runs below apply them, as gpushare-evaluate does).
+GENERAL = ZOO_DIR / "maskable_ppo_finetune_general.zip"
+
+
 @pytest.fixture(scope="module")
 def model() -> Any:
     return load_model(MODEL)
+
+
+@pytest.fixture(scope="module")
+def general() -> tuple[Any, dict[str, Any]]:
+    recorded = json.loads(GENERAL.with_suffix(".json").read_text())["env_config"]
+    options = {k: v for k, v in recorded.items() if k.startswith("observe_")}
+    assert options, "the general model was trained with observation options"
+    return load_model(GENERAL), options
 
 
 def _play(model: Any, config: dict[str, Any], seed: int = 3) -> Any:
@@ -54,6 +67,31 @@ def test_one_model_file_plays_on_every_cluster_preset(model: Any, cluster: str) 
         assert episode.invalid_actions == 0
         assert episode.terminated, "every job finished"
         assert episode.metrics["mean_jct_s"] > 0
+
+
+@pytest.mark.parametrize("cluster", sorted(PRESETS))
+def test_the_general_model_plays_on_every_cluster_preset(general: Any, cluster: str) -> None:
+    model, options = general
+    config = {"cluster": cluster, "workload": "philly_heavy", "num_jobs": 24,
+              "pending_window": 1024, "running_window": 1024, **options}  # fmt: skip
+    episode = _play(model, config)
+    assert episode.invalid_actions == 0
+    assert episode.terminated, "every job finished"
+
+
+@pytest.mark.parametrize("trace", PHILLY_VC_TRACES)
+def test_the_general_model_plays_every_real_trace_at_its_sized_cluster(
+    general: Any, trace: str
+) -> None:
+    model, options = general
+    path = philly_vc_path(trace)
+    cluster = sized_cluster(read_csv_trace(path), 0.9)
+    config = {"cluster": cluster, "workload": {"path": str(path), "cut": "random"},
+              "num_jobs": 40, "pending_window": 1024, "running_window": 1024,
+              **options}  # fmt: skip
+    episode = _play(model, config)
+    assert episode.invalid_actions == 0
+    assert episode.terminated, "every job finished"
 
 
 @pytest.mark.parametrize("trace", PHILLY_VC_TRACES)

@@ -535,3 +535,34 @@ def test_prepare_torch_sets_the_threads_and_drops_distribution_checks(tmp_path: 
     finally:
         torch.set_num_threads(threads)
         torch.distributions.Distribution.set_default_validate_args(validate)
+
+
+def test_a_card_names_each_config_and_replays_shipped_traces_from_any_clone(
+    tmp_path: Path,
+) -> None:
+    from agents.ship import config_label, portable_config
+    from gpushare_env.workloads.real_traces import philly_vc_path
+
+    trace = {"cluster": {"nodes": 4, "gpus_per_node": 8, "name": "4x8 v100, load 0.77"},
+             "workload": {"path": str(philly_vc_path("2869ce")), "cut": "random"}}  # fmt: skip
+    generated = [{"cluster": "medium", "workload": "philly_heavy"},
+                 {"cluster": {"nodes": 16, "gpus_per_node": 8}, "workload": "philly_heavy"}]  # fmt: skip
+    configs = [*generated, trace]
+    assert [config_label(c, configs) for c in configs] == [
+        "philly_heavy on medium", "philly_heavy on 16x8",
+        "2869ce.csv random runs on 4x8 v100, load 0.77",
+    ]  # fmt: skip
+    assert config_label(generated[0], generated[:1]) == "philly_heavy"  # one cluster: no suffix
+    shipped = portable_config(trace)
+    assert shipped["workload"] == {"path": "gpushare_env/workloads/data/philly_vc/2869ce.csv",
+                                   "cut": "random"}  # fmt: skip
+    elsewhere = {**trace, "workload": {"path": str(tmp_path / "mine.csv")}}
+    assert portable_config(elsewhere) == elsewhere  # outside the repository: as given
+
+
+def test_a_stopped_runs_time_is_its_kept_evaluations(tmp_path: Path) -> None:
+    (tmp_path / "evaluations.json").write_text(json.dumps({"history": [
+        {"wall_s": 80.0, "best": 1.0}, {"wall_s": 319.0, "best": 1.0}, {"wall_s": 900.0},
+    ]}))  # fmt: skip
+    record = {"command": ["gpushare-train"], "train": {"out": str(tmp_path)}}
+    assert lineage(record)[0]["seconds"] == 319.0
