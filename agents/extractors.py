@@ -229,7 +229,9 @@ class PermutationExtractor(BaseFeaturesExtractor):
         super().__init__(observation_space, features_dim=6 * row_dim + extra + slot_dim * slots)
         self.slot_dim = slot_dim
         if self.summarised:  # as wide as the GPU rows' [mean, max] pool
-            self.cluster_encoder = nn.Sequential(nn.Linear(sizes["cluster"], 2 * row_dim), nn.ReLU())
+            self.cluster_encoder = nn.Sequential(
+                nn.Linear(sizes["cluster"], 2 * row_dim), nn.ReLU()
+            )
         else:
             self.gpu_encoder = _row_encoder(len(GPU_FEATURES), row_dim)
         self.pending_encoder = _row_encoder(pending_columns, row_dim)

@@ -45,6 +45,7 @@ __all__ = [
     "FLAT_KEYS",
     "GROUPS",
     "MAX_SEED",
+    "PHILLY_VC_NAME",
     "VALIDATION_SEEDS",
     "VEC_ENVS",
     "AlgorithmConfig",
@@ -53,7 +54,6 @@ __all__ = [
     "ImitationConfig",
     "NetworkConfig",
     "RunConfig",
-    "PHILLY_VC_NAME",
     "TrainConfig",
     "env_configs",
     "teachers",
@@ -756,22 +756,27 @@ def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
     ]
 
 
-def validation_configs(config: TrainConfig) -> list[dict[str, Any]]:
+def _num_generated(envs: EnvsConfig) -> int:
+    """How many of ``env_configs`` are (cluster, workload) pairs; the trace envs follow."""
+    return len(envs.workloads) * (1 + len(envs.clusters))
+
+
+def validation_configs(
+    config: TrainConfig, configs: Sequence[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """The env configs a run validates on: its workloads on ``cluster``, then its traces
-    (``env_configs``' first and last entries)."""
-    configs = env_configs(config)
+    (``env_configs``' first and last entries; pass ``configs`` if already built)."""
+    configs = list(env_configs(config) if configs is None else configs)
     envs = config.envs
-    pairs = len(envs.workloads) * (1 + len(envs.clusters))
-    return configs[: len(envs.workloads)] + configs[pairs:]
+    return configs[: len(envs.workloads)] + configs[_num_generated(envs) :]
 
 
 def teachers(config: TrainConfig) -> list[str]:
     """The imitation teacher of each of ``env_configs``: ``bc_heuristic``, and on the
     trace envs ``bc_trace_heuristic`` when given."""
     imitation, envs = config.imitation, config.envs
-    generated = len(envs.workloads) * (1 + len(envs.clusters))
     on_traces = imitation.bc_trace_heuristic or imitation.bc_heuristic
-    return [imitation.bc_heuristic] * generated + [on_traces] * len(trace_paths(envs))
+    return [imitation.bc_heuristic] * _num_generated(envs) + [on_traces] * len(trace_paths(envs))
 
 
 def trace_paths(envs: EnvsConfig) -> list[str]:

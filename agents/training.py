@@ -408,7 +408,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     evaluator = None
     if evaluation.eval_seeds and run.timesteps > 0:
         evaluator = HeuristicEvalCallback(
-            validation_configs(config),
+            validation_configs(config, configs),
             evaluation.eval_seeds,
             evaluation.eval_every,
             out,

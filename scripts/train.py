@@ -269,8 +269,8 @@ def check_inputs(config: Any) -> str | None:
     file system: the model to resume exists, ``out`` is not a file, and each trace
     workload reads (a bad row is named by file, line and field).
     """
-    from gpushare_env.workloads import TraceError, WorkloadConfig
     from agents.train_config import trace_paths
+    from gpushare_env.workloads import TraceError, WorkloadConfig
     from gpushare_env.workloads.trace_cut import read_trace
 
     run = config.run

@@ -24,6 +24,7 @@ from gpushare_env.envs.features import (
     OBSERVE_OPTIONS,
     SUMMARY_FREE_BINS,
     SUMMARY_GPU_TYPES,
+    Feature,
     block_features,
 )
 from gpushare_env.sim.placement import STRATEGIES
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CLUSTER_FEATURES",
     "DRAIN_FEATURE",
-    "ClusterSummary",
     "FRAG_BIN_EDGES_GIB",
     "FRAG_FEATURES",
     "GLOBAL_FEATURES",
@@ -44,6 +44,7 @@ __all__ = [
     "PLACEMENT_FEATURES",
     "RUNNING_FEATURES",
     "SHARES_FEATURE",
+    "ClusterSummary",
     "log_time",
     "observation_bounds",
     "observation_space",
@@ -96,8 +97,13 @@ CLUSTER_FEATURES: tuple[str, ...] = tuple(f.name for f in CLUSTER_SUMMARY)
 
 def summary_space() -> spaces.Box:
     """The ``Box`` of ``obs["cluster"]``: the same for every cluster."""
-    low = np.tile([f.low for f in CLUSTER_SUMMARY], len(SUMMARY_GPU_TYPES)).astype(np.float32)
-    high = np.tile([f.high for f in CLUSTER_SUMMARY], len(SUMMARY_GPU_TYPES)).astype(np.float32)
+    return _box(CLUSTER_SUMMARY, len(SUMMARY_GPU_TYPES))
+
+
+def _box(features: tuple[Feature, ...], rows: int) -> spaces.Box:
+    """``rows`` rows of ``features``, flattened, each column bounded as registered."""
+    low = np.tile(np.array([f.low for f in features], dtype=np.float32), rows)
+    high = np.tile(np.array([f.high for f in features], dtype=np.float32), rows)
     return spaces.Box(low, high, dtype=np.float32)
 
 
@@ -131,10 +137,9 @@ class ClusterSummary:
         self._by_type = (np.eye(types)[kind] * per_gpu[kind][:, None]).T  # (T, G)
         self._by_node = np.eye(cluster.num_nodes)[node].T  # (N, G): GPUs of each node
         self._node_by_type = (np.eye(types)[node_kind] * per_gpu[node_kind][:, None]).T  # (T, N)
-        # free memory on shared GPUs, per type, as a share of the type's memory
-        share_of_memory = np.divide(memory, type_memory[kind] * per_gpu[kind],
-                                    out=np.zeros_like(memory), where=type_memory[kind] > 0)  # fmt: skip
-        self._memory_weight = share_of_memory
+        # _by_type averages over a type's GPUs: weighing each GPU's free share by its
+        # memory x (type's GPUs / type's memory) makes the average free memory / type memory
+        self._memory_weight = memory * counts[kind] / type_memory[kind]
         self._max_jobs = float(cluster.max_jobs_per_gpu)
         self._static = np.stack([counts / counts.sum(), np.log2(1.0 + counts) / 16.0], axis=1)
         self._widths = np.asarray(GANG_WIDTHS, dtype=np.float64)
@@ -222,10 +227,7 @@ def observation_space(
             "running": running_window, "global": 1}  # fmt: skip
     boxes: dict[str, spaces.Space[Any]] = {}
     for key in _KEYS:
-        features = block_features(key, options)
-        low = np.tile(np.array([f.low for f in features], dtype=np.float32), rows[key])
-        high = np.tile(np.array([f.high for f in features], dtype=np.float32), rows[key])
-        boxes[key] = spaces.Box(low, high, dtype=np.float32)
+        boxes[key] = _box(block_features(key, options), rows[key])
     return spaces.Dict(boxes)
 
 

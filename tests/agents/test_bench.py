@@ -40,7 +40,9 @@ def test_train_benchmark_prints_one_json_line(
     # wall_s is rounded to the millisecond (several percent of a fast run) and steps_per_s
     # to 0.1 (several percent of a slow one, on a loaded machine): each within its rounding
     wall = record["wall_s"]
-    assert 128 / (wall + 5e-4) - 0.05 <= record["steps_per_s"] <= 128 / max(wall - 5e-4, 1e-9) + 0.05
+    assert (
+        128 / (wall + 5e-4) - 0.05 <= record["steps_per_s"] <= 128 / max(wall - 5e-4, 1e-9) + 0.05
+    )
 
 
 def test_a_rollout_that_does_not_split_over_the_envs_is_refused(

@@ -315,8 +315,11 @@ def test_a_cluster_summary_model_has_one_observation_for_every_cluster(tmp_path:
     several = TrainConfig.from_any({**config.to_json(), "clusters": ["medium"]})
     assert [c.get("gpu_rows") for c in env_configs(several)] == [None, None]  # no padding
     for cluster in ("thesis", "mixed", {"nodes": 30, "gpus_per_node": 8}):
-        other = gym.make("GPUShare-v0", config={"cluster": cluster, "observe_cluster_summary": True})
+        other = gym.make(
+            "GPUShare-v0", config={"cluster": cluster, "observe_cluster_summary": True}
+        )
         assert other.observation_space == env.observation_space  # no shape is the cluster's
-        episode = _play(model, {"cluster": cluster, "workload": "philly_heavy", "num_jobs": 16,
-                                "observe_cluster_summary": True, "max_decisions": 2000})  # fmt: skip
+        play = {"cluster": cluster, "workload": "philly_heavy", "num_jobs": 16,
+                "observe_cluster_summary": True, "max_decisions": 2000}  # fmt: skip
+        episode = _play(model, play)
         assert episode.invalid_actions == 0 and episode.done

@@ -159,8 +159,9 @@ _EVERY_OLD_FLAG = [
     "--env", '{"max_decisions": 500}', "--torch-threads", "2", "--no-progress",
 ]  # fmt: skip
 _EVERY_OLD_FLAG_CONFIG: dict[str, Any] = {
-    "algo": "ppo", "batch_size": 32, "bc_episodes": 5, "bc_epochs": 2, "bc_heuristic": "gandiva", "bc_trace_heuristic": None,
-    "bc_learning_rate": 0.0005, "bc_suspend_weight": 2.5, "buffer_size": 50000,
+    "algo": "ppo", "batch_size": 32, "bc_episodes": 5, "bc_epochs": 2, "bc_heuristic": "gandiva",
+    "bc_trace_heuristic": None, "bc_learning_rate": 0.0005, "bc_suspend_weight": 2.5,
+    "buffer_size": 50000,
     "clip_range": 0.2, "cluster": "tiny2", "critic_warmup": 100, "critic_warmup_lr": 0.001,
     "dagger_episodes": 3, "dagger_epochs": 4, "dagger_iterations": 2,
     "deterministic_torch": True, "ent_coef": 0.01,
@@ -173,8 +174,9 @@ _EVERY_OLD_FLAG_CONFIG: dict[str, Any] = {
     "n_steps": 64, "net_arch": [64, 64], "num_jobs": 50, "out": "o", "pending_window": 8,
     "progress_bar": False, "resume": None, "reward_reference": "thesis",
     "reference_plays": 0, "curriculum_jobs": None, "curriculum_steps": 1000000,
-    "reward_scale": 0.1, "suspend_bias": 0.0, "critic": "features", "clusters": [], "traces": [], "trace_load": 0.9,
-    "running_window": 4, "seed": 7, "target_kl": 0.05, "time_constant_h": 10.0,
+    "reward_scale": 0.1, "suspend_bias": 0.0, "critic": "features", "clusters": [],
+    "traces": [], "trace_load": 0.9, "running_window": 4, "seed": 7, "target_kl": 0.05,
+    "time_constant_h": 10.0,
     "timesteps": 1000, "torch_threads": 2, "train_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 20],
     "vec_env": "dummy", "verbose": 0, "workloads": ["philly", "thesis"],
 }  # fmt: skip

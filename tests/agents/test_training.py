@@ -545,8 +545,9 @@ def test_a_card_names_each_config_and_replays_shipped_traces_from_any_clone(
 
     trace = {"cluster": {"nodes": 4, "gpus_per_node": 8, "name": "4x8 v100, load 0.77"},
              "workload": {"path": str(philly_vc_path("2869ce")), "cut": "random"}}  # fmt: skip
+    bigger = {"nodes": 16, "gpus_per_node": 8}
     generated = [{"cluster": "medium", "workload": "philly_heavy"},
-                 {"cluster": {"nodes": 16, "gpus_per_node": 8}, "workload": "philly_heavy"}]  # fmt: skip
+                 {"cluster": bigger, "workload": "philly_heavy"}]  # fmt: skip
     configs = [*generated, trace]
     assert [config_label(c, configs) for c in configs] == [
         "philly_heavy on medium", "philly_heavy on 16x8",

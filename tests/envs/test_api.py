@@ -31,9 +31,9 @@ from gpushare_env.envs import (
     GPUShareEnv,
     env_spec_markdown,
 )
+from gpushare_env.envs.observation import CLUSTER_FEATURES
 from gpushare_env.rollout import rollout
 from gpushare_env.sim import ADVANCE, STRATEGIES, Schedule, SimView, Suspend
-from gpushare_env.envs.observation import CLUSTER_FEATURES
 from tests.envs.helpers import RandomValid, random_valid_action, transcript
 from tests.jobs import job
 

@@ -47,7 +47,9 @@ def _by_gpu(cluster: Any, table: np.ndarray) -> np.ndarray:
                 lows = (0.0, *SUMMARY_FREE_BINS[:-1])
                 for lo, hi in zip(lows, SUMMARY_FREE_BINS, strict=True):
                     if (lo == 0 and free <= hi) or lo < free <= hi:
-                        row[names[f"shared_free_{round(lo * 100)}_{round(hi * 100)}"]] += 1 / len(mine)
+                        row[names[f"shared_free_{round(lo * 100)}_{round(hi * 100)}"]] += 1 / len(
+                            mine
+                        )
                 row[names["shared_free_memory"]] += free * built.gpu_memory_gib[g] / memory
             row[names["compute_free"]] += max(0.0, 1.0 - load) / len(mine)
             row[names["contended"]] += (load > 1 + 1e-9) / len(mine)
@@ -89,7 +91,7 @@ def test_one_width_for_every_cluster_and_the_types_it_has() -> None:
     assert "gpus" not in spaces["medium"].spaces
     obs, _ = _make("mixed", True).reset(seed=0)
     summary = obs["cluster"].reshape(len(SUMMARY_GPU_TYPES), len(CLUSTER_FEATURES))
-    share = dict(zip(SUMMARY_GPU_TYPES, summary[:, 0].tolist()))
+    share = dict(zip(SUMMARY_GPU_TYPES, summary[:, 0].tolist(), strict=True))
     assert share["v100"] == pytest.approx(32 / 72) and share["a100"] == pytest.approx(8 / 72)
     assert sum(share.values()) == pytest.approx(1.0)
     a100 = summary[SUMMARY_GPU_TYPES.index("a100")]
@@ -98,5 +100,5 @@ def test_one_width_for_every_cluster_and_the_types_it_has() -> None:
 
 
 def test_gpu_rows_and_the_summary_are_one_or_the_other() -> None:
-    with pytest.raises(ValueError, match="observation.cluster_summary replaces"):
+    with pytest.raises(ValueError, match=r"observation\.cluster_summary replaces"):
         _make("thesis", True, gpu_rows=32)
