@@ -42,6 +42,7 @@ import sys
 import time
 from typing import Any
 
+from gpushare_env.envs.config import ObservationConfig
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
 
 
@@ -125,8 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         default=[],
         metavar="NAME",
-        help="observation options to turn on (--env): held_time, placement, drain, rivals "
-        "(each sets the env's observation.<name>)",
+        help="observation options to turn on (--env): "
+        f"{', '.join(ObservationConfig.keys())} (each sets the env's observation.<name>)",
     )
     train = parser.add_argument_group("--train: RL training steps per second")
     train.add_argument("--train", action="store_true", help="benchmark training steps instead")

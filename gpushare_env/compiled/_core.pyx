@@ -262,6 +262,7 @@ include "_events.pxi"
 include "_placement.pxi"
 include "_simulation.pxi"
 include "_encoder.pxi"
+include "_summary.pxi"
 
 
 cdef class Core(_Encoder):

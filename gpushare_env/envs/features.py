@@ -205,8 +205,8 @@ def _free_bins() -> tuple[Feature, ...]:
 
 #: The columns of ``obs["cluster"]`` (``observation.cluster_summary``): one row per GPU
 #: type of ``SUMMARY_GPU_TYPES``, all zero for a type the cluster has none of. Its width
-#: depends neither on the cluster nor on the queue. Computed from the per-GPU table by
-#: ``gpushare_env.envs.observation.ClusterSummary``, not by the core.
+#: depends neither on the cluster nor on the queue. Computed from the per-GPU rows by
+#: the compiled core's ``summarise_cluster`` (``observation.ClusterSummary``).
 CLUSTER_SUMMARY: tuple[Feature, ...] = (
     Feature("share", "GPUs of this type / cluster GPUs"),
     Feature("gpus", "log2(1 + GPUs of this type) / 16"),

@@ -111,7 +111,8 @@ class ClusterSummary:
     """``obs["cluster"]`` of one cluster, from its per-GPU table (``obs["gpus"]``'s rows).
 
     What does not change during an episode (the GPUs of each type, their nodes and
-    memory) is laid out once; each call is a handful of ``bincount`` over the GPUs.
+    memory) is laid out once; each call is one pass of the compiled core over the GPUs
+    (``gpushare_env.compiled._core.summarise_cluster``).
 
     Example:
         >>> from gpushare_env.sim import make_cluster
@@ -124,46 +125,40 @@ class ClusterSummary:
     """
 
     def __init__(self, cluster: Cluster) -> None:
+        from gpushare_env.compiled._core import summarise_cluster
+
+        self._kernel = summarise_cluster
         types = len(SUMMARY_GPU_TYPES)
-        kind = np.array([SUMMARY_GPU_TYPES.index(t) for t in cluster.gpu_type])
-        node = np.asarray(cluster.gpu_node)
-        node_kind = np.zeros(cluster.num_nodes, dtype=np.int64)
-        node_kind[node] = kind
-        counts = np.bincount(kind, minlength=types).astype(np.float64)
-        per_gpu = np.divide(1.0, counts, out=np.zeros(types), where=counts > 0)
+        self._kind = np.array([SUMMARY_GPU_TYPES.index(t) for t in cluster.gpu_type], np.int64)
+        self._node = np.ascontiguousarray(cluster.gpu_node, dtype=np.int64)
+        self._node_kind = np.zeros(cluster.num_nodes, dtype=np.int64)
+        self._node_kind[self._node] = self._kind
+        counts = np.bincount(self._kind, minlength=types).astype(np.float64)
+        self._per_gpu = np.divide(1.0, counts, out=np.zeros(types), where=counts > 0)
         memory = np.asarray(cluster.gpu_memory_gib, dtype=np.float64)
-        type_memory = np.bincount(kind, weights=memory, minlength=types)
-        # one matrix product per step: GPU columns -> per-type means (rows: types)
-        self._by_type = (np.eye(types)[kind] * per_gpu[kind][:, None]).T  # (T, G)
-        self._by_node = np.eye(cluster.num_nodes)[node].T  # (N, G): GPUs of each node
-        self._node_by_type = (np.eye(types)[node_kind] * per_gpu[node_kind][:, None]).T  # (T, N)
-        # _by_type averages over a type's GPUs: weighing each GPU's free share by its
-        # memory x (type's GPUs / type's memory) makes the average free memory / type memory
-        self._memory_weight = memory * counts[kind] / type_memory[kind]
-        self._max_jobs = float(cluster.max_jobs_per_gpu)
+        type_memory = np.bincount(self._kind, weights=memory, minlength=types)
+        # the summary averages over a type's GPUs: weighing each GPU's free share by its
+        # memory x (type's GPUs / type's memory) makes the mean free memory / type memory
+        self._memory_weight = memory * counts[self._kind] / type_memory[self._kind]
         self._static = np.stack([counts / counts.sum(), np.log2(1.0 + counts) / 16.0], axis=1)
-        self._widths = np.asarray(GANG_WIDTHS, dtype=np.float64)
-        self._edges = np.asarray(SUMMARY_FREE_BINS[:-1])
+        self._max_jobs = float(cluster.max_jobs_per_gpu)
+        self._edges = np.asarray(SUMMARY_FREE_BINS[:-1], dtype=np.float64)
+        self._widths = np.asarray(GANG_WIDTHS, dtype=np.int64)
+        self._idle_per_node = np.zeros(cluster.num_nodes)
+        self._sums = np.zeros(types * len(CLUSTER_SUMMARY))
         self._columns = [GPU_FEATURES.index(n) for n in ("free_memory", "load", "workers")]
 
     def __call__(self, table: np.ndarray) -> np.ndarray:
-        """The summary of a ``(GPUs, len(GPU_FEATURES))`` table, flattened type-major."""
-        free, load, workers = table[:, self._columns].astype(np.float64).T
-        load = load * self._max_jobs  # U_g
-        idle = (workers <= 0.0).astype(np.float64)
-        busy = 1.0 - idle
-        free_bin = np.searchsorted(self._edges, free, side="left")  # 0 .. bins - 1
-        bins = len(SUMMARY_FREE_BINS)
-        columns = np.empty((len(free), 4 + bins), dtype=np.float64)
-        columns[:, 0] = idle
-        columns[:, 1 : 1 + bins] = (free_bin[:, None] == np.arange(bins)) * busy[:, None]
-        columns[:, 1 + bins] = busy * free * self._memory_weight
-        columns[:, 2 + bins] = np.clip(1.0 - load, 0.0, 1.0)
-        columns[:, 3 + bins] = load > 1.0 + 1e-9
-        idle_per_node = self._by_node @ idle  # (N,)
-        gangs = self._widths * np.floor(idle_per_node[:, None] / self._widths)  # (N, widths)
-        out = np.hstack([self._static, self._by_type @ columns, self._node_by_type @ gangs])
-        return out.astype(np.float32).ravel()
+        """The summary of a ``(GPUs, len(GPU_FEATURES))`` table (or its flat rows),
+        flattened type-major."""
+        out = np.empty(len(self._sums), dtype=np.float32)
+        self._kernel(
+            np.ascontiguousarray(table, dtype=np.float32).ravel(), len(GPU_FEATURES),
+            *self._columns, self._kind, self._node, self._node_kind, self._per_gpu,
+            self._memory_weight, self._static, self._max_jobs, self._edges, self._widths,
+            self._idle_per_node, self._sums, out,
+        )  # fmt: skip
+        return out
 
 
 def _options(
