@@ -248,6 +248,8 @@ class EnvsConfig(_TrainGroup):
             workload) pairs, ``obs["gpus"]`` is padded as with ``clusters``, and
             validation runs them too (on the validation seeds' runs).
         trace_load: Offered load the traces' clusters are sized for.
+        trace_jobs: Jobs of each trace episode's run (none: ``num_jobs``); longer runs
+            than the generated episodes let queues build as they do on the whole traces.
         num_jobs: Jobs per episode (none: each workload's own count, every job of a trace
             and 100 for a generator). From the preset, except with a trace among the
             workloads: then none, so a trace plays whole unless this is given (a trace cut
@@ -289,6 +291,7 @@ class EnvsConfig(_TrainGroup):
     clusters: tuple[str | Mapping[str, Any], ...] = ()
     traces: tuple[str, ...] = ()
     trace_load: float = 0.9
+    trace_jobs: int | None = None
     num_jobs: int | None = 300
     pending_window: int = 16
     running_window: int = 16
@@ -326,6 +329,8 @@ class EnvsConfig(_TrainGroup):
         if self.traces and self.num_jobs is None:
             raise self._fail("traces", "need num_jobs (the jobs of each episode's run)")
         self._within(("trace_load",), 0, low_open=True)
+        if self.trace_jobs is not None:
+            self._at_least(("trace_jobs",), 1)
         _seed_tuple(self, "train_seeds", empty=False)
         _no_test_seeds(self, "train_seeds")
         self._within(("reward_scale",), 0, low_open=True)
@@ -541,6 +546,7 @@ FLAT_KEYS: dict[str, str] = {
     "clusters": "envs.clusters",
     "traces": "envs.traces",
     "trace_load": "envs.trace_load",
+    "trace_jobs": "envs.trace_jobs",
     "workloads": "envs.workloads",
     "num_jobs": "envs.num_jobs",
     "pending_window": "envs.pending_window",
@@ -740,6 +746,7 @@ def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
     }
     clusters = [envs.cluster, *envs.clusters]
     traces = _trace_pairs(envs)
+    trace_jobs = {} if envs.trace_jobs is None else {"num_jobs": envs.trace_jobs}
     summarised = EnvConfig.from_any(base).observation.cluster_summary  # one shape already
     if (envs.clusters or traces) and not summarised:  # one shape: the largest cluster's GPUs
         from gpushare_env.sim import make_cluster
@@ -752,7 +759,10 @@ def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
             for cluster in clusters
             for workload in envs.workloads
         ),
-        *({"cluster": cluster, **base, "workload": workload} for cluster, workload in traces),
+        *(
+            {"cluster": cluster, **base, **trace_jobs, "workload": workload}
+            for cluster, workload in traces
+        ),
     ]
 
 

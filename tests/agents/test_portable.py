@@ -259,6 +259,8 @@ def test_training_on_traces_gives_each_its_sized_cluster_and_random_runs(tmp_pat
     assert [c["workload"]["path"] for c in env_configs(shipped)[1:]] == [
         str(philly_vc_path(name)) for name in PHILLY_VC_TRACES
     ]
+    longer = env_configs(TrainConfig.from_any({**TINY_TRAINING, **settings, "trace_jobs": 40}))
+    assert [c["num_jobs"] for c in longer] == [12, 40]  # longer runs on the traces only
     trained = load_model(train(config))
     assert trained.observation_space["gpus"].shape == (32 * 6,)
     history = (tmp_path / "evaluations.json").read_text()
@@ -284,6 +286,7 @@ def test_one_teacher_per_env_config_or_a_clear_error() -> None:
         ({"traces": ["philly"]}, "each must be a .csv / .json trace or 'philly_vc'"),
         ({"traces": ["philly_vc"], "num_jobs": None}, "need num_jobs"),
         ({"traces": ["philly_vc"], "trace_load": 0}, "trace_load"),
+        ({"traces": ["philly_vc"], "trace_jobs": 0}, "trace_jobs"),
     ],
 )
 def test_bad_trace_settings_are_named(settings: dict[str, Any], message: str) -> None:

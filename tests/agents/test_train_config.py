@@ -37,7 +37,7 @@ def test_the_flat_table_covers_every_setting_once() -> None:
         f"{name}.{f.name}" for name, group in GROUPS.items() for f in dataclasses.fields(group)
     ]
     assert sorted(FLAT_KEYS.values()) == sorted(paths)
-    assert len(FLAT_KEYS) == 57
+    assert len(FLAT_KEYS) == 58
 
 
 def test_nested_flat_and_mixed_forms_are_equal() -> None:
@@ -175,7 +175,7 @@ _EVERY_OLD_FLAG_CONFIG: dict[str, Any] = {
     "progress_bar": False, "resume": None, "reward_reference": "thesis",
     "reference_plays": 0, "curriculum_jobs": None, "curriculum_steps": 1000000,
     "reward_scale": 0.1, "suspend_bias": 0.0, "critic": "features", "clusters": [],
-    "traces": [], "trace_load": 0.9, "running_window": 4, "seed": 7, "target_kl": 0.05,
+    "traces": [], "trace_load": 0.9, "trace_jobs": None, "running_window": 4, "seed": 7, "target_kl": 0.05,
     "time_constant_h": 10.0,
     "timesteps": 1000, "torch_threads": 2, "train_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 20],
     "vec_env": "dummy", "verbose": 0, "workloads": ["philly", "thesis"],
