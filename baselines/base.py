@@ -5,10 +5,11 @@ object drives the headless runner (``gpushare_env.runner.run_headless``) and, bo
 ``GPUShare-v0`` env, acts through the env's action space with stable-baselines3's
 ``predict`` protocol, so one evaluation loop serves heuristics and learned agents.
 
-Windows: in the env only the first ``pending_window`` waiting jobs (by arrival) and the
-first ``running_window`` running jobs (by start) are addressable. A policy therefore reads
-jobs through ``visible_pending`` / ``visible_running``, which apply the windows when set
-(``None`` headless: everything is visible).
+Windows: in the env only the pending window's waiting jobs (the first ``pending_window``
+by arrival, or with ``windows.priority`` a share of them by least attained service) and
+the first ``running_window`` running jobs (by start) are addressable. A policy therefore
+reads jobs through ``visible_pending`` / ``visible_running``, which apply the windows when
+set (``None`` headless: everything is visible).
 
 Suspension rules: the simulator allows a suspension only under its rules
 (``SimConfig.max_suspends_per_job``, ``min_service_s``; in the env, ``limits``), and the
@@ -57,6 +58,7 @@ class Policy:
         self.rng = np.random.default_rng(seed)
         self.pending_window: int | None = None
         self.running_window: int | None = None
+        self._window_env: Any = None  # an env whose pending window is not the first W
         self._view: SimView | None = None
         self._node_matrix: np.ndarray | None = None
 
@@ -72,6 +74,7 @@ class Policy:
         self._view = view
         self.pending_window = pending_window
         self.running_window = running_window
+        self._window_env = None
         self.rng = np.random.default_rng(self.seed)
         self._node_matrix = None
         self._reset_state()
@@ -86,6 +89,8 @@ class Policy:
     # ------------------------------------------------------------ visibility
     def visible_pending(self, view: SimView) -> list[int]:
         """Waiting jobs (pending and suspended) this policy may place, by arrival."""
+        if self._window_env is not None:
+            return self._window_env.pending_window_ids()
         return view.pending(self.pending_window)
 
     def visible_running(self, view: SimView) -> list[int]:
@@ -132,7 +137,9 @@ class Policy:
         env = self.env.unwrapped
         view = env.view
         if self._view is not view:
-            self.reset(view, env.config.windows.pending, env.config.windows.running)
+            windows = env.config.windows
+            self.reset(view, windows.pending, windows.running)
+            self._window_env = env if windows.priority_slots else None
         action = env.encode_decision(self.decide(view))
         return np.asarray(action), state
 

@@ -30,7 +30,7 @@ class FifoPack(Policy):
         if view.num_waiting == 0:
             return ADVANCE
         checker = view.fit_checker()
-        for job_id in view.pending(self.pending_window):
+        for job_id in self.visible_pending(view):
             job = view.job(job_id)
             if checker.fits(job.num_gpus, job.memory_gib):
                 return Schedule(job_id, self.strategy)

@@ -467,6 +467,11 @@ cdef class Core(_Encoder):
         self.dirty = <bint*>checked_malloc(g * sizeof(bint))
         self.dirty_list = <int*>checked_malloc(g * sizeof(int))
         self.window_pending = <int*>checked_malloc((self.W + 1) * sizeof(int))
+        self.priority_slots = encoder_in["priority_slots"]
+        if not 0 <= self.priority_slots <= self.W:
+            raise ValueError(f"priority_slots must be in [0, {self.W}], got {self.priority_slots}")
+        self.priority_pos = <int*>checked_malloc((self.priority_slots + 1) * sizeof(int))
+        self.priority_key = <double*>checked_malloc((self.priority_slots + 1) * sizeof(double))
         self.window_running = <int*>checked_malloc((self.R + 1) * sizeof(int))
         self.gpu_at = 0
         self.frag_at = g * self.num_gpu_f

@@ -61,6 +61,39 @@ cdef class _Encoder(_Simulation):
                         self.fit_counts[k] -= 1
         self.dirty_n = 0
 
+    cdef void _fill_pending_window(self) noexcept:
+        """The pending window's ranks, in arrival order: the first ``W`` waiting jobs; once
+        more wait, the first ``W - P`` and the ``P`` others with the least attained
+        GPU-seconds, ties by arrival (``P = priority_slots``)."""
+        cdef int i, k, n = 0, P = self.priority_slots, by_arrival = self.W - self.priority_slots
+        cdef double key
+        if P == 0 or self.queue_n <= self.W:
+            memcpy(self.window_pending, self.queue, self.pending_n * sizeof(int))
+            return
+        memcpy(self.window_pending, self.queue, by_arrival * sizeof(int))
+        for i in range(by_arrival, self.queue_n):  # keep the P least (key, position)
+            key = self.jobs[self.queue[i]].gpu_seconds
+            if n == P and key >= self.priority_key[P - 1]:
+                continue
+            k = n if n < P else P - 1
+            while k > 0 and self.priority_key[k - 1] > key:
+                self.priority_key[k] = self.priority_key[k - 1]
+                self.priority_pos[k] = self.priority_pos[k - 1]
+                k -= 1
+            self.priority_key[k] = key
+            self.priority_pos[k] = i
+            if n < P:
+                n += 1
+        for i in range(1, P):  # back to arrival order
+            k = self.priority_pos[i]
+            n = i
+            while n > 0 and self.priority_pos[n - 1] > k:
+                self.priority_pos[n] = self.priority_pos[n - 1]
+                n -= 1
+            self.priority_pos[n] = k
+        for i in range(P):
+            self.window_pending[by_arrival + i] = self.queue[self.priority_pos[i]]
+
     cdef void _update_mask(self) except *:
         cdef int i, slot, n, rank, width = self.W * NUM_STRATEGIES
         cdef bint exclusive, shared, schedule_choice = False, can_suspend = False
@@ -68,9 +101,9 @@ cdef class _Encoder(_Simulation):
         self._refresh_gpus()
         self.pending_n = self.queue_n if self.queue_n < self.W else self.W
         memset(self.mask, 0, self.num_actions * sizeof(cnp.npy_bool))
+        self._fill_pending_window()
         for slot in range(self.pending_n):
-            rank = self.queue[slot]
-            self.window_pending[slot] = rank
+            rank = self.window_pending[slot]
             job = &self.jobs[rank]
             n = job.num_gpus
             exclusive = n <= self.idle_gpus

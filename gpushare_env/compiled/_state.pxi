@@ -148,6 +148,9 @@ cdef class _State:
     cdef int num_pw  # pending columns
     cdef int num_models
     cdef int* window_pending  # ranks in the window
+    cdef int priority_slots  # pending slots chosen by least attained service
+    cdef int* priority_pos  # their queue positions, while choosing  # (priority_slots + 1)
+    cdef double* priority_key  # and their attained GPU-seconds  # (priority_slots + 1)
     cdef public int pending_n
     cdef int* window_running
     cdef public int running_n_window
@@ -233,6 +236,8 @@ cdef class _State:
         free(self.dirty)
         free(self.dirty_list)
         free(self.window_pending)
+        free(self.priority_pos)
+        free(self.priority_key)
         free(self.window_running)
         free(self.shape_of)
         free(self.shape_epoch)

@@ -85,6 +85,7 @@ FLAT_KEYS: dict[str, str] = {
     "pending_window": "windows.pending",
     "running_window": "windows.running",
     "gpu_rows": "windows.gpus",
+    "window_priority": "windows.priority",
     "reward": "reward",
     "time_scale_s": "reward.time_scale_s",
     "invalid_action": "invalid_action",
@@ -132,6 +133,13 @@ class WindowsConfig(Group):
             an int in [1, 65536], the cluster's GPUs then all-zero rows up to this many,
             so that envs on clusters of up to ``gpus`` GPUs share one observation shape
             (a real GPU's row has ``capacity`` > 0, a padding row is all zeros).
+        priority: Share of the pending window, in [0, 1], chosen by priority rather
+            than by arrival once more jobs wait than it holds: the first
+            ``W - round(priority * W)`` waiting jobs by arrival (the starved), then the
+            ``round(priority * W)`` others with the least attained GPU service (Tiresias'
+            key; fresh jobs first), ties by arrival; the window lists them in arrival
+            order. 0 (default): the first ``W`` by arrival. Long queues of suspended
+            jobs otherwise hide every fresh arrival.
     """
 
     path: ClassVar[str] = "EnvConfig.windows"
@@ -139,6 +147,7 @@ class WindowsConfig(Group):
     pending: int = 16
     running: int = 16
     gpus: int | None = None
+    priority: float = 0.0
 
     def __post_init__(self) -> None:
         self._plain_settings()
@@ -148,6 +157,12 @@ class WindowsConfig(Group):
                 raise self._bad(name, f"an int in [1, {_MAX_WINDOW}]")
         if self.gpus is not None and not (is_int(self.gpus) and 1 <= self.gpus <= _MAX_GPU_ROWS):
             raise self._bad("gpus", f"None or an int in [1, {_MAX_GPU_ROWS}]")
+        self._within(("priority",), 0.0, 1.0)
+
+    @property
+    def priority_slots(self) -> int:
+        """Pending slots chosen by least attained service (``round(priority * W)``)."""
+        return round(self.priority * self.pending)
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,9 +65,12 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     ``Discrete(4 W + R + 1)`` with ``W = windows.pending``, ``R = windows.running``:
 
-    * ``4 * slot + s`` (``slot < W``): schedule the ``slot``-th waiting job (by arrival;
-      suspended jobs included, scheduling one resumes it) with strategy ``s`` of
-      ``("exclusive", "pack", "spread", "min_frag")``;
+    * ``4 * slot + s`` (``slot < W``): schedule the ``slot``-th job of the pending window
+      (waiting jobs by arrival; suspended jobs included, scheduling one resumes it) with
+      strategy ``s`` of ``("exclusive", "pack", "spread", "min_frag")``. The window holds
+      the first ``W`` waiting jobs; with ``windows.priority`` a share of it, once more
+      wait, goes to those with the least attained GPU service instead, the window still
+      in arrival order (``pending_window_ids()``);
     * ``4 W + j`` (``j < R``): suspend the ``j``-th running job (in the order jobs
       (re)started);
     * ``4 W + R``: advance, let time run to the next event.
@@ -209,7 +212,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``gym.make("GPUShare-v0", config={...}, render_mode=None)``; ``config`` is a dict or
     an ``EnvConfig``, whose settings are grouped (see ``EnvConfig``): ``cluster``,
     ``workload``, ``num_jobs``, ``jobs``; ``windows`` (``windows.pending``,
-    ``windows.running``); ``observation`` (``observation.held_time``,
+    ``windows.running``, ``windows.gpus``, ``windows.priority``); ``observation`` (``observation.held_time``,
     ``observation.placement``, ``observation.drain``, ``observation.rivals``); ``reward``
     (the weights ``reward.jct``, ``reward.makespan``, ``reward.utilisation``,
     ``reward.slowdown``, ``reward.starvation``, ``reward.overhead``, ``reward.invalid``,
@@ -222,7 +225,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``auto_advance``, ``on_unfit``. For
     example ``config={"windows": {"pending": 8}, "observation": {"rivals": True}}``. The
     flat form's short keys are accepted too (``config.FLAT_KEYS``:
-    ``pending_window``, ``running_window``, ``time_scale_s``, ``invalid_penalty``,
+    ``pending_window``, ``running_window``, ``window_priority``, ``time_scale_s``, ``invalid_penalty``,
     ``duration_info``, ``sample_iterations``, ``sample_noise``, ``suspend_overhead_s``,
     ``resume_overhead_s``, ``interference``, ``max_decisions``,
     ``max_time_s``, ``max_suspends_per_job``, ``min_service_s``, ``observe_held_time``,
@@ -415,9 +418,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 slot = pending_ids.index(decision.job_id)
             except ValueError:
                 raise ValueError(
-                    f"job {decision.job_id} is not in the pending window (the first "
-                    f"{self.pending_window} waiting jobs by arrival: {pending_ids}); "
-                    "only those can be scheduled"
+                    f"job {decision.job_id} is not in the pending window ({pending_ids}, "
+                    f"{self.pending_window} slots, {self.config.windows.priority_slots} of "
+                    "them by least attained service); only those can be scheduled"
                 ) from None
             return slot * _NUM_STRATEGIES + STRATEGIES.index(decision.strategy)
         if isinstance(decision, Suspend):
@@ -462,6 +465,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         episode = EpisodeOptions(
             pending_window=self.pending_window,
             running_window=self.running_window,
+            priority_slots=cfg.windows.priority_slots,
             columns=self._columns,
             frag_edges=FRAG_BIN_EDGES_GIB,
             weights=tuple(self._weights),
@@ -554,6 +558,11 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     def _num_waiting(self) -> int:
         return int(self._core.num_waiting)
+
+    def pending_window_ids(self) -> list[int]:
+        """Job ids of the pending window, in arrival order: the waiting jobs the schedule
+        actions address (``windows.pending``, chosen as ``windows.priority`` says)."""
+        return self._window_ids()[0]
 
     def _window_ids(self) -> tuple[list[int], list[int]]:
         """Job ids of the pending and of the running window (what actions address)."""

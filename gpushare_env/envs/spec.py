@@ -65,10 +65,14 @@ def _config_docs() -> dict[str, str]:
         "every job of a trace)",
         "jobs": "fixed list of JobSpec replayed every episode (overrides workload)",
         "windows.pending": "W: waiting jobs addressable by schedule actions, 1..1024 (the "
-        "first W by arrival: under a long queue a policy sees only the oldest W)",
+        "first W by arrival, unless windows.priority: under a long queue a policy sees "
+        "only the oldest W)",
         "windows.running": "R: running jobs addressable by suspend actions, 1..1024",
         "windows.gpus": "rows of obs['gpus'] (None: one per GPU; N: padded with zero rows to N, "
         "one shape for clusters of up to N GPUs)",
+        "windows.priority": "share of the pending window, 0..1, given under a long queue to "
+        "the waiting jobs with the least attained GPU service (fresh ones first) instead of "
+        "the next by arrival; the window lists its jobs in arrival order (0: by arrival)",
         "observation.held_time": "append held_time (time since the job got its GPUs) to the "
         "running rows",
         "observation.placement": "append pack_load, spread_load to the pending rows and "
@@ -166,8 +170,9 @@ def env_spec_markdown() -> str:
         "",
         "| index | action |",
         "|---|---|",
-        f"| `{nstrat} * slot + s`, slot < W | schedule the slot-th waiting job (by arrival, "
-        f"suspended jobs included) with strategy s of `{STRATEGIES}` |",
+        f"| `{nstrat} * slot + s`, slot < W | schedule the slot-th job of the pending window "
+        "(waiting jobs by arrival, suspended ones included; `windows.priority` below) with "
+        f"strategy s of `{STRATEGIES}` |",
         f"| `{nstrat} W + j`, j < R | suspend the j-th running job (in start order) |",
         f"| `{nstrat} W + R` | advance to the next event |",
         "",

@@ -236,6 +236,8 @@ class EpisodeOptions:
     Attributes:
         pending_window: Pending slots ``W``.
         running_window: Running slots ``R``.
+        priority_slots: Pending slots chosen by least attained GPU service instead of by
+            arrival once more jobs wait than ``W`` (``EnvConfig.windows.priority``).
         columns: The column names of each observation key, in order (the env's feature
             registry, ``gpushare_env.envs.features``): the core looks up where to write
             each feature by its name.
@@ -259,6 +261,7 @@ class EpisodeOptions:
     max_time_s: float | None = None  # [s]
     decision_cap: int = 2**62
     invalid_penalty: float = 0.0
+    priority_slots: int = 0
 
 
 class Simulator:
@@ -668,6 +671,7 @@ def core_inputs(
     encoder_in = {
         "pending_window": options.pending_window,
         "running_window": options.running_window,
+        "priority_slots": options.priority_slots,
         "columns": dict(options.columns) if episode is not None else None,
         "frag_edges": list(options.frag_edges),
         "num_models": len(_MODEL_NAMES),

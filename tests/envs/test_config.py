@@ -176,6 +176,7 @@ _NON_DEFAULT: dict[str, object] = {
     "pending_window": 8,
     "running_window": 4,
     "gpu_rows": 12,
+    "window_priority": 0.25,
     "reward": {
         "jct": 0.5,
         "makespan": 2.0,
