@@ -212,8 +212,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``gym.make("GPUShare-v0", config={...}, render_mode=None)``; ``config`` is a dict or
     an ``EnvConfig``, whose settings are grouped (see ``EnvConfig``): ``cluster``,
     ``workload``, ``num_jobs``, ``jobs``; ``windows`` (``windows.pending``,
-    ``windows.running``, ``windows.gpus``, ``windows.priority``); ``observation`` (``observation.held_time``,
-    ``observation.placement``, ``observation.drain``, ``observation.rivals``); ``reward``
+    ``windows.running``, ``windows.gpus``, ``windows.priority``); ``observation``
+    (``observation.held_time``, ``observation.placement``, ``observation.drain``,
+    ``observation.rivals``); ``reward``
     (the weights ``reward.jct``, ``reward.makespan``, ``reward.utilisation``,
     ``reward.slowdown``, ``reward.starvation``, ``reward.overhead``, ``reward.invalid``,
     ``reward.delay``, and ``reward.time_scale_s``, ``reward.invalid_penalty``); ``limits``
@@ -225,9 +226,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``auto_advance``, ``on_unfit``. For
     example ``config={"windows": {"pending": 8}, "observation": {"rivals": True}}``. The
     flat form's short keys are accepted too (``config.FLAT_KEYS``:
-    ``pending_window``, ``running_window``, ``window_priority``, ``time_scale_s``, ``invalid_penalty``,
-    ``duration_info``, ``sample_iterations``, ``sample_noise``, ``suspend_overhead_s``,
-    ``resume_overhead_s``, ``interference``, ``max_decisions``,
+    ``pending_window``, ``running_window``, ``window_priority``, ``time_scale_s``,
+    ``invalid_penalty``, ``duration_info``, ``sample_iterations``, ``sample_noise``,
+    ``suspend_overhead_s``, ``resume_overhead_s``, ``interference``, ``max_decisions``,
     ``max_time_s``, ``max_suspends_per_job``, ``min_service_s``, ``observe_held_time``,
     ``observe_placement``, ``observe_drain``, ``observe_rivals``), as recorded configs
     and model files use them; one setting given both ways is an error. Keyword arguments
