@@ -35,7 +35,7 @@ MODEL = ZOO_DIR / "maskable_ppo_scratch_3m_heavy.zip"
 
 #: The shipped general model: trained on three clusters and the six development traces,
 #: with observation options (the runs below apply them, as gpushare-evaluate does).
-GENERAL = ZOO_DIR / "maskable_ppo_finetune_general.zip"
+GENERAL = ZOO_DIR / "maskable_ppo_dagger_general.zip"
 
 
 @pytest.fixture(scope="module")
