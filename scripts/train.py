@@ -181,8 +181,8 @@ def _add_option(
         convert = _seeds if name.endswith("seeds") else _sizes
     elif base is tuple:  # of names: the flag is repeated
         kind = _cluster if name == "clusters" else str
-        metavar = name.upper().rstrip("S")
-        group.add_argument(*flags, action="append", type=kind, metavar=metavar, **common)
+        each = name.upper().rstrip("S")
+        group.add_argument(*flags, action="append", type=kind, metavar=each, **common)
         return
     elif name == "cluster":
         convert = _cluster
