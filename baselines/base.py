@@ -58,7 +58,7 @@ class Policy:
         self.rng = np.random.default_rng(seed)
         self.pending_window: int | None = None
         self.running_window: int | None = None
-        self._window_env: Any = None  # an env whose pending window is not the first W
+        self._window_env: Any = None  # the env whose pending window the policy addresses
         self._view: SimView | None = None
         self._node_matrix: np.ndarray | None = None
 
@@ -139,7 +139,7 @@ class Policy:
         if self._view is not view:
             windows = env.config.windows
             self.reset(view, windows.pending, windows.running)
-            self._window_env = env if windows.priority_slots else None
+            self._window_env = env
         action = env.encode_decision(self.decide(view))
         return np.asarray(action), state
 

@@ -314,8 +314,9 @@ class Tiresias(Policy):
         """The waiting jobs of ``start`` that would leave the pending window once the
         ``victims`` and the suspending jobs are waiting again.
 
-        The window holds the first ``pending_window`` waiting jobs by arrival, and a
-        preempted job rejoins it in its arrival order. A job preempted for a waiting job
+        The window holds the first ``pending_window`` waiting jobs by arrival (with the
+        env's ``windows.priority`` this is an estimate), and a preempted job rejoins it in
+        its arrival order. A job preempted for a waiting job
         that then leaves the window would take its own GPUs back (the env cannot address
         the job it was preempted for): a suspend / resume cycle for nothing, at every
         event. The count is the same before, during and after the preemptions, so the

@@ -65,7 +65,7 @@ cdef class _Encoder(_Simulation):
         """The pending window's ranks, in arrival order: the first ``W`` waiting jobs; once
         more wait, the first ``W - P`` and the ``P`` others with the least attained
         GPU-seconds, ties by arrival (``P = priority_slots``)."""
-        cdef int i, k, n = 0, P = self.priority_slots, by_arrival = self.W - self.priority_slots
+        cdef int i, j, k, n = 0, P = self.priority_slots, by_arrival = self.W - self.priority_slots
         cdef double key
         if P == 0 or self.queue_n <= self.W:
             memcpy(self.window_pending, self.queue, self.pending_n * sizeof(int))
@@ -86,11 +86,11 @@ cdef class _Encoder(_Simulation):
                 n += 1
         for i in range(1, P):  # back to arrival order
             k = self.priority_pos[i]
-            n = i
-            while n > 0 and self.priority_pos[n - 1] > k:
-                self.priority_pos[n] = self.priority_pos[n - 1]
-                n -= 1
-            self.priority_pos[n] = k
+            j = i
+            while j > 0 and self.priority_pos[j - 1] > k:
+                self.priority_pos[j] = self.priority_pos[j - 1]
+                j -= 1
+            self.priority_pos[j] = k
         for i in range(P):
             self.window_pending[by_arrival + i] = self.queue[self.priority_pos[i]]
 

@@ -138,8 +138,8 @@ class WindowsConfig(Group):
             ``W - round(priority * W)`` waiting jobs by arrival (the starved), then the
             ``round(priority * W)`` others with the least attained GPU service (Tiresias'
             key; fresh jobs first), ties by arrival; the window lists them in arrival
-            order. 0 (default): the first ``W`` by arrival. Long queues of suspended
-            jobs otherwise hide every fresh arrival.
+            order. 0 (default): the first ``W`` by arrival, so that under a long queue
+            a policy sees only its oldest jobs.
     """
 
     path: ClassVar[str] = "EnvConfig.windows"
