@@ -226,7 +226,7 @@ def make_vec_env(
             each config's ``num_jobs`` over the first ``steps`` env steps of the run
             (counted over all envs; :class:`SeededEpisodes`); ``None``: full episodes.
         ray: Each env in a Ray actor (:class:`agents.ray_vec_env.RayVecEnv`; needs
-            ``gpushare[ray]``); ``subprocess`` is then ignored.
+            ``gpushare-env[ray]``); ``subprocess`` is then ignored.
     """
     if n_envs < 1:
         raise ValueError(f"n_envs must be >= 1, got {n_envs}")

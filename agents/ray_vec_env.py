@@ -9,7 +9,7 @@ the results. An actor steps exactly as ``DummyVecEnv`` steps an env (SB3's VecEn
 rewards, dones and infos (tested). ``env_method("action_masks")``, ``get_attr`` and
 ``set_attr`` reach the env through the actor, as MaskablePPO needs.
 
-Ray is imported here only: ``pip install 'gpushare[ray]'``. A Ray instance already
+Ray is imported here only: ``pip install 'gpushare-env[ray]'``. A Ray instance already
 running (``ray.init(address=...)`` by the caller) is used; else a local one starts.
 """
 

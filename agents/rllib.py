@@ -8,7 +8,7 @@ valid action). :class:`RllibMasked` turns the env into that shape: the env's ``D
 observation flattened to one ``Box``, its ``action_masks()`` as floats. Masked logits
 are ``-inf``-like, so PPO never samples an invalid action.
 
-Example (needs ``pip install 'gpushare[rllib]'``, which the ``dev`` extra includes; not in
+Example (needs ``pip install 'gpushare-env[rllib]'``, which the ``dev`` extra includes; not in
 the ``ray`` extra, since RLlib pins its own gymnasium and brings pandas and pyarrow)::
 
     from agents.rllib import ppo_config

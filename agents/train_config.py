@@ -265,7 +265,7 @@ class EnvsConfig(_TrainGroup):
             ``"dummy"`` (``agents.envs.InProcessVecEnv``, in turn in this process: on few cores the
             policy then acts on a batch of ``n_envs`` observations at once), or
             ``"auto"`` (subprocesses when ``n_envs > 1``), or ``"ray"`` (each env in a Ray
-            actor, on this machine or the running Ray cluster: ``gpushare[ray]``). The
+            actor, on this machine or the running Ray cluster: ``gpushare-env[ray]``). The
             same seeds give the same episodes either way.
         train_seeds: Training episode seeds.
         reward_scale: Factor on the rewards seen by the learner.

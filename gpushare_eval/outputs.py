@@ -46,7 +46,7 @@ def _versions() -> dict[str, str]:
     from importlib import metadata
 
     versions = {"python": platform.python_version()}
-    for package in ("gpushare", "numpy", "gymnasium", "torch", "stable-baselines3",
+    for package in ("gpushare-env", "numpy", "gymnasium", "torch", "stable-baselines3",
                     "sb3-contrib", "matplotlib"):  # fmt: skip
         try:
             versions[package] = metadata.version(package)
@@ -185,6 +185,16 @@ def write_plots(
                 across,
                 folder / "across_workloads.png",
                 f"mean JCT over the lower bound, mean of seeds {plan.seeds}",
+            )
+        )
+    aggregates = summary.get("aggregates")
+    if aggregates:
+        written.append(
+            plots.plot_interval_estimates(
+                aggregates,
+                folder / "aggregates.png",
+                f"mean JCT over the lower bound across workloads: estimates and "
+                f"{aggregates['level']:.0%} stratified bootstrap intervals",
             )
         )
     complete = [o for o in outputs if run_status(o.row) is RunStatus.COMPLETE]
@@ -368,7 +378,7 @@ def write_outputs(
         try:
             written = write_plots(plan, outputs, summary, folder)
         except ImportError:
-            plan.notes.append("plots skipped: matplotlib is not installed (gpushare[plot])")
+            plan.notes.append("plots skipped: matplotlib is not installed (gpushare-env[plot])")
             written = []
         if written:
             markdown += (

@@ -309,14 +309,14 @@ def _resolve_policies(
         elif zoo and not _rl_available():
             notes.append(
                 "shipped agents skipped: torch / sb3-contrib not installed "
-                "(pip install 'gpushare[rl]')"
+                "(pip install 'gpushare-env[rl]')"
             )
         elif zoo:
             paths.extend(zoo)
     if paths and headless:
         raise PlanError("--headless runs heuristics only; drop the .zip policies")
     if paths and not _rl_available():
-        raise PlanError("saved agents need torch and sb3-contrib: pip install 'gpushare[rl]'")
+        raise PlanError("saved agents need torch and sb3-contrib: pip install 'gpushare-env[rl]'")
     labels = {s.label for s in specs}
     for path in paths:
         label = path.stem if path.stem not in labels else f"{path.parent.name}/{path.stem}"

@@ -2,7 +2,7 @@
 
 Each function takes plain data (the summary dict, arrays, intervals) and writes one file;
 none of them runs a simulation. matplotlib is imported lazily (it is an optional
-dependency: ``pip install gpushare[plot]``).
+dependency: ``pip install gpushare-env[plot]``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ __all__ = [
     "downsample_steps",
     "plot_across_workloads",
     "plot_gantt",
+    "plot_interval_estimates",
     "plot_jct_cdf",
     "plot_metric_bars",
     "plot_utilisation",
@@ -172,6 +173,55 @@ def plot_across_workloads(table: Mapping[str, Any], path: Path, title: str) -> P
     ax.grid(axis="y", alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(title, fontsize=10)
+    figure.savefig(path, dpi=_DPI)
+    plt.close(figure)
+    return path
+
+
+def plot_interval_estimates(aggregates: Mapping[str, Any], path: Path, title: str) -> Path:
+    """Interval estimates of the aggregates, one panel per statistic (as ``rliable`` draws
+    them): per policy a bar over its bootstrap interval and a tick at the estimate.
+
+    Args:
+        aggregates: The summary's ``aggregates``
+            (:func:`gpushare_eval.aggregate.aggregate_scores`).
+        path: Output PNG.
+        title: Figure title.
+
+    Returns:
+        ``path``.
+    """
+    plt = _pyplot()
+    policies = list(aggregates["policies"])
+    reference = aggregates.get("reference")
+    panels = [("geometric_mean", "geometric mean"), ("iqm", "IQM")]
+    if reference is not None:
+        panels.append(("p_beats_reference", f"P(beats {reference})"))
+    colours = _colours(policies)
+    height = max(2.2, 0.35 * len(policies) + 1.2)
+    figure, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels) + 1.4, height),
+                                sharey=True, squeeze=False)  # fmt: skip
+    figure.subplots_adjust(left=0.2, right=0.98, top=0.8, bottom=0.22, wspace=0.12)
+    y = np.arange(len(policies))[::-1]
+    for ax, (key, label) in zip(axes[0], panels, strict=True):
+        for row, policy in zip(y, policies, strict=True):
+            stats = aggregates["policies"][policy][key]
+            if stats is None:
+                continue
+            low, high = stats["ci_low"], stats["ci_high"]
+            ax.barh(row, max(high - low, 1e-9), left=low, height=0.6, alpha=0.75,
+                    color=colours[policy])  # fmt: skip
+            ax.plot([stats["estimate"]] * 2, [row - 0.3, row + 0.3], color="black",
+                    linewidth=1.5)  # fmt: skip
+        if key == "p_beats_reference":
+            ax.axvline(0.5, color="grey", linestyle="--", linewidth=0.8)
+        else:
+            ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xlabel(label, fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(labelsize=8)
+    axes[0][0].set_yticks(y, policies, fontsize=8)
+    figure.suptitle(title, fontsize=10)
     figure.savefig(path, dpi=_DPI)
     plt.close(figure)
     return path

@@ -56,7 +56,7 @@ __all__ = [
 MAX_RETRIES = 3
 
 #: The message of ``--backend ray`` without Ray installed.
-RAY_MISSING = "Ray is not installed: pip install 'gpushare[ray]'"
+RAY_MISSING = "Ray is not installed: pip install 'gpushare-env[ray]'"
 
 #: Test-only fault injection: the name of an environment variable holding a file path.
 #: A task whose run's ``policy/workload/seed`` is that file's text removes the file and

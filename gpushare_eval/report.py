@@ -22,6 +22,10 @@ Statistics (see :mod:`gpushare_env.stats`), over complete runs only:
     * best value per workload and metric: the lowest mean, or the highest for metrics
       where higher is better (:data:`HIGHER_IS_BETTER`); ties are all best. A policy
       with an incomplete run is never best (its mean covers other seeds).
+    * across two or more workloads with a lower bound: per policy, the geometric mean and
+      the IQM of each run's mean JCT over its lower bound, and the probability of beating
+      the reference, with stratified bootstrap intervals (:mod:`gpushare_eval.aggregate`,
+      a seeded generator: the same rows give the same intervals).
 """
 
 from __future__ import annotations
@@ -31,8 +35,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+
 from gpushare_env.metrics import METRIC_DOCS
 from gpushare_env.stats import mean_ci, paired_difference, ratio_of_means
+from gpushare_eval.aggregate import BOOTSTRAP_REPS, BOOTSTRAP_SEED, aggregate_scores, run_scores
 
 __all__ = [
     "HEADLINE_METRICS",
@@ -47,6 +54,7 @@ __all__ = [
     "format_value",
     "incomplete_runs",
     "render_across_workloads",
+    "render_aggregates",
     "render_markdown",
     "run_status",
     "summarize_runs",
@@ -169,6 +177,8 @@ def summarize_runs(
     level: float = 0.95,
     policies: Sequence[str] | None = None,
     workloads: Sequence[str] | None = None,
+    bootstrap_reps: int = BOOTSTRAP_REPS,
+    bootstrap_seed: int = BOOTSTRAP_SEED,
 ) -> dict[str, Any]:
     """Aggregate per-run rows into the summary (the content of ``summary.json``).
 
@@ -185,6 +195,8 @@ def summarize_runs(
         level: Confidence level of every interval.
         policies: Policy order of the report (default: first-seen order in ``rows``).
         workloads: Workload order of the report (default: first-seen order in ``rows``).
+        bootstrap_reps: Resamples of the aggregates' bootstrap intervals.
+        bootstrap_seed: Seed of their generator.
 
     Returns:
         ``{"level", "baseline", "reference", "metrics": {name: {"doc", "higher_is_better"}},
@@ -200,7 +212,9 @@ def summarize_runs(
         numbers are ``None``. When the rows carry ``mean_solo_s`` (the jobs' mean solo
         duration, the same for every policy on a seed), a workload also has
         ``"jct_lower_bound_s": {"n", "mean", "half_width"}`` over the seeds of its complete
-        runs: no scheduler's mean JCT is lower.
+        runs: no scheduler's mean JCT is lower. When two or more workloads have one, the
+        summary also has ``"aggregates"``: :func:`gpushare_eval.aggregate.aggregate_scores`
+        of the runs' mean JCT over their lower bound, with ``reference``.
 
     Raises:
         ValueError: A row misses a key or has an unknown status, or a (policy, workload,
@@ -337,6 +351,27 @@ def summarize_runs(
                 "half_width": _finite_or_none(bound.half_width),
             }
         summary["workloads"][workload] = entry
+    bounded = [w for w, e in summary["workloads"].items() if "jct_lower_bound_s" in e]
+    if len(bounded) >= 2 and "mean_jct_s" in metrics:
+        ordered = sorted(
+            (r for r in rows if str(r["workload"]) in bounded),
+            key=lambda r: (policy_order.index(str(r["policy"]))
+                           if str(r["policy"]) in policy_order else len(policy_order),
+                           workload_order.index(str(r["workload"]))),
+        )  # fmt: skip
+        aggregates = aggregate_scores(
+            run_scores(ordered, lambda r: run_status(r) is _COMPLETE),
+            reference=reference,
+            rng=np.random.default_rng(bootstrap_seed),
+            reps=bootstrap_reps,
+            level=level,
+        )
+        if aggregates is not None:
+            summary["aggregates"] = {
+                "score": "mean_jct_s / mean_solo_s of each run (1.0 is unbeatable)",
+                "bootstrap_seed": bootstrap_seed,
+                **aggregates,
+            }
     return summary
 
 
@@ -551,6 +586,68 @@ def render_across_workloads(table: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _interval_cell(stats: Mapping[str, Any] | None, digits: int = 2) -> str:
+    """``2.14 [1.98, 2.31]``, or ``n/a``."""
+    if stats is None:
+        return "n/a"
+    return (
+        f"{stats['estimate']:.{digits}f} "
+        f"[{stats['ci_low']:.{digits}f}, {stats['ci_high']:.{digits}f}]"
+    )
+
+
+def render_aggregates(aggregates: Mapping[str, Any]) -> list[str]:
+    """The markdown section of the summary's ``aggregates`` (interval estimates)."""
+    level, reference = aggregates["level"], aggregates["reference"]
+    seeds = aggregates["seeds"]
+    counts = sorted({len(s) for s in seeds.values()})
+    what = (
+        "Per policy, over every run of the workloads above (score: the run's mean JCT over "
+        "its lower bound, 1.00 unbeatable): the geometric mean, the interquartile mean "
+        "(IQM: the middle half of the scores)"
+    )
+    if reference is not None:
+        what += (
+            f" and the probability that a run of the policy scores lower than a run of "
+            f"`{reference}` on the same workload (0.50: even)"
+        )
+    lines = [
+        f"## Across workloads: aggregates with {level:.0%} intervals",
+        "",
+        what + f"; [intervals] from a stratified bootstrap ({aggregates['reps']:,} resamples "
+        "of the seeds within each workload, percentile intervals; Agarwal et al., NeurIPS "
+        "2021).",
+        "",
+    ]
+    if counts == [1]:
+        lines += [
+            "**One seed per workload: the intervals cover the seeds' variation only, so "
+            "here they are the point estimates. Run more seeds for an interval.**",
+            "",
+        ]
+    header = ["policy", "runs", "geometric mean", "IQM"]
+    if reference is not None:
+        header.append(f"P(beats `{reference}`)")
+    body = []
+    for policy, entry in aggregates["policies"].items():
+        row = [
+            policy,
+            str(entry["runs"]),
+            _interval_cell(entry["geometric_mean"]),
+            _interval_cell(entry["iqm"]),
+        ]
+        if reference is not None:
+            row.append("—" if policy == reference else _interval_cell(entry["p_beats_reference"]))
+        body.append(row)
+    lines += _table(header, body)
+    lines.append("")
+    for policy, reason in aggregates.get("left_out", {}).items():
+        lines.append(f"- {INCOMPLETE_MARK} `{policy}` left out of the aggregates: {reason}")
+    if aggregates.get("left_out"):
+        lines.append("")
+    return lines
+
+
 def render_markdown(
     summary: Mapping[str, Any],
     *,
@@ -592,6 +689,8 @@ def render_markdown(
     across = across_workloads(summary)
     if across is not None:
         lines += render_across_workloads(across)
+    if summary.get("aggregates") and not main_table_only:
+        lines += render_aggregates(summary["aggregates"])
     for workload, entry in summary["workloads"].items():
         cells = entry["policies"]
         policies = list(cells)

@@ -102,6 +102,7 @@ HARNESS_FILES: tuple[str, ...] = (
 #: Name patterns of the files the harness writes in ``plots/`` and ``plot_data/``.
 PLOT_PATTERNS: tuple[str, ...] = (
     "across_workloads.png",
+    "aggregates.png",
     "metrics_*.png",
     "jct_cdf_*.png",
     "utilisation_*.png",

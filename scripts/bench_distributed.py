@@ -1,7 +1,7 @@
 """``gpushare-bench --harness`` and ``--vec-envs``: the evaluation harness's and the
 training envs' speed on the local process pool and on Ray (docs/distributed.md).
 
-``gpushare-bench --harness [--reps 3] [--multinode]``, with gpushare[ray] installed, times
+``gpushare-bench --harness [--reps 3] [--multinode]``, with gpushare-env[ray] installed, times
 the same 200-run evaluation side by side, repetition by repetition: the local
 pool (``--workers 2``), Ray on a local instance (``--backend ray --workers 2``, start-up
 included) and, with ``--multinode``, Ray on a cluster of two one-CPU nodes started here

@@ -44,7 +44,9 @@ def _run_blocked(blocked: tuple[str, ...], code: str) -> subprocess.CompletedPro
 def test_the_import_contracts_hold() -> None:
     """``lint-imports`` with the contracts of ``pyproject.toml``: no module imports a
     layer above its own (lazy imports inside functions count too)."""
-    assert importlib.util.find_spec("importlinter"), "pip install 'gpushare[dev]' (import-linter)"
+    assert importlib.util.find_spec("importlinter"), (
+        "pip install 'gpushare-env[dev]' (import-linter)"
+    )
     code = (
         "import sys; from importlinter.cli import lint_imports; "
         "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True))"

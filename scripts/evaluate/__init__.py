@@ -52,7 +52,7 @@ Examples::
         --policies fifo_pack fgd --no-jobs-csv --out results/big
 
 ``--backend ray`` makes each run a Ray task (:mod:`gpushare_eval.ray_backend`;
-``pip install 'gpushare[ray]'``): on a local Ray instance with ``--workers`` CPUs, or on
+``pip install 'gpushare-env[ray]'``): on a local Ray instance with ``--workers`` CPUs, or on
 the cluster at ``--ray-address``, whose nodes get the traces and saved agents through
 Ray's object store. Everything above holds as with the process pool (the same files,
 each run saved as it ends, ``--resume``, Ctrl-C); a run whose worker dies is retried by

@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("local", "ray"),
         default="local",
         help="where the runs go: 'local' (a process pool, default) or 'ray' (one Ray task "
-        "per run; needs pip install 'gpushare[ray]'). The results are the same",
+        "per run; needs pip install 'gpushare-env[ray]'). The results are the same",
     )
     parser.add_argument(
         "--ray-address",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'gpushare[ray]')")
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'gpushare-env[ray]')")
 pytest.importorskip("sb3_contrib")
 
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402

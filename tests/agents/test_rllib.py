@@ -1,6 +1,6 @@
 """RLlib's PPO with the action mask on ``GPUShare-v0`` (``agents.rllib``).
 
-The wrapper is tested always; the training needs RLlib (``pip install 'gpushare[rllib]'``,
+The wrapper is tested always; the training needs RLlib (``pip install 'gpushare-env[rllib]'``,
 part of the ``dev`` extra, so CI runs it) and skips, saying so, without it.
 """
 
@@ -72,7 +72,7 @@ def test_rllib_ppo_trains_with_the_mask_reproducibly() -> None:
     gives the same metrics and weights (one CPU, sampling in the driver)."""
     pytest.importorskip(
         "ray.rllib.algorithms.ppo",
-        reason="RLlib is not installed: pip install 'gpushare[rllib]' (in the dev extra)",
+        reason="RLlib is not installed: pip install 'gpushare-env[rllib]' (in the dev extra)",
     )
     import ray
 

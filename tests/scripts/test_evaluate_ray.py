@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'gpushare[ray]')")
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'gpushare-env[ray]')")
 
 from gpushare_env.workloads import make_workload, write_csv_trace  # noqa: E402
 from gpushare_eval import ray_backend  # noqa: E402
@@ -223,7 +223,7 @@ def test_without_ray_the_ray_backend_is_a_usage_error(
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
     assert evaluate.main(["--backend", "ray", "--out", str(tmp_path)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert "pip install 'gpushare[ray]'" in line
+    assert "pip install 'gpushare-env[ray]'" in line
     assert evaluate.main(["--ray-address", "auto", "--out", str(tmp_path)]) == 2
     assert "--ray-address needs --backend ray" in capsys.readouterr().err
 
