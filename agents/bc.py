@@ -29,7 +29,9 @@ __all__ = [
     "clone",
     "collect_demonstrations",
     "dagger",
+    "discounted_returns",
     "masked_logits_and_values",
+    "step_discounts",
 ]
 
 _NEG = -1e9
@@ -97,6 +99,40 @@ class _Labelled:
         return np.asarray(predict_action(self.driver, observation, action_masks)), state
 
 
+def step_discounts(
+    elapsed_s: Sequence[float], gamma: float, time_constant_s: float | None = None
+) -> list[float]:
+    """Each step's discount: ``gamma`` per decision, or with ``time_constant_s``
+    ``exp(-elapsed_s / time_constant_s)`` (discounting by simulated time, ``agents.smdp``).
+
+    Args:
+        elapsed_s: Simulated time each step let run (``info["elapsed_s"]``).  # (T,) [s]
+        gamma: Discount per decision.
+        time_constant_s: Time constant of the discount by time, or ``None``.
+    """
+    if time_constant_s is None:
+        return [gamma] * len(elapsed_s)
+    return [math.exp(-float(dt) / time_constant_s) for dt in elapsed_s]
+
+
+def discounted_returns(rewards: Sequence[float], discounts: Sequence[float]) -> np.ndarray:
+    """The discounted return from each step: ``G_t = r_t + discounts[t] * G_{t+1}``.
+
+    Args:
+        rewards: Rewards of an episode's steps.  # (T,)
+        discounts: Discount applied after each step.  # (T,)
+
+    Returns:
+        The returns.  # (T,) float32
+    """
+    returns = np.zeros(len(rewards), dtype=np.float32)
+    running = 0.0
+    for t in range(len(rewards) - 1, -1, -1):
+        running = float(rewards[t]) + float(discounts[t]) * running
+        returns[t] = running
+    return returns
+
+
 def collect_demonstrations(
     env_configs: Sequence[Mapping[str, Any]],
     seeds: Sequence[int],
@@ -149,17 +185,14 @@ def collect_demonstrations(
                 observations.setdefault(key, []).append(np.asarray(value, dtype=np.float32))
             masks.append(np.asarray(step.action_mask))
         actions.extend(teacher.labels)
-        rewards = [step.reward * reward_scale for step in steps]
-        discounts = [
-            gamma if time_constant_s is None else math.exp(-s.info["elapsed_s"] / time_constant_s)
-            for s in steps
-        ]
-        discounted = np.zeros(len(rewards), dtype=np.float32)
-        running = 0.0
-        for t in range(len(rewards) - 1, -1, -1):
-            running = rewards[t] + discounts[t] * running
-            discounted[t] = running
-        returns.append(discounted)
+        returns.append(
+            discounted_returns(
+                [step.reward * reward_scale for step in steps],
+                step_discounts(
+                    [s.info.get("elapsed_s", 0.0) for s in steps], gamma, time_constant_s
+                ),
+            )
+        )
         jcts.append(float(episode.metrics.get("mean_jct_s", np.nan)))
         env.close()
     return Demonstrations(

@@ -402,6 +402,9 @@ class ImitationConfig(_TrainGroup):
         bc_suspend_weight: Weight of the teacher's ``suspend`` labels in the cloning and
             DAgger losses, > 0 (1: plain cross-entropy). The teacher suspends in a few
             percent of the states its clone visits, and the clone misses most of them.
+        bc_dataset: A local Minari dataset (``gpushare-collect``) whose decisions are
+            cloned too, after the ``bc_episodes`` recorded ones (its observations must
+            have the training envs' shapes; ``agents.datasets``). ``None``: none.
     """
 
     path: ClassVar[str] = "TrainConfig.imitation"
@@ -415,6 +418,7 @@ class ImitationConfig(_TrainGroup):
     dagger_episodes: int = 8
     dagger_epochs: int = 3
     bc_suspend_weight: float = 1.0
+    bc_dataset: str | None = None
 
     def __post_init__(self) -> None:
         self._plain_settings()
@@ -429,6 +433,10 @@ class ImitationConfig(_TrainGroup):
             raise self._fail("bc_suspend_weight", f"must be > 0, got {self.bc_suspend_weight}")
         self._heuristic("bc_heuristic")
         self._heuristic("bc_trace_heuristic")
+        if self.bc_dataset is not None and not (
+            isinstance(self.bc_dataset, str) and self.bc_dataset.strip()
+        ):
+            raise self._bad("bc_dataset", "a Minari dataset id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -581,6 +589,7 @@ FLAT_KEYS: dict[str, str] = {
     "dagger_episodes": "imitation.dagger_episodes",
     "dagger_epochs": "imitation.dagger_epochs",
     "bc_suspend_weight": "imitation.bc_suspend_weight",
+    "bc_dataset": "imitation.bc_dataset",
     "learning_rate": "algorithm.learning_rate",
     "n_steps": "algorithm.n_steps",
     "batch_size": "algorithm.batch_size",

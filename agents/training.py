@@ -341,17 +341,29 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         record["resumed_from"] = str(run.resume)
     else:
         model = build_model(config, vec, tensorboard_log=tb_dir)
-    if imitation.bc_episodes > 0 and (not run.resume or imitation.dagger_iterations > 0):
-        from agents.bc import clone, collect_demonstrations
+    cloning = imitation.bc_episodes > 0 or imitation.bc_dataset is not None
+    if cloning and (not run.resume or imitation.dagger_iterations > 0):
+        from agents.bc import Demonstrations, clone, collect_demonstrations
 
         bc_started = time.perf_counter()
         rng = np.random.default_rng(run.seed)
         bc_seeds = [int(s) for s in rng.permutation(envs.train_seeds)[: imitation.bc_episodes]]
         tau_s = None if algorithm.time_constant_h is None else algorithm.time_constant_h * 3600.0
-        demos = collect_demonstrations(
-            configs, bc_seeds, teachers(config), algorithm.gamma, envs.reward_scale,
-            time_constant_s=tau_s,
-        )  # fmt: skip
+        parts: list[Demonstrations] = []
+        if bc_seeds:
+            parts.append(collect_demonstrations(
+                configs, bc_seeds, teachers(config), algorithm.gamma, envs.reward_scale,
+                time_constant_s=tau_s,
+            ))  # fmt: skip
+        if imitation.bc_dataset is not None:
+            from agents.datasets import demonstrations_from_dataset
+
+            parts.append(demonstrations_from_dataset(
+                imitation.bc_dataset, gamma=algorithm.gamma, reward_scale=envs.reward_scale,
+                time_constant_s=tau_s, observation_space=vec.observation_space,
+                action_space=vec.action_space,
+            ))  # fmt: skip
+        demos = parts[0] if len(parts) == 1 else parts[0].extend(parts[1])
 
         def _log(summary: dict[str, float]) -> None:
             if run.verbose or run.progress_bar:
@@ -382,6 +394,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
             "heuristic": imitation.bc_heuristic,
             "trace_heuristic": imitation.bc_trace_heuristic,
             "seeds": bc_seeds,
+            "dataset": imitation.bc_dataset,
             "decisions": len(demos),
             "history": history,
             "seconds": time.perf_counter() - bc_started,

@@ -34,7 +34,7 @@ from gpushare_env.workloads.trace_cut import TraceCutWarning
 from gpushare_eval.gantt import PlacementRecorder
 from gpushare_eval.plots import downsample_steps
 from gpushare_eval.report import HEADLINE_METRICS, RunStatus
-from gpushare_eval.specs import OTHER_METRICS, PROG, RunOutput, RunSpec, one_line
+from gpushare_eval.specs import OTHER_METRICS, PROG, PolicySpec, RunOutput, RunSpec, one_line
 
 __all__ = [
     "WorkerDied",
@@ -43,6 +43,7 @@ __all__ = [
     "execute_run_safely",
     "headless_setup",
     "load_agent",
+    "make_policy",
     "run_all",
     "status_of",
 ]
@@ -62,6 +63,19 @@ def agent_algorithm(path: str) -> str:
     from agents.saved import ALGORITHM_NAMES, algorithm_of
 
     return ALGORITHM_NAMES[algorithm_of(path)]
+
+
+def make_policy(policy: PolicySpec, env: Any) -> Any:
+    """What plays ``policy`` in ``env``: a baseline bound to the env (with the spec's
+    parameters), or a saved agent acting deterministically (:class:`EvalPredictor`,
+    a pointer agent rebound to the env's spaces). Anything ``rollout`` takes."""
+    if policy.is_agent:
+        from agents.inference import EvalPredictor
+
+        return EvalPredictor(load_agent(str(policy.path)), env)
+    import baselines
+
+    return baselines.make(str(policy.name), env=env, **dict(policy.params))
 
 
 @dataclass(slots=True)
@@ -105,16 +119,8 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     (MaskablePPO); PPO and DQN have none, and their invalid actions are no-ops counted in
     the ``invalid_actions`` column. A Gantt run records the holds after every step.
     """
-    import baselines
-
     env: Any = make_env(spec.env_config)
-    policy: Any
-    if spec.policy.is_agent:
-        from agents.inference import EvalPredictor
-
-        policy = EvalPredictor(load_agent(str(spec.policy.path)), env)
-    else:
-        policy = baselines.make(str(spec.policy.name), env=env, **dict(spec.policy.params))
+    policy = make_policy(spec.policy, env)
     recorder = PlacementRecorder() if spec.record_gantt else None
 
     def record_holds(step: Step) -> None:

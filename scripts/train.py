@@ -73,6 +73,7 @@ _METAVARS: dict[str, str] = {
     "train_seeds": "SEEDS",
     "eval_seeds": "SEEDS",
     "net_arch": "SIZES",
+    "bc_dataset": "ID",
 }
 
 #: Settings the ``--preset`` gives unless their flag does.

@@ -26,8 +26,10 @@ __all__ = [
     "EXIT_USAGE",
     "UsageError",
     "build_parser",
+    "json_arg",
     "parse_seeds",
     "plan_from_args",
+    "positive_int",
 ]
 
 #: Exit statuses of ``gpushare-evaluate`` (a crashed run wins over an incomplete one).
@@ -238,7 +240,7 @@ def parse_seeds(tokens: Sequence[str]) -> list[int]:
         raise UsageError(f"--seeds: {error}") from None
 
 
-def _positive_int(text: str | None, option: str) -> int | None:
+def positive_int(text: str | None, option: str) -> int | None:
     """``None`` or an int >= 1 from an option's text."""
     if text is None:
         return None
@@ -251,7 +253,7 @@ def _positive_int(text: str | None, option: str) -> int | None:
     return value
 
 
-def _json_arg(text: str, option: str) -> Any:
+def json_arg(text: str, option: str) -> Any:
     """A JSON value from an option, or the text itself when it is not JSON-looking."""
     if not text.lstrip().startswith("{"):
         return text
@@ -271,13 +273,13 @@ def plan_from_args(args: argparse.Namespace) -> Plan:
     return make_plan(
         preset=args.preset,
         policies=args.policies,
-        workloads=[_json_arg(text, "--workload") for text in args.workload or []],
+        workloads=[json_arg(text, "--workload") for text in args.workload or []],
         traces=args.trace or [],
-        cluster=_json_arg(args.cluster, "--cluster") if args.cluster else None,
+        cluster=json_arg(args.cluster, "--cluster") if args.cluster else None,
         seeds=parse_seeds(args.seeds) if args.seeds is not None else None,
-        num_jobs=_positive_int(args.num_jobs, "--num-jobs"),
-        workers=_positive_int(args.workers, "--workers"),
-        max_decisions=_positive_int(args.max_decisions, "--max-decisions"),
+        num_jobs=positive_int(args.num_jobs, "--num-jobs"),
+        workers=positive_int(args.workers, "--workers"),
+        max_decisions=positive_int(args.max_decisions, "--max-decisions"),
         out=args.out,
         headless=args.headless,
         reference=args.reference,
@@ -285,6 +287,6 @@ def plan_from_args(args: argparse.Namespace) -> Plan:
         gantt=args.gantt,
         jobs_csv=not args.no_jobs_csv,
         sweep=args.sweep or (),
-        window=_positive_int(args.window, "--window"),
+        window=positive_int(args.window, "--window"),
         agent_windows=args.agent_windows,
     )

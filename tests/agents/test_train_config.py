@@ -37,7 +37,7 @@ def test_the_flat_table_covers_every_setting_once() -> None:
         f"{name}.{f.name}" for name, group in GROUPS.items() for f in dataclasses.fields(group)
     ]
     assert sorted(FLAT_KEYS.values()) == sorted(paths)
-    assert len(FLAT_KEYS) == 58
+    assert len(FLAT_KEYS) == 59
 
 
 def test_nested_flat_and_mixed_forms_are_equal() -> None:
@@ -161,6 +161,7 @@ _EVERY_OLD_FLAG = [
 _EVERY_OLD_FLAG_CONFIG: dict[str, Any] = {
     "algo": "ppo", "batch_size": 32, "bc_episodes": 5, "bc_epochs": 2, "bc_heuristic": "gandiva",
     "bc_trace_heuristic": None, "bc_learning_rate": 0.0005, "bc_suspend_weight": 2.5,
+    "bc_dataset": None,
     "buffer_size": 50000,
     "clip_range": 0.2, "cluster": "tiny2", "critic_warmup": 100, "critic_warmup_lr": 0.001,
     "dagger_episodes": 3, "dagger_epochs": 4, "dagger_iterations": 2,
