@@ -3,14 +3,15 @@
 #                  choose; installs the core, plotting and RL deps: the
 #                  default evaluation includes the shipped learned agent)
 #   make test   -> the whole test suite (installs torch's CPU build, the rl and dev extras;
-#                  dev includes Ray with RLlib)
+#                  dev includes Ray with RLlib, Minari, MkDocs and build)
+#   make docs   -> the documentation site in site/ (MkDocs, strict)
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # A pinned torch: on this project's machines this version is a local CPU build.
 TORCH ?= torch==2.13.0
 
-.PHONY: run test test-fast lint bench clean
+.PHONY: run test test-fast lint bench docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -41,5 +42,10 @@ lint: $(VENV)/.full
 bench: $(VENV)/.core
 	$(BIN)/python -m scripts.benchmark $(ARGS)
 
+# The documentation site into site/ (mkdocs.yml; strict: a broken link or reference fails).
+# `$(BIN)/mkdocs serve` previews it.
+docs: $(VENV)/.full
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site
