@@ -21,6 +21,7 @@ from typing import Any
 from agents.datasets import INFO_KEYS, require_minari, step_info
 from gpushare_env.envs import make_env
 from gpushare_env.rollout import Episode, Step, rollout
+from gpushare_env.workloads.trace_cut import TraceCutWarning
 from gpushare_eval.plan import Plan, make_plan
 from gpushare_eval.runs import make_policy
 from gpushare_eval.specs import PlanError
@@ -157,8 +158,10 @@ def collect_dataset(
     try:
         for index, run in enumerate(plan.runs):
             steps: list[Step] = []
-            episode = rollout(make_policy(run.policy, env), env, seed=run.seed,
-                              callback=steps.append)  # fmt: skip
+            with warnings.catch_warnings():  # a cut trace is in the plan's notes, once
+                warnings.simplefilter("ignore", TraceCutWarning)
+                episode = rollout(make_policy(run.policy, env), env, seed=run.seed,
+                                  callback=steps.append)  # fmt: skip
             if not steps:
                 raise ValueError(f"seed {run.seed}: the episode ended without a decision")
             buffers.append(_episode_buffer(index, run.seed, steps, episode.reset_info))

@@ -143,6 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
 
+    if not args.quiet:
+        for note in plan.notes:
+            print(f"note: {note}", flush=True)
+
     def say(index: int, episode: Any) -> None:
         if not args.quiet:
             jct = episode.metrics.get("mean_jct_s")
