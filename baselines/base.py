@@ -5,11 +5,12 @@ object drives the headless runner (``gpushare_env.runner.run_headless``) and, bo
 ``GPUShare-v0`` env, acts through the env's action space with stable-baselines3's
 ``predict`` protocol, so one evaluation loop serves heuristics and learned agents.
 
-Windows: in the env only the pending window's waiting jobs (the first ``pending_window``
-by arrival, or with ``windows.priority`` a share of them by least attained service) and
-the first ``running_window`` running jobs (by start) are addressable. A policy therefore
-reads jobs through ``visible_pending`` / ``visible_running``, which apply the windows when
-set (``None`` headless: everything is visible).
+Windows: only the pending window's waiting jobs (the first ``W`` by arrival, or with a
+priority share some of them by least attained service) and the first ``R`` running jobs
+(by start) are addressable, in the env and headless alike. A policy therefore reads jobs
+through ``visible_pending`` / ``visible_running``: the simulator's windows
+(``SimView.pending_window``, ``SimView.running_window``; unbounded unless the run sets
+them), the one rule that the env's actions address too.
 
 Suspension rules: the simulator allows a suspension only under its rules
 (``SimConfig.max_suspends_per_job``, ``min_service_s``; in the env, ``limits``), and the
@@ -56,25 +57,17 @@ class Policy:
         self.env = env
         self.seed = seed
         self.rng = np.random.default_rng(seed)
-        self.pending_window: int | None = None
-        self.running_window: int | None = None
-        self._window_env: Any = None  # the env whose pending window the policy addresses
         self._view: SimView | None = None
         self._node_matrix: np.ndarray | None = None
 
-    def reset(
-        self, view: SimView, pending_window: int | None = None, running_window: int | None = None
-    ) -> None:
-        """Start an episode; ``pending_window`` / ``running_window`` bound what is visible.
+    def reset(self, view: SimView) -> None:
+        """Start an episode on ``view`` (its windows bound what is visible).
 
         Subclasses that keep per-episode state clear it in ``_reset_state``. The policy's
         generator is re-seeded, so every episode of a seeded policy draws the same stream
         on the same workload.
         """
         self._view = view
-        self.pending_window = pending_window
-        self.running_window = running_window
-        self._window_env = None
         self.rng = np.random.default_rng(self.seed)
         self._node_matrix = None
         self._reset_state()
@@ -88,15 +81,14 @@ class Policy:
 
     # ------------------------------------------------------------ visibility
     def visible_pending(self, view: SimView) -> list[int]:
-        """Waiting jobs (pending and suspended) this policy may place, by arrival."""
-        if self._window_env is not None:
-            return self._window_env.pending_window_ids()
-        return view.pending(self.pending_window)
+        """Waiting jobs (pending and suspended) this policy may place: the pending window,
+        in arrival order."""
+        return view.pending_window()
 
     def visible_running(self, view: SimView) -> list[int]:
         """Running jobs this policy may address, in the order they (re)started (those it
         may suspend now: ``suspendable``)."""
-        return view.running(self.running_window)
+        return view.running_window()
 
     def suspendable(self, view: SimView) -> list[int]:
         """Visible running jobs the simulator's suspension rules allow suspending now
@@ -137,9 +129,7 @@ class Policy:
         env = self.env.unwrapped
         view = env.view
         if self._view is not view:
-            windows = env.config.windows
-            self.reset(view, windows.pending, windows.running)
-            self._window_env = env
+            self.reset(view)
         action = env.encode_decision(self.decide(view))
         return np.asarray(action), state
 

@@ -28,12 +28,12 @@ The paper's algorithm (section 3.2, Pseudocode 2), as this policy runs it:
    nothing meanwhile; the paper's testbed spent 13,724 s on 221 preemptions, 62 s each),
    and with GPU-time thresholds a wide job crosses ``Q_1`` in seconds (a 64-GPU job
    attains 1 GPU-hour in 56 s): without a lease it is preempted as soon as it is back.
-6. **Pending window** (this project's addition, for the env's windows). Only the first
-   ``pending_window`` waiting jobs by arrival can be placed, and a preempted job rejoins
-   them in its arrival order, usually near the front. The policy does not preempt for a
-   waiting job that this would push out of the window: the preempted job would take its
-   GPUs back at the next event, since the job it made room for could not be addressed.
-   Headless with no window this rule never applies.
+6. **Pending window** (this project's addition, for the env's windows). Only the pending
+   window's waiting jobs can be placed, and a preempted job rejoins the queue in its
+   arrival order, usually near the front. The policy does not preempt for a waiting job
+   that this would push out of the window (the simulator's window rule, asked as a
+   what-if): the preempted job would take its GPUs back at the next event, since the job
+   it made room for could not be addressed. With unbounded windows this never applies.
 
 Defaults:
 
@@ -242,19 +242,14 @@ class Tiresias(Policy):
                 self.queue_of(view, job_id)  # starts its starvation clock
                 pinned_gpus += job.num_gpus  # cannot be suspended before it runs
         waiting = [((self.queue_of(view, j), 1, self._entered[j]), j) for j in pending]
-        index = {job_id: i for i, job_id in enumerate(pending)}
-        suspending = sorted(
-            (view.job(j).arrival_s, j)
-            for j in view.in_transition()
-            if view.job(j).status == JobStatus.SUSPENDING
-        )
+        suspending = [j for j in view.in_transition() if view.job(j).status == JobStatus.SUSPENDING]
         # The walk, over the waiting jobs that may take GPUs from running ones: those that
         # stay addressable once every job the walk preempts is waiting again (see
         # ``_walk``). Dropping one frees GPUs, so repeat until every one left stays.
         candidates = waiting
         while True:
             start, victims, free = self._walk(view, running, candidates, pinned_gpus)
-            lost = self._drop_out(view, start, victims, index, suspending)
+            lost = self._drop_out(view, start, victims, suspending)
             if not lost:
                 break
             candidates = [item for item in candidates if item[1] not in lost]
@@ -308,27 +303,16 @@ class Tiresias(Policy):
         view: SimView,
         start: list[tuple[tuple[Any, ...], int]],
         victims: list[int],
-        index: dict[int, int],
-        suspending: list[tuple[float, int]],
+        suspending: list[int],
     ) -> set[int]:
         """The waiting jobs of ``start`` that would leave the pending window once the
-        ``victims`` and the suspending jobs are waiting again.
+        ``victims`` and the suspending jobs are waiting again (the simulator's window
+        rule, asked as a what-if: ``SimView.pending_window(also_waiting=...)``).
 
-        The window holds the first ``pending_window`` waiting jobs by arrival (with the
-        env's ``windows.priority`` this is an estimate), and a preempted job rejoins it in
-        its arrival order. A job preempted for a waiting job
-        that then leaves the window would take its own GPUs back (the env cannot address
-        the job it was preempted for): a suspend / resume cycle for nothing, at every
-        event. The count is the same before, during and after the preemptions, so the
-        answer does not change while they are under way.
+        A job preempted for a waiting job that then leaves the window would take its own
+        GPUs back (no decision can address the job it was preempted for): a suspend /
+        resume cycle for nothing, at every event. The count is the same before, during
+        and after the preemptions, so the answer does not change while they are under way.
         """
-        if self.pending_window is None:
-            return set()
-        returning = suspending + [(view.job(j).arrival_s, j) for j in victims]
-        lost: set[int] = set()
-        for _, job_id in start:
-            key = (view.job(job_id).arrival_s, job_id)
-            ahead = index[job_id] + sum(1 for other in returning if other < key)
-            if ahead >= self.pending_window:
-                lost.add(job_id)
-        return lost
+        window = set(view.pending_window(also_waiting=suspending + victims))
+        return {job_id for _, job_id in start if job_id not in window}

@@ -51,6 +51,7 @@ __all__ = [
     "size_class_stats",
     "slowdown_stats",
     "summarize",
+    "summarize_run",
     "time_average",
     "utilisation_series",
 ]
@@ -520,6 +521,17 @@ def utilisation_series(
 
 
 # --------------------------------------------------------------------------- summary
+
+
+def summarize_run(records: Sequence[JobRecord], timeline: Timeline) -> dict[str, float]:
+    """:func:`summarize` of a run that may have stopped before any job finished (a
+    truncated episode): then every metric is NaN and ``num_jobs`` 0. The env's
+    ``info["metrics"]`` and a headless run's ``RunResult.metrics`` both come from here."""
+    if not records:
+        values = dict.fromkeys(METRIC_DOCS, math.nan)
+        values["num_jobs"] = 0.0
+        return values
+    return summarize(records, timeline)
 
 
 def summarize(records: Sequence[JobRecord], timeline: Timeline) -> dict[str, float]:

@@ -20,9 +20,10 @@ from gpushare_env.sim import (
     Simulator,
     SimView,
     Timeline,
+    Windows,
     apply_decision,
 )
-from gpushare_env.sim.engine import truncation_reason
+from gpushare_env.sim.engine import EpisodeOptions, truncation_reason
 
 __all__ = ["RunResult", "SchedulingPolicy", "TruncatedBy", "run_headless"]
 
@@ -39,10 +40,8 @@ class SchedulingPolicy(Protocol):
 
     name: str
 
-    def reset(
-        self, view: SimView, pending_window: int | None = None, running_window: int | None = None
-    ) -> None:
-        """Start a new episode on ``view``; windows are ``None`` when headless (unbounded)."""
+    def reset(self, view: SimView) -> None:
+        """Start a new episode on ``view`` (whose windows bound what it may address)."""
         ...
 
     def decide(self, view: SimView) -> Decision:
@@ -89,8 +88,8 @@ def run_headless(
     rng: np.random.Generator | None = None,
     max_events: int | None = None,
     *,
-    pending_window: int | None = None,
-    running_window: int | None = None,
+    windows: Windows | None = None,
+    auto_advance: bool = True,
     max_decisions: int | None = None,
     max_time_s: float | None = None,
     max_decisions_per_instant: int | None = None,
@@ -104,9 +103,12 @@ def run_headless(
     finish (for example a suspend / resume ping-pong).
 
     Args:
-        pending_window: Waiting jobs the policy may address (the first ones), as in the
-            env; ``None`` (default) is unbounded.
-        running_window: Running jobs the policy may address, likewise.
+        windows: The jobs the policy may address (``Windows``: sizes and priority share),
+            the env's rule; default: every job (``EnvConfig.windows.windows()`` gives the
+            env's).
+        auto_advance: Ask the policy only at instants with a choice, letting time run
+            through the others, as the env's ``auto_advance`` does (the same decisions are
+            then asked and counted both ways). ``False``: ask at every instant.
         max_decisions: Stop after this many decisions (``ADVANCE`` included) even if jobs
             are left; the result is then ``truncated`` by ``"decisions"``. ``None``
             (default): no cap.
@@ -123,12 +125,15 @@ def run_headless(
             decisions at one instant (livelock), or the policy lets time run while
             nothing is left to happen and jobs wait (deadlock).
     """
-    from gpushare_env.metrics import summarize
+    from gpushare_env.metrics import summarize_run
 
     start = time.perf_counter()
-    sim = Simulator(jobs, cluster, config, interference, rng)
+    episode = EpisodeOptions(auto_advance=auto_advance, max_time_s=max_time_s)
+    sim = Simulator(jobs, cluster, config, interference, rng, windows=windows, episode=episode)
     view = SimView(sim)
-    policy.reset(view, pending_window, running_window)
+    policy.reset(view)
+    if auto_advance:
+        sim.settle()
     steps = in_a_row = 0
     truncated_by: TruncatedBy | None = None
     while not sim.done:
@@ -156,6 +161,8 @@ def run_headless(
                     f"policy {policy.name!r} made {in_a_row} decisions at "
                     f"t={sim.now_s:.3f}s without letting time run (livelock)"
                 )
+        if auto_advance:
+            sim.settle()
         if on_decision is not None:
             on_decision(sim)
     records = sim.records()
@@ -163,7 +170,7 @@ def run_headless(
     return RunResult(
         records=records,
         timeline=timeline,
-        metrics=summarize(records, timeline),
+        metrics=summarize_run(records, timeline),
         events=sim.events_processed,
         decisions=sim.decisions,
         wall_s=time.perf_counter() - start,

@@ -170,9 +170,9 @@ def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Genera
 def _run_headless(spec: RunSpec) -> _Episode:
     """Run one heuristic on the simulator directly, without the env: for huge traces.
 
-    The policy sees the env's windows (the first ``pending_window`` waiting and
-    ``running_window`` running jobs), so a headless run makes the same decisions as the
-    same heuristic in the env and gives the same metrics (tested); it only skips the
+    The simulator gets the env's windows (their sizes and priority share), so a headless
+    run makes the same decisions as the same heuristic in the env and gives the same
+    metrics (a property test draws configurations to check it); it only skips the
     observation, mask and reward work. (Unbounded windows would also make each decision
     scan the whole queue, quadratic once a backlog forms.) The loop is
     :func:`gpushare_env.runner.run_headless`, with the env's decision cap and time cap
@@ -193,8 +193,8 @@ def _run_headless(spec: RunSpec) -> _Episode:
         policy,
         sim_config,
         rng=rng,
-        pending_window=config.windows.pending,
-        running_window=config.windows.running,
+        windows=config.windows.windows(),
+        auto_advance=config.auto_advance,
         max_decisions=config.decision_cap(len(jobs)),
         max_time_s=config.limits.max_time_s,
         max_decisions_per_instant=_LIVELOCK_DECISIONS,

@@ -7,7 +7,7 @@ import pytest
 
 from baselines.fifo_pack import FifoPack
 from gpushare_env.runner import run_headless
-from gpushare_env.sim import SimConfig, make_cluster
+from gpushare_env.sim import SimConfig, Windows, make_cluster
 from gpushare_env.workloads import make_workload
 
 
@@ -124,17 +124,21 @@ def test_max_time_s_truncates_as_the_envs_time_cap_does():
     assert roomy.truncated_by is None and roomy.records == full.records
 
 
-def test_windows_reach_the_policy_and_decisions_per_instant_are_capped():
+def test_windows_bound_what_the_policy_sees_and_decisions_per_instant_are_capped():
     class Recording(FifoPack):
-        def reset(self, view, pending_window=None, running_window=None):
-            self.windows = (pending_window, running_window)
-            super().reset(view, pending_window, running_window)
+        def decide(self, view):
+            self.seen.append((len(self.visible_pending(view)), len(self.visible_running(view))))
+            return super().decide(view)
 
     c = make_cluster("tiny")
-    jobs = make_workload("thesis", np.random.default_rng(0), num_jobs=6, cluster_gpus=4)
+    jobs = make_workload("thesis", np.random.default_rng(0), num_jobs=12, cluster_gpus=4)
     policy = Recording()
-    run_headless(jobs, c, policy, pending_window=3, running_window=2)
-    assert policy.windows == (3, 2)
+    policy.seen = []
+    run_headless(jobs, c, policy, windows=Windows(pending=3, running=2))
+    assert max(p for p, _ in policy.seen) == 3 and max(r for _, r in policy.seen) == 2
+    policy.seen = []
+    run_headless(jobs, c, policy)  # unbounded: a longer queue is seen whole
+    assert max(p for p, _ in policy.seen) > 3
 
     # The first placement is already one decision too many at t=0 for a cap of 0.
     with pytest.raises(RuntimeError, match="without letting time run"):

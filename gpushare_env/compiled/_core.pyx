@@ -701,6 +701,12 @@ cdef class Core(_Encoder):
         memset(self.terms, 0, sizeof(self.terms))
         self._observe()
 
+    def settle(self):
+        """Let time run through the instants without a choice (the env's auto-advance,
+        ``_settle``): what a headless run does after each decision so that it is asked
+        where the env would ask, and counts the decisions the env counts."""
+        self._settle()
+
     def step(self, int action, bint invalid):
         """One env step: apply ``action`` (unless ``invalid``), settle, observe.
 
@@ -885,6 +891,49 @@ cdef class Core(_Encoder):
         """Ids of waiting jobs (pending and suspended) by arrival, at most ``limit``."""
         cdef int i, n = self.queue_n if limit is None else min(self.queue_n, max(limit, 0))
         return [self.jobs[self.queue[i]].job_id for i in range(n)]
+
+    def pending_window(self, also_waiting=()):
+        """Ids of the pending window now, in arrival order (``_select_window``: the
+        windows' size and priority share are the core's). ``also_waiting``: ids of jobs
+        holding GPUs to count as waiting again, a what-if (the window once they are
+        suspended)."""
+        cdef int i, n, m = 0
+        cdef int* merged
+        cdef int* out
+        extra = sorted({self._rank(job_id) for job_id in also_waiting})
+        if not extra:
+            n = self._select_window(self.queue, self.queue_n, self.window_pending)
+            self.pending_n = n
+            return [self.jobs[self.window_pending[i]].job_id for i in range(n)]
+        merged = <int*>checked_malloc((self.queue_n + len(extra)) * sizeof(int))
+        out = <int*>checked_malloc((self.W + 1) * sizeof(int))
+        try:
+            i = 0
+            for rank in extra:  # both lists by rank: merge them
+                if self.jobs[rank].status in (PENDING, SUSPENDED, FUTURE, FINISHED):
+                    raise InvalidDecision(
+                        f"job {self.jobs[rank].job_id}: not holding GPUs, cannot wait again"
+                    )
+                while i < self.queue_n and self.queue[i] < rank:
+                    merged[m] = self.queue[i]
+                    m += 1
+                    i += 1
+                merged[m] = rank
+                m += 1
+            while i < self.queue_n:
+                merged[m] = self.queue[i]
+                m += 1
+                i += 1
+            n = self._select_window(merged, m, out)
+            return [self.jobs[out[i]].job_id for i in range(n)]
+        finally:
+            free(merged)
+            free(out)
+
+    def running_window(self):
+        """Ids of the running window: the first ``R`` running jobs in the order they
+        (re)started (what suspend actions address)."""
+        return self.running_list(self.R)
 
     def running_list(self, limit=None):
         """Ids of running jobs in the order they (re)started, at most ``limit``."""

@@ -62,17 +62,24 @@ cdef class _Encoder(_Simulation):
         self.dirty_n = 0
 
     cdef void _fill_pending_window(self) noexcept:
-        """The pending window's ranks, in arrival order: the first ``W`` waiting jobs; once
-        more wait, the first ``W - P`` and the ``P`` others with the least attained
-        GPU-seconds, ties by arrival (``P = priority_slots``)."""
+        """The pending window's ranks (``window_pending``) for the queue as it is."""
+        self._select_window(self.queue, self.queue_n, self.window_pending)
+
+    cdef int _select_window(self, int* queue, int queue_n, int* out) noexcept:
+        """The pending window of ``queue`` (ranks by arrival) into ``out``, in arrival
+        order, and its size: the first ``W`` waiting jobs; once more wait, the first
+        ``W - P`` and the ``P`` others with the least attained GPU-seconds, ties by
+        arrival (``P = priority_slots``). The one rule of the window: the env's actions,
+        its mask and every policy (``Simulator.pending_window``) address what it gives."""
         cdef int i, j, k, n = 0, P = self.priority_slots, by_arrival = self.W - self.priority_slots
         cdef double key
-        if P == 0 or self.queue_n <= self.W:
-            memcpy(self.window_pending, self.queue, self.pending_n * sizeof(int))
-            return
-        memcpy(self.window_pending, self.queue, by_arrival * sizeof(int))
-        for i in range(by_arrival, self.queue_n):  # keep the P least (key, position)
-            key = self.jobs[self.queue[i]].gpu_seconds
+        if P == 0 or queue_n <= self.W:
+            n = queue_n if queue_n < self.W else self.W
+            memcpy(out, queue, n * sizeof(int))
+            return n
+        memcpy(out, queue, by_arrival * sizeof(int))
+        for i in range(by_arrival, queue_n):  # keep the P least (key, position)
+            key = self.jobs[queue[i]].gpu_seconds
             if n == P and key >= self.priority_key[P - 1]:
                 continue
             k = n if n < P else P - 1
@@ -92,7 +99,8 @@ cdef class _Encoder(_Simulation):
                 j -= 1
             self.priority_pos[j] = k
         for i in range(P):
-            self.window_pending[by_arrival + i] = self.queue[self.priority_pos[i]]
+            out[by_arrival + i] = queue[self.priority_pos[i]]
+        return self.W
 
     cdef void _update_mask(self) except *:
         cdef int i, slot, n, rank, width = self.W * NUM_STRATEGIES

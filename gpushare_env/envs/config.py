@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from gpushare_env.sim.cluster import ClusterConfig
-from gpushare_env.sim.engine import DURATION_INFO, SimConfig
+from gpushare_env.sim.engine import DURATION_INFO, SimConfig, Windows
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
 from gpushare_env.sim.limits import MAX_DURATION_S, MAX_JOBS
 from gpushare_env.sim.settings import Group, KeyPaths, is_finite, is_int, is_real, plain, range_text
@@ -159,10 +159,10 @@ class WindowsConfig(Group):
             raise self._bad("gpus", f"None or an int in [1, {_MAX_GPU_ROWS}]")
         self._within(("priority",), 0.0, 1.0)
 
-    @property
-    def priority_slots(self) -> int:
-        """Pending slots chosen by least attained service (``round(priority * W)``)."""
-        return round(self.priority * self.pending)
+    def windows(self) -> Windows:
+        """The simulator's ``Windows`` these settings give (the env's and a headless
+        run's alike)."""
+        return Windows(self.pending, self.running, self.priority)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Mapping
 from typing import Any, SupportsFloat, cast
@@ -420,7 +419,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             except ValueError:
                 raise ValueError(
                     f"job {decision.job_id} is not in the pending window ({pending_ids}, "
-                    f"{self.pending_window} slots, {self.config.windows.priority_slots} of "
+                    f"{self.pending_window} slots, {self.config.windows.windows().priority_slots} of "
                     "them by least attained service); only those can be scheduled"
                 ) from None
             return slot * _NUM_STRATEGIES + STRATEGIES.index(decision.strategy)
@@ -464,9 +463,6 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         cfg = self.config
         self._decision_cap = cfg.limits.decision_cap(len(jobs))
         episode = EpisodeOptions(
-            pending_window=self.pending_window,
-            running_window=self.running_window,
-            priority_slots=cfg.windows.priority_slots,
             columns=self._columns,
             frag_edges=FRAG_BIN_EDGES_GIB,
             weights=tuple(self._weights),
@@ -477,7 +473,12 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             invalid_penalty=cfg.reward.invalid_penalty,
         )
         self._sim = sim = Simulator(
-            jobs, self.cluster, self._sim_config, rng=noise_rng, episode=episode
+            jobs,
+            self.cluster,
+            self._sim_config,
+            rng=noise_rng,
+            windows=cfg.windows.windows(),
+            episode=episode,
         )
         self._view = SimView(sim)
         self._core = core = sim.core
@@ -651,16 +652,11 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         }
 
     def _metrics(self) -> dict[str, float]:
-        from gpushare_env.metrics import METRIC_DOCS, summarize
+        from gpushare_env.metrics import summarize_run
 
         sim = self._sim
         assert sim is not None
-        records = sim.records()
-        if not records:
-            values = dict.fromkeys(METRIC_DOCS, math.nan)
-            values["num_jobs"] = 0.0
-            return values
-        return summarize(records, sim.timeline())
+        return summarize_run(sim.records(), sim.timeline())
 
     def _why_invalid(self, action: int) -> str:
         if not 0 <= action <= self._advance_action:

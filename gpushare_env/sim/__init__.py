@@ -10,6 +10,7 @@ from gpushare_env.sim.engine import (
     InvalidDecision,
     SimConfig,
     Simulator,
+    Windows,
 )
 from gpushare_env.sim.interference import (
     InterferenceModel,
@@ -53,6 +54,7 @@ __all__ = [
     "Simulator",
     "Suspend",
     "Timeline",
+    "Windows",
     "apply_decision",
     "make_cluster",
 ]

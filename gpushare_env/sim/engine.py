@@ -102,6 +102,7 @@ __all__ = [
     "JobState",
     "SimConfig",
     "Simulator",
+    "Windows",
     "timeline_from_rows",
     "truncation_reason",
 ]
@@ -228,19 +229,62 @@ class GPUState:
 
 
 @dataclass(frozen=True, slots=True)
+class Windows:
+    """Which waiting and running jobs decisions may address: one rule for the env and
+    headless runs (``Simulator.pending_window``, ``Simulator.running_window``).
+
+    Attributes:
+        pending: Pending slots ``W``: the waiting jobs a placement may address. ``None``:
+            every waiting job (headless only).
+        running: Running slots ``R``: the running jobs a suspension may address (the
+            first ``R`` in the order they started). ``None``: every running job.
+        priority: Share of the pending slots that go, once more jobs wait than ``W``, to
+            the waiting jobs with the least attained GPU service (Tiresias' key), ties by
+            arrival; the window lists them in arrival order. 0: the first ``W`` by
+            arrival. Needs a bounded ``pending``.
+    """
+
+    pending: int | None = None
+    running: int | None = None
+    priority: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("pending", "running"):
+            value = getattr(self, name)
+            if value is not None and not (is_int(value) and value >= 1):
+                raise ValueError(f"Windows.{name} must be None or an int >= 1, got {value!r}")
+        if not (is_finite(self.priority) and 0.0 <= self.priority <= 1.0):
+            raise ValueError(f"Windows.priority must be in [0, 1], got {self.priority!r}")
+        if self.priority > 0 and self.pending is None:
+            raise ValueError(
+                f"Windows.priority={self.priority} needs a bounded pending window "
+                "(Windows.pending, the env's windows.pending): with every waiting job "
+                "visible there is no share to give"
+            )
+
+    @property
+    def priority_slots(self) -> int:
+        """Pending slots chosen by least attained service (``round(priority * W)``)."""
+        return 0 if self.pending is None else round(self.priority * self.pending)
+
+    def sizes(self, num_jobs: int) -> tuple[int, int]:
+        """``(W, R)`` for an episode of ``num_jobs`` jobs (an unbounded window holds all)."""
+        return (
+            num_jobs if self.pending is None else self.pending,
+            num_jobs if self.running is None else self.running,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class EpisodeOptions:
     """What the env asks of the engine beyond the simulation: the observation and mask
     encoder, the reward terms and the episode's limits (``GPUShareEnv`` fills it in; a
     headless simulator has none and its core encodes nothing).
 
     Attributes:
-        pending_window: Pending slots ``W``.
-        running_window: Running slots ``R``.
-        priority_slots: Pending slots chosen by least attained GPU service instead of by
-            arrival once more jobs wait than ``W`` (``EnvConfig.windows.priority``).
         columns: The column names of each observation key, in order (the env's feature
             registry, ``gpushare_env.envs.features``): the core looks up where to write
-            each feature by its name.
+            each feature by its name. ``None``: a headless run, nothing encoded.
         frag_edges: Upper edges of the shared-GPU bins of ``frag_hist``.  [GiB]
         weights: Reward weights in ``REWARD_COMPONENTS`` order (empty: no reward; the core
             refuses any other count than the number of components, ``REWARD_TERMS``).
@@ -251,17 +295,14 @@ class EpisodeOptions:
         invalid_penalty: Reward of an invalid action (negated).
     """
 
-    pending_window: int
-    running_window: int
-    columns: Mapping[str, tuple[str, ...]]
-    frag_edges: tuple[float, ...]
+    columns: Mapping[str, tuple[str, ...]] | None = None
+    frag_edges: tuple[float, ...] = ()
     weights: tuple[float, ...] = ()
     time_scale_s: float = 1.0  # [s]
     auto_advance: bool = True
     max_time_s: float | None = None  # [s]
     decision_cap: int = 2**62
     invalid_penalty: float = 0.0
-    priority_slots: int = 0
 
 
 class Simulator:
@@ -277,6 +318,7 @@ class Simulator:
             each GPU whose computing workers change.
         rng: Generator for the sampling noise; one draw per job in job-id order, so the
             noise a job sees does not depend on the schedule.
+        windows: The jobs decisions may address (``Windows``; default: every job).
         episode: The env's encoder, reward and limits (``None``: headless).
     """
 
@@ -288,9 +330,11 @@ class Simulator:
         interference: InterferenceModel | None = None,
         rng: np.random.Generator | None = None,
         *,
+        windows: Windows | None = None,
         episode: EpisodeOptions | None = None,
     ) -> None:
         self.config = config or SimConfig()
+        self.windows = windows or Windows()
         self.cluster = cluster
         self.interference: InterferenceModel = self._interference_model(interference)
         if isinstance(jobs, (str, bytes, Mapping)) or not isinstance(jobs, Iterable):
@@ -308,7 +352,9 @@ class Simulator:
         noise = rng.normal(0.0, self.config.sample_noise, size=len(by_id))
         noise_of = dict(zip(by_id, np.clip(noise, -0.9, 0.9).tolist(), strict=True))
         self.core: Any = new_core(
-            core_inputs(ordered, noise_of, cluster, self.config, self.interference, episode)
+            core_inputs(
+                ordered, noise_of, cluster, self.config, self.interference, self.windows, episode
+            )
         )
         #: Per-GPU state arrays (live, written by the core).
         self.gpus: GPUState = self.core.gpu_state
@@ -335,6 +381,7 @@ class Simulator:
             "config": self.config,
             "cluster": self.cluster,
             "interference": self.interference,
+            "windows": self.windows,
             "core": self.core,
             "ids": list(self.jobs),
         }
@@ -343,6 +390,7 @@ class Simulator:
         self.config = state["config"]
         self.cluster = state["cluster"]
         self.interference = state["interference"]
+        self.windows = state["windows"]
         self.core = state["core"]
         self.gpus = self.core.gpu_state
         self.jobs = JobTable(self.core, state["ids"])
@@ -391,6 +439,24 @@ class Simulator:
     def pending(self, limit: int | None = None) -> list[int]:
         """Ids of waiting jobs (pending and suspended) by arrival, at most ``limit``."""
         return self.core.pending(limit)
+
+    def pending_window(self, also_waiting: Iterable[int] = ()) -> list[int]:
+        """Ids of the pending window, in arrival order: the waiting jobs a placement may
+        address (``windows``: the first ``W`` by arrival, or a share by least attained
+        service). ``also_waiting``: jobs holding GPUs to count as waiting again, for the
+        window once they are suspended (a what-if; ``InvalidDecision`` for a job that
+        holds none)."""
+        return self.core.pending_window(also_waiting)
+
+    def running_window(self) -> list[int]:
+        """Ids of the running window: the first ``R`` running jobs in the order they
+        (re)started, the ones a suspension may address."""
+        return self.core.running_window()
+
+    def settle(self) -> None:
+        """Let time run through the instants where no decision but letting time run is
+        valid (the env's ``auto_advance``; the time cap of ``episode`` stops it)."""
+        self.core.settle()
 
     def running(self, limit: int | None = None) -> list[int]:
         """Ids of running jobs in the order they (re)started, at most ``limit``."""
@@ -597,6 +663,7 @@ def core_inputs(
     cluster: Cluster,
     config: SimConfig,
     interference: InterferenceModel,
+    windows: Windows,
     episode: EpisodeOptions | None,
 ) -> tuple[dict[str, Any], ...]:
     """The arguments of ``Core`` for an episode of ``ordered`` jobs (by arrival, id)."""
@@ -665,14 +732,13 @@ def core_inputs(
         "median_worker_gib": float(np.median(reference)),
     }
     # headless: no layout, the core encodes nothing
-    options = episode or EpisodeOptions(
-        pending_window=1, running_window=1, columns={}, frag_edges=()
-    )
+    options = episode or EpisodeOptions()
+    pending_window, running_window = windows.sizes(len(ordered))
     encoder_in = {
-        "pending_window": options.pending_window,
-        "running_window": options.running_window,
-        "priority_slots": options.priority_slots,
-        "columns": dict(options.columns) if episode is not None else None,
+        "pending_window": pending_window,
+        "running_window": running_window,
+        "priority_slots": windows.priority_slots,
+        "columns": dict(options.columns) if options.columns is not None else None,
         "frag_edges": list(options.frag_edges),
         "num_models": len(_MODEL_NAMES),
         "memory_sizes": sizes,

@@ -6,6 +6,8 @@ that stay current; jobs are ``JobView`` proxies); they change it only through de
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from gpushare_env.sim.engine import JobState, Simulator
@@ -284,6 +286,16 @@ class SimView:
     def running(self, limit: int | None = None) -> list[int]:
         """Ids of running jobs in the order they (re)started, at most ``limit``."""
         return self._sim.running(limit)
+
+    def pending_window(self, also_waiting: Iterable[int] = ()) -> list[int]:
+        """Ids of the pending window (``Simulator.pending_window``): the waiting jobs a
+        placement may address, in arrival order."""
+        return self._sim.pending_window(also_waiting)
+
+    def running_window(self) -> list[int]:
+        """Ids of the running window (``Simulator.running_window``): the running jobs a
+        suspension may address."""
+        return self._sim.running_window()
 
     def in_transition(self) -> list[int]:
         """Ids of jobs suspending or resuming (they hold GPUs without progress)."""

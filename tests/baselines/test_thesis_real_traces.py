@@ -16,7 +16,7 @@ import pytest
 import baselines
 from gpushare_env.runner import run_headless
 from gpushare_env.seeding import episode_streams, trace_generator
-from gpushare_env.sim import JobSpec, NoInterference, SimConfig, make_cluster
+from gpushare_env.sim import JobSpec, NoInterference, SimConfig, Windows, make_cluster
 from gpushare_env.sim.catalog import scaling_efficiency
 from gpushare_env.workloads import make_workload
 from gpushare_env.workloads.real_traces import philly_vc_path
@@ -184,7 +184,7 @@ def test_on_a_real_overloaded_excerpt_the_starving_jobs_are_not_served_longest_f
         _, noise = episode_streams(0)
         result = run_headless(
             jobs, cluster, baselines.make(spec), SimConfig(), rng=noise,
-            pending_window=16, running_window=16,
+            windows=Windows(16, 16),
         )  # fmt: skip
         assert not result.truncated
         return float(result.metrics["mean_jct_s"])

@@ -21,7 +21,7 @@ from baselines.tiresias import Tiresias
 from gpushare_env.envs.config import EnvConfig
 from gpushare_env.runner import run_headless
 from gpushare_env.seeding import trace_generator
-from gpushare_env.sim import JobRecord, JobSpec, SimConfig, make_cluster
+from gpushare_env.sim import JobRecord, JobSpec, SimConfig, Windows, make_cluster
 from gpushare_env.sim.catalog import scaling_efficiency
 from gpushare_env.workloads import fit_to_cluster, make_workload, philly_vc_path
 from tests.jobs import job as make_job
@@ -44,7 +44,7 @@ def run(
     """Run ``tiresias`` with ``params`` headless; the records by job id and the policy."""
     policy = Tiresias(**params)  # type: ignore[arg-type]
     result = run_headless(
-        jobs, make_cluster(cluster), policy, CONFIG, pending_window=pending_window
+        jobs, make_cluster(cluster), policy, CONFIG, windows=Windows(pending_window)
     )
     assert not result.truncated
     assert len(result.records) == len(jobs)
@@ -226,8 +226,7 @@ def test_a_real_trace_excerpt_finishes_without_thrashing() -> None:
         baselines.make("tiresias"),
         SimConfig(max_suspends_per_job=None),
         rng=np.random.default_rng(0),
-        pending_window=env.windows.pending,
-        running_window=env.windows.running,
+        windows=env.windows.windows(),
         max_decisions=env.decision_cap(len(jobs)),
     )
     assert not result.truncated

@@ -102,8 +102,8 @@ class PlacementChecker:
         self.expected: dict[int, tuple[int, ...]] = {}  # job -> GPUs of its last placement
         self.placements = self.multi_node = 0
 
-    def reset(self, view: SimView, pending_window: Any = None, running_window: Any = None):
-        self.policy.reset(view, pending_window, running_window)
+    def reset(self, view: SimView) -> None:
+        self.policy.reset(view)
 
     def decide(self, view: SimView) -> Any:
         decision = self.policy.decide(view)

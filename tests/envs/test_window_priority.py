@@ -30,7 +30,7 @@ def _expected_window(view, width: int, by_priority: int) -> list[int]:
 def test_the_window_follows_the_rule_along_a_trajectory(share: float) -> None:
     env = gym.make("GPUShare-v0", config={**_HEAVY, "window_priority": share})
     env_core = env.unwrapped
-    assert env_core.config.windows.priority_slots == round(8 * share)
+    assert env_core.config.windows.windows().priority_slots == round(8 * share)
     _, info = env.reset(seed=3)
     rng = np.random.default_rng(0)
     long_queues = reordered = 0
