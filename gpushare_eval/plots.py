@@ -215,6 +215,7 @@ def plot_interval_estimates(aggregates: Mapping[str, Any], path: Path, title: st
                     linewidth=1.5)  # fmt: skip
         if key == "p_beats_reference":
             ax.axvline(0.5, color="grey", linestyle="--", linewidth=0.8)
+            ax.set_xlim(0.0, 1.0)
         else:
             ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
         ax.set_xlabel(label, fontsize=9)
