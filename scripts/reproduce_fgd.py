@@ -252,13 +252,22 @@ def _plot(rows: Sequence[dict[str, Any]], policies: Sequence[str], out: Path) ->
         for policy in policies:
             curve = _median_curve(rows, workload, policy)
             arrived = sorted(curve)
-            left.plot(arrived, [curve[a][0] for a in arrived], label=policy)
+            (line,) = left.plot(arrived, [curve[a][0] for a in arrived], label=policy)
             right.plot(arrived, [curve[a][1] for a in arrived], label=policy)
+            published = published_unallocated(workload, policy)
+            if published is not None:  # the paper's medians as crosses of the same colour
+                left.plot(
+                    ARRIVED_POINTS,
+                    [100 - value for value in published],
+                    linestyle="none",
+                    marker="x",
+                    color=line.get_color(),
+                )
         left.plot([0, 100], [0, 100], color="grey", linestyle=":", linewidth=1)
         left.set(
             xlabel="arrived workload [% of GPU capacity]",
             ylabel="GPU allocation ratio [%]",
-            title=f"{workload}: allocation (median of seeds)",
+            title=f"{workload}: allocation (median of seeds; x: published)",
         )
         left.set_ylim(80, 100)
         left.set_xlim(80, 130)
