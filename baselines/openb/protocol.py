@@ -55,6 +55,7 @@ from gpushare_env.workloads.openb import (
 __all__ = [
     "ARTIFACT_FIRST_SEED",
     "ENGINES",
+    "MAX_GPUS_PER_NODE",
     "TUNING_RATIO",
     "PlacementRun",
     "Workload",
@@ -71,6 +72,9 @@ TUNING_RATIO = 1.3
 ARTIFACT_FIRST_SEED = 42
 #: ``compiled``: the Cython loop (``_kernel.pyx``); ``reference``: the Python classes.
 ENGINES: tuple[str, ...] = ("compiled", "reference")
+
+#: GPUs per node the placement runs can hold (a task's GPUs are a 64-bit mask).
+MAX_GPUS_PER_NODE = 62
 
 _SPEC_PRESENT = 1 << 62  # marks a model mask that names some models (see _kernel.pyx)
 
@@ -233,6 +237,12 @@ def run_policy(
         engine: One of :data:`ENGINES`.
     """
     make_policy(policy, workload.typical)  # checks the name
+    widest = max(node.num_gpu for node in nodes)
+    if widest > MAX_GPUS_PER_NODE:
+        raise ValueError(
+            f"a node has {widest} GPUs; the placement runs hold at most {MAX_GPUS_PER_NODE}"
+            " per node (GPU sets are bit masks)"
+        )
     order = np.asarray(order, dtype=np.int64)
     if draws is None:
         draws = np.zeros((len(order), 2))
@@ -337,9 +347,13 @@ def _run_compiled(
             return 0
         return _SPEC_PRESENT | sum(bit.get(model, 0) for model in set(spec))
 
+    # FGD caches its score per node and kind of request (what the score depends on); the
+    # other policies need no cache, so their tasks are all of kind 0
     kinds: dict[tuple[int, int, int, tuple[str, ...]], int] = {}
     kind_of = [
         kinds.setdefault((t.cpu_milli, t.num_gpu, t.gpu_milli, t.gpu_spec), len(kinds))
+        if policy == "fgd"
+        else 0
         for t in workload.tasks
     ]
     tasks = [workload.tasks[i] for i in order]

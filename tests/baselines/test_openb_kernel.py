@@ -117,3 +117,10 @@ def test_an_unknown_engine_or_bad_draws_are_refused():
         run_policy(workload, nodes, "fgd", order, np.arange(len(nodes)), engine="go")
     with pytest.raises(ValueError, match="draws must have shape"):
         run_policy(workload, nodes, "random", order, np.arange(len(nodes)), np.zeros((2, 2)))
+
+
+def test_nodes_wider_than_a_gpu_mask_are_refused():
+    nodes = [OpenbNode("wide", 64000, 65536, 63, "T4")]
+    workload = Workload.from_requests("w", [TaskRequest(1000, 0, 1, 500)])
+    with pytest.raises(ValueError, match="at most 62 per node"):
+        run_policy(workload, nodes, "fgd", np.zeros(1, dtype=np.int64), np.zeros(1))
