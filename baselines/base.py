@@ -35,8 +35,6 @@ __all__ = [
     "can_advance",
     "cheapest_gang",
     "committed_load",
-    "drain_s",
-    "node_matrix",
     "placement_speed",
     "predicted_idle_at",
 ]
@@ -58,7 +56,6 @@ class Policy:
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self._view: SimView | None = None
-        self._node_matrix: np.ndarray | None = None
 
     def reset(self, view: SimView) -> None:
         """Start an episode on ``view`` (its windows bound what is visible).
@@ -69,7 +66,6 @@ class Policy:
         """
         self._view = view
         self.rng = np.random.default_rng(self.seed)
-        self._node_matrix = None
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -97,10 +93,8 @@ class Policy:
         return [job_id for job_id in self.visible_running(view) if view.can_suspend(job_id)]
 
     def node_gpus(self, view: SimView) -> np.ndarray:
-        """GPUs of each node, -1 padded (``node_matrix``, built once per episode).  # (N, M)"""
-        if self._node_matrix is None:
-            self._node_matrix = node_matrix(view.gpu_node)
-        return self._node_matrix
+        """GPUs of each node, -1 padded (the cluster's, ``SimView.node_gpus``).  # (N, M)"""
+        return view.node_gpus
 
     def params(self) -> dict[str, Any]:
         """The policy's named parameters (for reports); subclasses add theirs."""
@@ -132,24 +126,6 @@ class Policy:
             self.reset(view)
         action = env.encode_decision(self.decide(view))
         return np.asarray(action), state
-
-
-def drain_s(
-    view: SimView,
-    waiting_remaining: Callable[[JobView], float],
-    running_remaining: Callable[[JobView], float],
-) -> float:
-    """Time the cluster needs for the predicted work of the jobs in the system at full use:
-    the sum of ``remaining x GPUs`` over the waiting jobs, then the running and
-    transitioning ones, / GPUs (the critical-path rule's yardstick).  [s]"""
-    work = 0.0
-    for job_id in view.pending():
-        job = view.job(job_id)
-        work += waiting_remaining(job) * job.num_gpus
-    for job_id in view.running() + view.in_transition():
-        job = view.job(job_id)
-        work += running_remaining(job) * job.num_gpus
-    return work / view.num_gpus
 
 
 def predicted_idle_at(view: SimView, remaining: Callable[[JobView], float]) -> np.ndarray:
@@ -206,17 +182,6 @@ def committed_load(view: SimView) -> np.ndarray:
         if job.status == JobStatus.RESUMING:
             load[list(job.gpus)] += job.intensity
     return load
-
-
-def node_matrix(gpu_node: np.ndarray) -> np.ndarray:
-    """GPU indices of each node, padded with -1, from the node of each GPU.  # (N, M)"""
-    nodes = int(gpu_node.max()) + 1 if len(gpu_node) else 0
-    counts = np.bincount(gpu_node, minlength=nodes)
-    matrix = np.full((nodes, int(counts.max()) if nodes else 0), -1, dtype=np.int64)
-    for node in range(nodes):
-        members = np.flatnonzero(gpu_node == node)
-        matrix[node, : len(members)] = members
-    return matrix
 
 
 def cheapest_gang(

@@ -54,6 +54,6 @@ class Fifo(Policy):
             if holding >= self.max_jobs:
                 return ADVANCE
         job = view.job(head[0])
-        if view.fit_checker().fits_exclusive(job.num_gpus, job.memory_gib):
+        if view.fits(job.job_id)[1]:  # (shared, exclusive)
             return Schedule(job.job_id, "exclusive")
         return ADVANCE

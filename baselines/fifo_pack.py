@@ -29,9 +29,7 @@ class FifoPack(Policy):
         """Place the oldest waiting job that fits; otherwise let time run."""
         if view.num_waiting == 0:
             return ADVANCE
-        checker = view.fit_checker()
         for job_id in self.visible_pending(view):
-            job = view.job(job_id)
-            if checker.fits(job.num_gpus, job.memory_gib):
+            if view.fits(job_id)[0]:  # (shared, exclusive)
                 return Schedule(job_id, self.strategy)
         return ADVANCE

@@ -57,7 +57,6 @@ import numpy as np
 
 from baselines.base import Policy, committed_load
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
-from gpushare_env.sim.view import FitChecker
 
 __all__ = ["RULE_HOOKS", "Gandiva", "Rank", "WaitClass"]
 
@@ -152,7 +151,6 @@ class Gandiva(Policy):
         migration = self._migration(view)  # step 1
         if migration is not None:
             return migration
-        checker = view.fit_checker()
         ranks = {job_id: self._rank(view, job_id) for job_id in pending}
         order = sorted(pending, key=ranks.__getitem__)  # step 2
         blocked: JobView | None = None
@@ -162,7 +160,7 @@ class Gandiva(Policy):
             job = view.job(job_id)
             shape = (job.num_gpus, job.memory_gib, job.intensity)
             if shape not in memo:
-                memo[shape] = self._placement(view, job, checker, load)  # steps 3-4
+                memo[shape] = self._placement(view, job, load)  # steps 3-4
             strategy = memo[shape]
             if strategy is not None:
                 self._migrating.discard(job_id)
@@ -247,14 +245,13 @@ class Gandiva(Policy):
         saved_s = remaining / job.cross_node_factor - remaining
         return saved_s >= self.migration_gain * job.resume_overhead_s
 
-    def _placement(
-        self, view: SimView, job: JobView, checker: FitChecker, load: np.ndarray
-    ) -> str | None:
+    def _placement(self, view: SimView, job: JobView, load: np.ndarray) -> str | None:
         """``exclusive`` on idle GPUs, else a shared placement keeping ``U_g <= max_load``
         (``load``: the compute load of each GPU, restarting jobs included)."""
-        if checker.fits_exclusive(job.num_gpus, job.memory_gib) and self._may_take_idle(view, job):
+        shared, exclusive = view.fits(job.job_id)
+        if exclusive and self._may_take_idle(view, job):
             return "exclusive"
-        if not checker.fits(job.num_gpus, job.memory_gib):
+        if not shared:
             return None
         # O(G) pre-check: enough GPUs with the memory, a slot and the compute to spare?
         spare = (

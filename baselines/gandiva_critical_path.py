@@ -255,7 +255,7 @@ def _gather_gpus(
 ) -> np.ndarray | None:
     """The GPUs ``job`` still needs on the node where a whole gang of its size is
     predicted to be free first (``idle_at``: when each GPU frees up; ``job``'s own GPUs
-    count as free now; ``nodes``: ``node_matrix``), as a mask; ``None`` if no node is
+    count as free now; ``nodes``: ``SimView.node_gpus``), as a mask; ``None`` if no node is
     large enough.  # (G,) bool"""
     if job.num_gpus > nodes.shape[1]:
         return None

@@ -53,12 +53,9 @@ class RandomPolicy(Policy):
             allowed = self.suspendable(view)
             if allowed:
                 return Suspend(allowed[int(self.rng.integers(len(allowed)))])
-        checker = view.fit_checker()
         options: list[Decision] = []
         for job_id in self.visible_pending(view):
-            job = view.job(job_id)
-            shared = checker.fits(job.num_gpus, job.memory_gib)
-            exclusive = checker.fits_exclusive(job.num_gpus, job.memory_gib)
+            shared, exclusive = view.fits(job_id)
             for strategy in STRATEGIES:
                 if exclusive if strategy == "exclusive" else shared:
                     options.append(Schedule(job_id, strategy))

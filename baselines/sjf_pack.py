@@ -83,7 +83,6 @@ class SJFPack(Policy):
                     self._sampling_done.add(job_id)
                     if job.suspends == 0 and view.can_suspend(job_id):
                         return Suspend(job_id)
-        checker = view.fit_checker()
         keyed = []
         for job_id in self.visible_pending(view):
             job = view.job(job_id)
@@ -97,7 +96,7 @@ class SJFPack(Policy):
             keyed.append((key, job))
         keyed.sort(key=lambda item: item[0])
         for _, job in keyed:
-            if checker.fits(job.num_gpus, job.memory_gib):
+            if view.fits(job.job_id)[0]:  # (shared, exclusive)
                 if sampling and job.status == JobStatus.SUSPENDED:
                     self._sampling_done.add(job.job_id)
                 return Schedule(job.job_id, self.strategy)

@@ -68,14 +68,14 @@ Source: J.-S. Tong, "A Heuristic Approach with Fine-Grained Scheduling Based on 
 Sharing for Deep Learning Jobs", master's thesis, CYCU 2022 (advisor W.-C. Chung); W.-C.
 Chung, J.-S. Tong, Z.-H. Chen, J. Supercomputing 81(2), 2025. Differences: the thesis's
 thresholds and tie-breaks are not public; every one here is a named parameter whose
-default was chosen by experiment on the thesis workload (``scripts/reproduce_thesis.py``),
-confirmed on seeds 10-19 (both arrival modes) so as not to fit the three reported seeds
-0-2 alone. Additions of this implementation: the conditional suspension after sampling
-(pays two overheads only when it helps), the critical-path rule and the EASY reservation
-(SRPT alone gives the makespan away), work conservation below the thresholds while GPUs
-idle, and the hysteresis and suspension caps against livelock. What changing each
-parameter does, measured one at a time against these defaults: docs/baselines.md,
-``thesis``.
+default was chosen by experiment on the thesis workload (``gpushare-evaluate --preset
+thesis_headless``), confirmed on seeds 10-19 (both arrival modes) so as not to fit the
+three reported seeds 0-2 alone. Additions of this implementation: the conditional
+suspension after sampling (pays two overheads only when it helps), the critical-path
+rule and the EASY reservation (SRPT alone gives the makespan away), work conservation
+below the thresholds while GPUs idle, and the hysteresis and suspension caps against
+livelock. What changing each parameter does, measured one at a time against these
+defaults: docs/baselines.md, ``thesis``.
 
 Real traces (``starving_order``, ``max_starving``, ``reserve="starving"``,
 ``backfill_victims``): the thesis says which job starves and what it may suspend, not how
@@ -104,12 +104,10 @@ from baselines.base import (
     Policy,
     can_advance,
     cheapest_gang,
-    drain_s,
     placement_speed,
     predicted_idle_at,
 )
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
-from gpushare_env.sim.view import FitChecker
 
 __all__ = ["ThesisHeuristic"]
 
@@ -370,12 +368,11 @@ class ThesisHeuristic(Policy):
         if self.max_starving > 0:
             waiting = self._limit_starving(view, waiting)
         waiting.sort(key=lambda w: w.rank)
-        checker = view.fit_checker()
         memo: dict[tuple[Any, ...], Any] = {}
         head: _Waiting | None = None  # the first job in order that cannot start
         shadow_s, reserved = _INF, frozenset[int]()
         for candidate in waiting:
-            placed = self._placement(view, candidate, checker, memo)
+            placed = self._placement(view, candidate, memo)
             if placed is not None:
                 strategy, gpus = placed
                 if head is not None and not self._may_backfill(
@@ -401,7 +398,7 @@ class ThesisHeuristic(Policy):
                 return Suspend(victims[0])
             if self._reserves_for(candidate):
                 shadow_s, reserved = self._reservation(view, candidate)
-        return self._advance_or_force(view, waiting, checker)
+        return self._advance_or_force(view, waiting)
 
     def _reserves_for(self, head: _Waiting) -> bool:
         """Does the blocked head of the order get a reservation (``reserve``)?"""
@@ -520,13 +517,8 @@ class ThesisHeuristic(Policy):
         cached_at, cached, cached_signature = self._drain_cache
         if cached_signature == signature and now - cached_at < _DRAIN_REFRESH_S:
             return max(cached - (now - cached_at), 0.0)
-        prior = self._prior()
-
-        def waiting(job: JobView) -> float:
-            predicted = self._predicted_while_waiting(job)
-            return prior * (1.0 - job.progress) if predicted is None else predicted
-
-        drain = drain_s(view, waiting, self._remaining)
+        # every job's predicted remaining time, the prior's share when unknown (_remaining)
+        drain = view.predicted_work_s(prior_s=self._prior()) / view.num_gpus
         self._drain_cache = (now, drain, signature)
         return drain
 
@@ -634,7 +626,6 @@ class ThesisHeuristic(Policy):
         self,
         view: SimView,
         candidate: _Waiting,
-        checker: FitChecker,
         memo: dict[tuple[Any, ...], Any],
     ) -> tuple[str, tuple[int, ...]] | None:
         """The strategy (and the GPUs it picks) to place a waiting job with now, or
@@ -644,15 +635,15 @@ class ThesisHeuristic(Policy):
         call), so a long queue costs O(shapes x G), not O(queue x G).
         """
         job = candidate.job
-        shared = checker.fits(job.num_gpus, job.memory_gib)
-        exclusive = checker.fits_exclusive(job.num_gpus, job.memory_gib)
+        shared, exclusive = view.fits(job.job_id)
         if not shared and not exclusive:
             return None
         shape = (job.num_gpus, job.memory_gib, job.intensity, job.cross_node_factor)
         if shape not in memo:
             memo[shape] = self._acceptable(view, job, shared, exclusive)
         placed = memo[shape]
-        if placed is None and shared and checker.idle_gpus > 0 and self.idle_min_speed < 1.0:
+        idle_gpus = view.num_gpus - view.cluster_totals()[1]  # GPUs - allocated
+        if placed is None and shared and idle_gpus > 0 and self.idle_min_speed < 1.0:
             # GPUs idle while this job waits: accept more interference (work conservation)
             relaxed_shape = (*shape, "relaxed")
             if relaxed_shape not in memo:
@@ -819,7 +810,7 @@ class ThesisHeuristic(Policy):
             victim = self._victims.pop(0)
             if victim in allowed:
                 return Suspend(victim)
-        if view.fit_checker().fits_exclusive(job.num_gpus, job.memory_gib):
+        if view.fits(job.job_id)[1]:  # (shared, exclusive)
             self._opening_for = None
             if self._opening_starving:
                 self._protected.add(target)
@@ -831,16 +822,15 @@ class ThesisHeuristic(Policy):
         self._opening_for = None  # could not open it: decide afresh
         return None
 
-    def _advance_or_force(
-        self, view: SimView, waiting: list[_Waiting], checker: FitChecker
-    ) -> Decision:
+    def _advance_or_force(self, view: SimView, waiting: list[_Waiting]) -> Decision:
         """Let time run; if nothing is left to happen, place the first job that fits."""
         if can_advance(view):
             return ADVANCE
         for candidate in waiting:
             job = candidate.job
-            if checker.fits_exclusive(job.num_gpus, job.memory_gib):
+            shared, exclusive = view.fits(job.job_id)
+            if exclusive:
                 return Schedule(job.job_id, "exclusive")
-            if checker.fits(job.num_gpus, job.memory_gib):
+            if shared:
                 return Schedule(job.job_id, "pack")
         return ADVANCE

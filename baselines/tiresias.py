@@ -261,10 +261,8 @@ class Tiresias(Policy):
             if n <= free:
                 free -= n
                 start.append((key, job_id))
-        checker = view.fit_checker()
         for _, job_id in sorted(start):
-            job = view.job(job_id)
-            if checker.fits_exclusive(job.num_gpus, job.memory_gib):
+            if view.fits(job_id)[1]:  # (shared, exclusive)
                 return Schedule(job_id, self.strategy)
         return ADVANCE
 

@@ -10,7 +10,6 @@ from typing import Any, Literal, Protocol, cast
 import numpy as np
 
 from gpushare_env.sim import (
-    Advance,
     Cluster,
     Decision,
     InterferenceModel,
@@ -144,9 +143,12 @@ def run_headless(
         if truncated_by is not None:
             break
         decision = policy.decide(view)
+        events_before = sim.events_processed
         apply_decision(sim, decision)
+        if auto_advance:
+            sim.settle()
         steps += 1
-        if isinstance(decision, Advance):
+        if sim.events_processed > events_before:  # time ran
             in_a_row = 0
             if max_events is not None and sim.events_processed > max_events:
                 raise RuntimeError(
@@ -161,8 +163,6 @@ def run_headless(
                     f"policy {policy.name!r} made {in_a_row} decisions at "
                     f"t={sim.now_s:.3f}s without letting time run (livelock)"
                 )
-        if auto_advance:
-            sim.settle()
         if on_decision is not None:
             on_decision(sim)
     records = sim.records()

@@ -161,6 +161,12 @@ cdef inline double log_time(double seconds) noexcept nogil:
     return value if value < 1.0 else 1.0
 
 
+def time_feature(double seconds):
+    """The observation's time feature, ``min(1, log10(1 + max(seconds, 0)) / 7)``: the
+    value every ``log_time`` column holds (``gpushare_env.envs.observation.log_time``)."""
+    return log_time(seconds)
+
+
 cdef inline double clip01(double x) noexcept nogil:
     return 0.0 if x < 0.0 else (1.0 if x > 1.0 else x)
 
@@ -682,11 +688,12 @@ cdef class Core(_Encoder):
         self.transition_gpus += self.jobs[rank].num_gpus
 
     cdef void _settle(self) except *:
-        self._update_mask()
+        # a headless core keeps no mask: it only asks whether there is a choice
+        self._scan_choices(self.has_encoder)
         if self.auto_advance:
             while not self.has_choice and self.can_advance and not self._time_capped():
                 self._advance()
-                self._update_mask()
+                self._scan_choices(self.has_encoder)
         self.deadlock = not (
             self.finished_n == self.num_jobs or self.has_choice or self.can_advance
         )
@@ -976,10 +983,89 @@ cdef class Core(_Encoder):
         cdef double value = self._measured_step(&self.jobs[self.rank_of[job_id]], &known)
         return value if known else None
 
-    def predicted_work_s(self):
+    def predicted_work_s(self, double prior_s=0.0):
         """Sum of ``predicted remaining x GPUs`` over the jobs in the system: waiting, then
-        running, then in transition (jobs without a prediction count 0).  [GPU s]"""
-        return self._predicted_work()
+        running, then in transition; a job without a prediction counts ``prior_s`` (its
+        assumed solo duration) times the share of its iterations left (0 by default: the
+        observation's rule).  [GPU s]"""
+        if prior_s == 0.0:
+            return self._predicted_work()
+        cdef double work = 0.0
+        cdef int i
+        for i in range(self.queue_n):
+            work += self._remaining_or_prior(&self.jobs[self.queue[i]], prior_s)
+        for i in range(self.running_n):
+            work += self._remaining_or_prior(&self.jobs[self.running[i]], prior_s)
+        for i in range(self.transit_n):
+            work += self._remaining_or_prior(&self.jobs[self.transit[i]], prior_s)
+        return work
+
+    cdef double _remaining_or_prior(self, Job* job, double prior_s) noexcept:
+        """``predicted remaining x GPUs`` of one job, ``prior_s`` x its share left if
+        there is no prediction.  [GPU s]"""
+        cdef bint known
+        cdef double value = self._predicted_remaining(job, &known)
+        if not known:
+            value = prior_s * (1.0 - self._done(job) / job.iterations)
+        return value * job.num_gpus
+
+    def fits(self, job_id):
+        """``(shared, exclusive)``: whether a sharing strategy and the exclusive one find
+        room for waiting job ``job_id`` now: the rule of the env's mask
+        (``_job_fits``)."""
+        cdef bint exclusive
+        cdef Job* job = &self.jobs[self._rank(job_id)]
+        self._refresh_gpus()
+        shared = self._job_fits(job, &exclusive)
+        return shared, exclusive
+
+    def speed_if_placed(self, job_id, gpus, bint include_resuming):
+        """``SimView.speed_if_placed``: (the job's own speed x V100 solo, the slowest
+        co-located job's factor) if waiting job ``job_id`` joined ``gpus``, under the
+        interference model the core applies; with ``include_resuming`` restarting
+        tenants count as computing."""
+        if self.measured:
+            return self.measured_speed_if_placed(job_id, gpus, include_resuming)
+        cdef int rank = self._rank(job_id), i, j, k, g, other
+        cdef Job* job = &self.jobs[rank]
+        cdef Job* mover
+        cdef double own = 1.0, others = 1.0, extra_load, load, factor
+        cdef int extra_count
+        for g in gpus:
+            if not 0 <= g < self.num_gpus:
+                raise IndexError(f"GPU {g} does not exist (cluster has {self.num_gpus})")
+            extra_load = 0.0
+            extra_count = 0
+            if include_resuming:  # in the order they began, as the load is summed
+                for i in range(self.transit_n):
+                    mover = &self.jobs[self.transit[i]]
+                    if mover.status != RESUMING:
+                        continue
+                    for j in range(mover.held):
+                        if self.gpus_of[mover.offset + j] == g:
+                            extra_load += mover.intensity
+                            extra_count += 1
+            k = self.computing[g] + extra_count + 1
+            load = self.load[g] + extra_load + job.intensity
+            if self.interference_py is not None:
+                models = []
+                if self.interference_models:
+                    for j in range(self.gpu_jobs_n[g]):
+                        other = self.gpu_jobs[g * self.max_jobs + j]
+                        if self.jobs[other].status == RUNNING or (
+                            include_resuming and self.jobs[other].status == RESUMING
+                        ):
+                            models.append(self.specs[other].model)
+                    models.append(self.specs[rank].model)
+                factor = self.interference_py.factor(load, k, models)
+            elif not self.interference:
+                factor = 1.0
+            else:
+                factor = contention_factor(load, k, self.alpha)
+            own = min(own, factor * self.gpu_speed[g])
+            if k > 1:
+                others = min(others, factor)
+        return own, others
 
     def find_placement(self, job_id, strategy):
         """GPUs the named strategy would give ``job_id`` now (sorted), or ``None``."""

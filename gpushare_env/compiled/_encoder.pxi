@@ -102,43 +102,68 @@ cdef class _Encoder(_Simulation):
             out[by_arrival + i] = queue[self.priority_pos[i]]
         return self.W
 
-    cdef void _update_mask(self) except *:
+    cdef void _scan_choices(self, bint write_mask) except *:
+        """The one rule of which decisions are valid now: a schedule action for a job of
+        the pending window where a strategy finds room (exclusive: idle GPUs; the three
+        sharing strategies: fragments), a suspend action for a job of the running window
+        the suspension rules allow, advance while something is left to happen. With
+        ``write_mask`` (the env) every action's bit is written; without (a headless
+        run's ``settle``) the scan stops at the first choice and sets only
+        ``has_choice`` and ``can_advance``."""
         cdef int i, slot, n, rank, width = self.W * NUM_STRATEGIES
         cdef bint exclusive, shared, schedule_choice = False, can_suspend = False
+        cdef int* window = self.window_pending
         cdef Job* job
         self._refresh_gpus()
         self.pending_n = self.queue_n if self.queue_n < self.W else self.W
-        memset(self.mask, 0, self.num_actions * sizeof(cnp.npy_bool))
-        self._fill_pending_window()
-        for slot in range(self.pending_n):
-            rank = self.window_pending[slot]
-            job = &self.jobs[rank]
-            n = job.num_gpus
-            exclusive = n <= self.idle_gpus
-            if exclusive and not self.equal_capacity:
-                exclusive = self._exclusive_memory_ok(job)
-            shared = n <= self.fit_counts[job.size_index]
-            # exclusive needs idle GPUs; the three sharing strategies need fragments
-            self.mask[NUM_STRATEGIES * slot + S_EXCLUSIVE] = exclusive
-            self.mask[NUM_STRATEGIES * slot + S_PACK] = shared
-            self.mask[NUM_STRATEGIES * slot + S_SPREAD] = shared
-            self.mask[NUM_STRATEGIES * slot + S_MIN_FRAG] = shared
-            if exclusive or shared:
-                schedule_choice = True
         self.running_n_window = self.running_n if self.running_n < self.R else self.R
-        for slot in range(self.running_n_window):
-            rank = self.running[slot]
-            self.window_running[slot] = rank
-            if self._suspendable(&self.jobs[rank]):
-                self.mask[width + slot] = True
-                can_suspend = True
         self.can_advance = (
             self.running_n_window > 0
             or self.transit_n > 0
             or self.in_system + self.finished_n < self.num_jobs
         )
-        self.mask[self.num_actions - 1] = self.can_advance
+        if write_mask:
+            memset(self.mask, 0, self.num_actions * sizeof(cnp.npy_bool))
+            self.mask[self.num_actions - 1] = self.can_advance
+            self._fill_pending_window()
+        elif self.priority_slots > 0 and self.queue_n > self.W:
+            self._fill_pending_window()
+        else:
+            window = self.queue  # the window is the queue's head: no copy needed
+        for slot in range(self.running_n_window):
+            rank = self.running[slot]
+            if write_mask:
+                self.window_running[slot] = rank
+            if self._suspendable(&self.jobs[rank]):
+                can_suspend = True
+                if not write_mask:
+                    self.has_choice = True
+                    return
+                self.mask[width + slot] = True
+        for slot in range(self.pending_n):
+            job = &self.jobs[window[slot]]
+            shared = self._job_fits(job, &exclusive)
+            if exclusive or shared:
+                schedule_choice = True
+                if not write_mask:
+                    break
+            if write_mask:
+                # exclusive needs idle GPUs; the three sharing strategies need fragments
+                self.mask[NUM_STRATEGIES * slot + S_EXCLUSIVE] = exclusive
+                self.mask[NUM_STRATEGIES * slot + S_PACK] = shared
+                self.mask[NUM_STRATEGIES * slot + S_SPREAD] = shared
+                self.mask[NUM_STRATEGIES * slot + S_MIN_FRAG] = shared
         self.has_choice = schedule_choice or can_suspend
+
+    cdef bint _job_fits(self, Job* job, bint* exclusive) noexcept:
+        """Whether ``job`` fits now (GPU state refreshed): returns the sharing strategies'
+        answer (enough GPUs with a free slot and the job's memory free) and sets
+        ``exclusive`` (enough idle GPUs with its memory)."""
+        cdef int n = job.num_gpus
+        exclusive[0] = n <= self.idle_gpus
+        if exclusive[0] and not self.equal_capacity:
+            exclusive[0] = self._exclusive_memory_ok(job)
+        return n <= self.fit_counts[job.size_index]
 
     cdef int _suspend_rule(self, Job* job) noexcept:
         """The suspension rules: ``SUSPEND_OK`` for a running job under its budget and

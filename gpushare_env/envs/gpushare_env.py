@@ -271,6 +271,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self.cluster: Cluster = make_cluster(cfg.cluster)
         self.pending_window = cfg.windows.pending
         self.running_window = cfg.windows.running
+        self._priority_slots = cfg.windows.windows().priority_slots
         self._num_schedule_actions = self.pending_window * _NUM_STRATEGIES
         self._advance_action = self._num_schedule_actions + self.running_window
         self.action_space = spaces.Discrete(self._advance_action + 1)
@@ -419,8 +420,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             except ValueError:
                 raise ValueError(
                     f"job {decision.job_id} is not in the pending window ({pending_ids}, "
-                    f"{self.pending_window} slots, {self.config.windows.windows().priority_slots} of "
-                    "them by least attained service); only those can be scheduled"
+                    f"{self.pending_window} slots, {self._priority_slots} of them by least "
+                    "attained service); only those can be scheduled"
                 ) from None
             return slot * _NUM_STRATEGIES + STRATEGIES.index(decision.strategy)
         if isinstance(decision, Suspend):

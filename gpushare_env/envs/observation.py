@@ -10,7 +10,6 @@ compare the core's observations with values recomputed from the read-only view.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +26,7 @@ from gpushare_env.envs.features import (
     Feature,
     block_features,
 )
+from gpushare_env.sim.engine import time_feature
 from gpushare_env.sim.placement import STRATEGIES
 
 if TYPE_CHECKING:
@@ -194,7 +194,6 @@ def observed_columns(
 _NUM_GPU_F = len(GPU_FEATURES)
 _NUM_FRAG = len(FRAG_FEATURES)
 _NUM_GLOBAL = len(GLOBAL_FEATURES)
-_LOG_TIME_DECADES = 7.0  # log_time reaches 1 at 10**7 s (about 116 days)
 
 # The action layout (4 strategies per pending slot, exclusive first) is the core's too.
 if STRATEGIES != ("exclusive", "pack", "spread", "min_frag"):  # pragma: no cover
@@ -202,8 +201,9 @@ if STRATEGIES != ("exclusive", "pack", "spread", "min_frag"):  # pragma: no cove
 
 
 def log_time(seconds: float) -> float:
-    """Time feature: ``min(1, log10(1 + seconds) / 7)`` (1 s -> 0.04, 1 h -> 0.51, 1 d -> 0.71)."""
-    return min(1.0, math.log10(1.0 + max(seconds, 0.0)) / _LOG_TIME_DECADES)
+    """Time feature: ``min(1, log10(1 + seconds) / 7)`` (1 s -> 0.04, 1 h -> 0.51, 1 d -> 0.71),
+    as the core writes it (``gpushare_env.compiled._core.time_feature``)."""
+    return float(time_feature(seconds))
 
 
 def observation_space(

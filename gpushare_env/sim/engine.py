@@ -60,7 +60,7 @@ from gpushare_env.sim.types import (
 )
 
 try:
-    from gpushare_env.compiled._core import Core, JobState, truncation_reason
+    from gpushare_env.compiled._core import Core, JobState, time_feature, truncation_reason
 except ImportError as _error:  # pragma: no cover - a broken install
     raise ImportError(
         "gpushare_env: the simulator's compiled core (gpushare_env.compiled._core) is not "
@@ -103,6 +103,7 @@ __all__ = [
     "SimConfig",
     "Simulator",
     "Windows",
+    "time_feature",
     "timeline_from_rows",
     "truncation_reason",
 ]
@@ -486,10 +487,26 @@ class Simulator:
         """
         return self.core.predicted_remaining_s(job_id)
 
-    def predicted_work_s(self) -> float:
+    def predicted_work_s(self, prior_s: float = 0.0) -> float:
         """Sum of ``predicted remaining x GPUs`` over the jobs in the system (waiting, then
-        running and transitioning; jobs without a prediction count 0).  [GPU s]"""
-        return float(self.core.predicted_work_s())
+        running and transitioning); a job without a prediction counts ``prior_s`` times
+        the share of its iterations left (default 0).  [GPU s]"""
+        return float(self.core.predicted_work_s(prior_s))
+
+    def fits(self, job_id: int) -> tuple[bool, bool]:
+        """``(shared, exclusive)``: whether a sharing strategy, and the exclusive one,
+        find room for waiting job ``job_id`` now (the env's mask rule)."""
+        shared, exclusive = self.core.fits(job_id)
+        return bool(shared), bool(exclusive)
+
+    def speed_if_placed(
+        self, job_id: int, gpus: Sequence[int], include_resuming: bool = False
+    ) -> tuple[float, float]:
+        """Predicted speeds if waiting job ``job_id`` joined ``gpus``: (its own x V100
+        solo, the slowest co-located job's factor), under the interference model the core
+        applies; with ``include_resuming``, restarting tenants count as computing."""
+        own, others = self.core.speed_if_placed(job_id, gpus, include_resuming)
+        return float(own), float(others)
 
     def measured_step_time_s(self, job_id: int) -> float | None:
         """Measured solo step time once sampled (``None`` before, or if info is none)."""

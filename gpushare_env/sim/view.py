@@ -11,52 +11,15 @@ from collections.abc import Iterable
 import numpy as np
 
 from gpushare_env.sim.engine import JobState, Simulator
-from gpushare_env.sim.interference import MeasuredContention
 from gpushare_env.sim.types import JobSpec, JobStatus
 
-__all__ = ["FitChecker", "JobView", "SimView"]
+__all__ = ["JobView", "SimView"]
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
-
-
-class FitChecker:
-    """Whether jobs fit the cluster as it was when the checker was made.
-
-    Exact for the sharing strategies (``pack``, ``spread``, ``min_frag``), which may use
-    GPUs of several nodes, and for ``exclusive`` (idle GPUs).
-    """
-
-    __slots__ = ("_counts", "free", "idle_gpus", "idle_memory", "max_free")
-
-    def __init__(self, free: np.ndarray, idle_memory: np.ndarray) -> None:
-        self.free = free  # (G',) [GiB] free memory of the GPUs with a worker slot
-        self.idle_memory = idle_memory  # (I,) [GiB] memory of the idle GPUs
-        self.idle_gpus = len(idle_memory)
-        self.max_free = float(free.max()) if len(free) else -1.0  # [GiB]
-        self._counts: dict[tuple[int, float], bool] = {}
-
-    def fits(self, num_gpus: int, memory_gib: float) -> bool:
-        """True if ``num_gpus`` workers of ``memory_gib`` fit on shared or idle GPUs."""
-        if self.max_free + 1e-9 < memory_gib or num_gpus > len(self.free):
-            return False
-        if num_gpus == 1:
-            return True
-        key = (num_gpus, memory_gib)
-        answer = self._counts.get(key)
-        if answer is None:
-            answer = int(np.count_nonzero(self.free + 1e-9 >= memory_gib)) >= num_gpus
-            self._counts[key] = answer
-        return answer
-
-    def fits_exclusive(self, num_gpus: int, memory_gib: float) -> bool:
-        """True if ``num_gpus`` idle GPUs with at least ``memory_gib`` each exist."""
-        if num_gpus > self.idle_gpus:
-            return False
-        return int(np.count_nonzero(self.idle_memory + 1e-9 >= memory_gib)) >= num_gpus
 
 
 class JobView:
@@ -204,6 +167,7 @@ class SimView:
         "holders",
         "load",
         "max_jobs_per_gpu",
+        "node_gpus",
     )
 
     def __init__(self, sim: Simulator) -> None:
@@ -219,6 +183,8 @@ class SimView:
         self.gpu_memory_gib = _frozen(sim.cluster.gpu_memory_gib)
         #: Node of each GPU.  # (G,)
         self.gpu_node = _frozen(sim.cluster.gpu_node)
+        #: GPUs of each node, -1 padded.  # (N, M)
+        self.node_gpus = _frozen(sim.cluster.node_gpus)
         #: Speed factor of each GPU vs a V100.  # (G,)
         self.gpu_speed = _frozen(sim.cluster.gpu_speed)
         self.max_jobs_per_gpu = sim.cluster.max_jobs_per_gpu
@@ -269,10 +235,11 @@ class SimView:
         """What lengths schedulers see: ``none``, ``sampled`` or ``oracle``."""
         return self._sim.config.duration_info
 
-    def predicted_work_s(self) -> float:
+    def predicted_work_s(self, prior_s: float = 0.0) -> float:
         """Sum of ``predicted remaining x GPUs`` over the jobs in the system, as schedulers
-        may know it (``duration_info``; jobs without a prediction count 0).  [GPU s]"""
-        return self._sim.predicted_work_s()
+        may know it (``duration_info``); a job without a prediction counts ``prior_s``
+        times the share of its iterations left (default 0).  [GPU s]"""
+        return self._sim.predicted_work_s(prior_s)
 
     def next_event_time(self) -> float | None:
         """Time of the next event, or ``None`` when nothing is left to happen (then an
@@ -318,65 +285,23 @@ class SimView:
         """GPUs the named strategy would give ``job_id`` now, or ``None``."""
         return self._sim.find_placement(job_id, strategy)
 
-    def fit_checker(self) -> FitChecker:
-        """A snapshot answering "does a job of n workers x m GiB fit now?" in O(1) each.
-
-        Take a new one after any decision: it does not follow later changes.
-        """
-        state = self._sim.gpus
-        open_slot = state.holders < state.max_jobs_per_gpu
-        return FitChecker(
-            state.free_memory_gib[open_slot], state.free_memory_gib[state.holders == 0]
-        )
+    def fits(self, job_id: int) -> tuple[bool, bool]:
+        """``(shared, exclusive)``: whether a sharing strategy (``pack``, ``spread``,
+        ``min_frag``: GPUs of any nodes with a free slot and the job's memory free) and
+        ``exclusive`` (idle GPUs) find room for waiting job ``job_id`` now; the env's mask
+        is the same rule (``Simulator.fits``)."""
+        return self._sim.fits(job_id)
 
     def speed_if_placed(
         self, job_id: int, gpus: tuple[int, ...], include_resuming: bool = False
     ) -> tuple[float, float]:
         """Predicted speeds if ``job_id`` joined ``gpus``: (its own, slowest co-located).
 
-        Both are fractions of solo speed under the simulator's interference model; the
-        second is 1.0 when no other job computes there. With ``include_resuming``, jobs
-        that are restarting on those GPUs (they hold memory and will compute in seconds)
-        count as computing too, so a burst of placements at one instant does not stack
-        jobs on a GPU whose restarting tenants look idle.
+        Both are fractions of solo speed under the simulator's interference model (the
+        core applies the rule it runs by: ``Simulator.speed_if_placed``); the second is
+        1.0 when no other job computes there. With ``include_resuming``, jobs that are
+        restarting on those GPUs (they hold memory and will compute in seconds) count as
+        computing too, so a burst of placements at one instant does not stack jobs on a
+        GPU whose restarting tenants look idle.
         """
-        sim = self._sim
-        if isinstance(sim.interference, MeasuredContention):
-            # each worker has its own factor: the core applies the rule
-            own, others = sim.core.measured_speed_if_placed(job_id, gpus, include_resuming)
-            return float(own), float(others)
-        spec = sim.jobs[job_id].spec
-        state = sim.gpus
-        interference = sim.interference
-        uses_models = bool(getattr(interference, "uses_models", True))
-        extra_load: dict[int, float] = {}
-        extra_count: dict[int, int] = {}
-        if include_resuming:
-            wanted = set(gpus)
-            for other_id in sim.in_transition():
-                other = sim.jobs[other_id]
-                if other.status != JobStatus.RESUMING:
-                    continue
-                for g in wanted.intersection(other.gpus):
-                    extra_load[g] = extra_load.get(g, 0.0) + other.spec.intensity
-                    extra_count[g] = extra_count.get(g, 0) + 1
-        # the statuses whose co-located models the interference model is told about
-        counted = (JobStatus.RUNNING, JobStatus.RESUMING if include_resuming else None)
-        own = 1.0
-        others = 1.0
-        for g in gpus:
-            k = int(state.computing[g]) + extra_count.get(g, 0) + 1
-            load = float(state.load[g]) + extra_load.get(g, 0.0) + spec.intensity
-            models: list[str] = []
-            if uses_models:
-                models = [
-                    sim.jobs[other].spec.model
-                    for other in sim.gpu_jobs(g)
-                    if sim.jobs[other].status in counted
-                ]
-                models.append(spec.model)
-            factor = sim.colocation_factor(load, k, models)
-            own = min(own, factor * float(sim.cluster.gpu_speed[g]))
-            if k > 1:
-                others = min(others, factor)
-        return own, others
+        return self._sim.speed_if_placed(job_id, gpus, include_resuming)

@@ -12,12 +12,25 @@ import numpy as np
 import pytest
 
 from gpushare_env.envs import FRAG_FEATURES, GPUShareEnv
-from gpushare_env.envs.observation import FRAG_BIN_EDGES_GIB, log_time
+from gpushare_env.envs.observation import FRAG_BIN_EDGES_GIB
 from gpushare_env.rollout import Step, rollout
 from gpushare_env.sim import ADVANCE, MODELS, Advance, InvalidDecision, Schedule, Suspend
 from gpushare_env.workloads import UnfitJobError
 from tests.envs.helpers import RandomValid, random_valid_action
 from tests.jobs import job
+
+
+def log_time(seconds: float) -> float:
+    """The documented time feature, computed here by hand: min(1, log10(1 + s) / 7)."""
+    return min(1.0, math.log10(1.0 + max(seconds, 0.0)) / 7.0)
+
+
+def test_the_public_time_feature_is_the_documented_one() -> None:
+    from gpushare_env.envs.observation import log_time as public
+
+    for seconds in (-5.0, 0.0, 1.0, 3600.0, 86_400.0, 1e7, 1e9):
+        assert public(seconds) == log_time(seconds)
+    assert round(public(3600.0), 2) == 0.51 and public(1e9) == 1.0
 
 
 def is_valid(env: GPUShareEnv, action: int) -> bool:
@@ -383,7 +396,7 @@ def test_drain_share_is_each_jobs_remaining_against_the_clusters_drain_time(clus
 def test_rival_features_are_the_longest_wait_and_shortest_remaining_of_same_size_jobs(
     cluster: str,
 ) -> None:
-    from gpushare_env.envs.observation import RUNNING_FEATURES, log_time, running_features
+    from gpushare_env.envs.observation import RUNNING_FEATURES, running_features
 
     # with every option the rival columns come before drain_share, which stays last
     columns = running_features(held_time=True, placement=True, drain=True, rivals=True)
