@@ -63,8 +63,9 @@ __all__ = [
 ]
 
 #: Folder of the shipped agents: ``<name>.zip`` with its record ``<name>.json`` and card
-#: ``<name>.md`` (``agents.ship`` writes them, ``gpushare-evaluate --policies zoo`` and
-#: the presets play them, ``tests/agents/test_zoo.py`` replays their numbers).
+#: ``<name>.md`` (``python -m scripts.ship`` writes them with the evaluation harness,
+#: ``gpushare_eval.cards``; ``gpushare-evaluate --policies zoo`` and the presets play them,
+#: ``tests/agents/test_zoo.py`` replays their numbers).
 ZOO_DIR = Path(__file__).resolve().parent / "zoo"
 
 #: The module of every name above that is loaded on first use.

@@ -1,10 +1,16 @@
-"""Play learned agents and heuristics on seeded episodes, the same way ``gpushare-evaluate`` does.
+"""Validation episodes during training: a model in memory, or a heuristic, on seeded episodes.
 
-Both go through the one episode loop, :func:`gpushare_env.rollout.rollout`: a learned
-agent acts with ``deterministic=True`` and, for MaskablePPO, the env's action mask; a
-heuristic is seeded by the episode seed (:func:`gpushare_env.seeding.policy_seed`). Env
-and policy are then deterministic, so one (agent, config, seed) always gives the same
-metrics (the shipped model's test relies on it).
+The training callbacks (``agents.callbacks``: the periodic validation against ``thesis``
+that keeps the best model) and the learning curves' heuristic levels (``agents.curve``)
+play here: training sits below the evaluation harness, and validates a model that is
+still in memory between updates. Every other evaluation (``gpushare-evaluate``, the zoo
+cards) is the harness's (``gpushare_eval``).
+
+Both go through the one episode loop, :func:`gpushare_env.rollout.rollout`, with the
+harness's conventions: a learned agent acts with ``deterministic=True`` and, for
+MaskablePPO, the env's action mask; a heuristic is seeded by the episode seed
+(:func:`gpushare_env.seeding.policy_seed`). Env and policy are then deterministic, so one
+(agent, config, seed) always gives the same metrics, here and in the harness.
 """
 
 from __future__ import annotations

@@ -1,17 +1,21 @@
 """Named evaluation set-ups, and the seeds reserved for training and for testing.
 
-``thesis`` reproduces the thesis experiment (100 jobs x seeds 0-2 x {one job a second,
-Poisson arrivals} on the 16-GPU ``thesis`` cluster). ``philly`` is the learned agents'
-benchmark: Philly-style workloads on the 64-GPU ``medium`` cluster, evaluated on the
-**test seeds** :data:`PHILLY_TEST_SEEDS`, which training must never use; training draws
-its episodes from :data:`PHILLY_TRAIN_SEEDS`. The two ranges are disjoint, so an agent is
-always scored on workloads it has not seen. ``philly_vc`` replays real Philly arrivals:
-the six shipped virtual-cluster traces, each on a cluster sized to its load
+``thesis`` is the thesis experiment (100 jobs x seeds 0-2 x {one job a second, Poisson
+arrivals} on the 16-GPU ``thesis`` cluster) through the env, with its 16-job windows and
+the shipped agents that fit; ``thesis_headless`` is the same experiment as the thesis ran
+it: headless, every waiting job in view, every baseline and ``fifo`` one job at a time,
+reported as the thesis's table of means and ratios to ``fifo``. ``philly`` is the learned
+agents' benchmark: Philly-style workloads on the 64-GPU ``medium`` cluster, evaluated on
+the **test seeds** :data:`PHILLY_TEST_SEEDS`, which training must never use; training
+draws its episodes from :data:`PHILLY_TRAIN_SEEDS`. The two ranges are disjoint, so an
+agent is always scored on workloads it has not seen. ``philly_vc`` replays real Philly
+arrivals: the six shipped virtual-cluster traces, each on a cluster sized to its load
 (:data:`PHILLY_VC_LOAD`); ``philly_vc_medium`` runs them on ``medium``, where the
 learned agents' observation fits.
 
 They live in the env layer because both sides of the split use them: training
-(``agents.training``) and the evaluation harness (``gpushare_eval``, which re-exports them).
+(``agents.train_config``: ``gpushare-train --preset``, and the check that no test seed is
+trained on) and the evaluation harness (``gpushare_eval``, which re-exports them).
 """
 
 from __future__ import annotations
@@ -72,6 +76,13 @@ class EvaluationPreset:
         traces: Trace files, each run whole on every seed (after ``workloads``).
         window: Pending and running windows of the baselines' runs (``None``: the rule
             of ``make_plan``: 1024 on traces, the env's 16 on generated workloads).
+        policies: The policies run when ``--policies`` is not given, as ``--policies``
+            names them (``None``: every baseline and the shipped agents that fit).
+        headless: Run on the simulator without the env unless ``--env`` is given (the
+            same numbers, faster; heuristics only).
+        ratio_table: Print, and put first in ``summary.md``, the thesis's table: per
+            workload the means over seeds of makespan, mean JCT, GPU utilisation and
+            suspensions, with the ratios to the baseline (``fifo``).
     """
 
     name: str
@@ -83,6 +94,9 @@ class EvaluationPreset:
     description: str = ""
     traces: tuple[str, ...] = ()
     window: int | None = None
+    policies: tuple[str, ...] | None = None
+    headless: bool = False
+    ratio_table: bool = False
 
 
 EVALUATION_PRESETS: dict[str, EvaluationPreset] = {
@@ -94,6 +108,21 @@ EVALUATION_PRESETS: dict[str, EvaluationPreset] = {
         num_jobs=100,
         description="the thesis experiment: 100 jobs, seeds 0-2, arrivals 1 s apart and "
         "Poisson, 16-GPU thesis cluster",
+    ),
+    "thesis_headless": EvaluationPreset(
+        name="thesis_headless",
+        workloads=("thesis", "thesis_poisson"),
+        cluster="thesis",
+        seeds=(0, 1, 2),
+        num_jobs=100,
+        include_zoo=False,
+        description="the thesis experiment as the thesis ran it: headless, every waiting "
+        "job in view (windows of 1,024), every baseline and fifo one job at a time "
+        "(fifo:max_jobs=1); prints the thesis's table of means and ratios to fifo",
+        window=1024,
+        policies=("all", "fifo:max_jobs=1"),
+        headless=True,
+        ratio_table=True,
     ),
     "philly": EvaluationPreset(
         name="philly",

@@ -1,10 +1,10 @@
 """The one episode loop: a policy plays one seeded episode of a Gymnasium env.
 
 Every place that plays whole episodes calls :func:`rollout`: the evaluation harness
-(``gpushare_eval.runs``), the agents' evaluation and training callbacks
-(``agents.evaluation``), behaviour cloning (``agents.bc``), the reward reference
-(``agents.reference``), the env benchmark (``gpushare_env.envs.bench``), the thesis
-experiment in the env (``baselines.experiments``) and the tests. A policy is anything
+(``gpushare_eval.runs``: ``gpushare-evaluate`` and the zoo cards), the training-time
+validation (``agents.evaluation``, for the callbacks and learning curves), behaviour
+cloning (``agents.bc``), the reward reference (``agents.reference``), the env benchmark
+(``gpushare_env.envs.bench``) and the tests. A policy is anything
 with stable-baselines3's ``predict(observation, state=None, episode_start=None,
 deterministic=True) -> (action, state)``: the heuristics of ``baselines`` and every SB3
 model. A policy whose ``predict`` also takes ``action_masks`` (MaskablePPO) gets the

@@ -14,14 +14,18 @@ these:
 * :mod:`~gpushare_eval.outputs`: ``config.json``, ``summary.md`` /
   ``summary.json`` and the plots, drawn from every recorded run;
 * :mod:`~gpushare_eval.specs`: the run specifications and results they share;
-* :mod:`~gpushare_env.stats`: Student-t confidence intervals, paired
-  differences, ratios (no scipy needed);
+* :mod:`~gpushare_eval.stats`: Student-t confidence intervals, paired
+  differences, ratios (no scipy needed), for ``summary.md`` and the zoo cards alike;
 * :mod:`~gpushare_eval.report`: rows -> ``summary.json`` dict -> ``summary.md``,
   over complete runs only (:class:`~gpushare_eval.report.RunStatus`);
 * :mod:`~gpushare_eval.gantt`: per-job GPU holds recorded during a run;
 * :mod:`~gpushare_eval.plots`: PNG plots (matplotlib, imported lazily);
-* the ``thesis`` and ``philly`` set-ups and the train / test seed split live in the env
-  layer, :mod:`gpushare_env.presets` (training needs them too); they are re-exported here.
+* :mod:`~gpushare_eval.cards`: the zoo cards of shipped agents, their numbers measured by
+  these runs and statistics;
+* the named set-ups (``thesis``, ``thesis_headless``, ``philly``, ...) and the train /
+  test seed split live in the env layer, :mod:`gpushare_env.presets`, because training
+  reads them too (``gpushare-train --preset``, the check that no test seed is trained
+  on); they are re-exported here.
 
 Only the pure modules (presets, report, stats) are imported here; the others load the
 env and the policies, so they are imported by name.
@@ -34,15 +38,6 @@ from gpushare_env.presets import (
     PHILLY_TRAIN_SEEDS,
     EvaluationPreset,
 )
-from gpushare_env.stats import (
-    MeanCI,
-    PairedDiff,
-    mean_ci,
-    paired_difference,
-    ratio_of_means,
-    t_cdf,
-    t_quantile,
-)
 from gpushare_eval.report import (
     HEADLINE_METRICS,
     HIGHER_IS_BETTER,
@@ -51,6 +46,15 @@ from gpushare_eval.report import (
     render_markdown,
     run_status,
     summarize_runs,
+)
+from gpushare_eval.stats import (
+    MeanCI,
+    PairedDiff,
+    mean_ci,
+    paired_difference,
+    ratio_of_means,
+    t_cdf,
+    t_quantile,
 )
 
 __all__ = [

@@ -70,6 +70,7 @@ def plan_collection(
         gantt=["none"],
         jobs_csv=False,
         workers=1,
+        headless=False,  # a dataset holds the env's observations, whatever the preset
     )
     if len(plan.policies) != 1:
         labels = ", ".join(p.label for p in plan.policies)

@@ -27,6 +27,7 @@ from gpushare_eval.report import (
     RunStatus,
     across_workloads,
     render_markdown,
+    render_ratio_table,
     run_status,
     summarize_runs,
 )
@@ -369,6 +370,13 @@ def write_outputs(
         f"- **failed run** {o.row['policy']}/{o.row['workload']}/seed {o.row['seed']}: `{o.error}`"
         for o in failed
     ]
+    if plan.preset.ratio_table:
+        preamble += [
+            "",
+            f"## Means over seeds and ratios to `{plan.baseline}` (the thesis's table)",
+            "",
+            render_ratio_table(summary).rstrip("\n"),
+        ]
     markdown = render_markdown(summary, title=f"Evaluation: {plan.title}", preamble=preamble)
     folder = plan.out / "plots"
     for pattern in PLOT_PATTERNS:  # an earlier evaluation's plots never stay beside these

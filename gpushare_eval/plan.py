@@ -314,7 +314,10 @@ def _resolve_policies(
         elif zoo:
             paths.extend(zoo)
     if paths and headless:
-        raise PlanError("--headless runs heuristics only; drop the .zip policies")
+        raise PlanError(
+            "headless runs (--headless, or a preset that runs headless unless --env) take "
+            "heuristics only; drop the .zip policies"
+        )
     if paths and not _rl_available():
         raise PlanError("saved agents need torch and sb3-contrib: pip install 'gpushare-env[rl]'")
     labels = {s.label for s in specs}
@@ -498,7 +501,7 @@ def make_plan(
     workers: int | None = None,
     max_decisions: int | None = None,
     out: str | Path | None = None,
-    headless: bool = False,
+    headless: bool | None = None,
     reference: str | None = None,
     baseline: str | None = None,
     gantt: Sequence[str] | None = None,
@@ -515,8 +518,8 @@ def make_plan(
         preset: Name in :data:`~gpushare_env.presets.EVALUATION_PRESETS`
             (default ``thesis``).
         policies: Baseline names (``NAME:KEY=VALUE`` with parameters, ``all``), saved
-            agent paths (``.zip``) and ``zoo``; ``None``: every baseline and the shipped
-            agents that fit.
+            agent paths (``.zip``) and ``zoo``; ``None``: the preset's, else every
+            baseline and the shipped agents that fit.
         workloads: Workload preset names or dicts of ``WorkloadConfig`` fields (a
             ``.csv`` / ``.json`` path is taken as a trace).
         traces: Trace files; every policy runs exactly their jobs.
@@ -527,7 +530,8 @@ def make_plan(
         max_decisions: Decision cap per episode (default
             :data:`~gpushare_eval.specs.DECISIONS_PER_JOB` per job + 10,000).
         out: Output folder (default ``results/<title>``).
-        headless: Run heuristics on the simulator without the env.
+        headless: Run heuristics on the simulator without the env (``None``: as the
+            preset says, :attr:`~gpushare_env.presets.EvaluationPreset.headless`).
         reference: Policy of the paired differences (``None``: ``thesis``, when it is
             evaluated; a policy named here must be).
         baseline: Policy of the ratios (``None``: ``fifo``, likewise).
@@ -568,6 +572,9 @@ def make_plan(
     workers = workers or (os.cpu_count() or 1)
     cluster_spec = cluster if cluster is not None else chosen.cluster
     _check_cluster(cluster_spec)
+    headless = chosen.headless if headless is None else headless
+    if policies is None and chosen.policies is not None:
+        policies = list(chosen.policies)
     policy_specs = _resolve_policies(policies, headless, chosen.include_zoo, notes)
     if agent_windows not in AGENT_WINDOWS:
         raise PlanError(

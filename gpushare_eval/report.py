@@ -12,7 +12,7 @@ and easy ones first: its mean JCT can look better than any complete run's. Such 
 stays in ``runs.csv`` and is listed (``summary.json``'s ``runs``, a bold section of
 ``summary.md``), but no statistic uses it, and its policy is flagged wherever it appears.
 
-Statistics (see :mod:`gpushare_env.stats`), over complete runs only:
+Statistics (see :mod:`gpushare_eval.stats`), over complete runs only:
     * mean and two-sided Student-t CI over the seeds of each (policy, workload);
     * ratio to the baseline (``fifo``): ratio of the two means over the seeds where both
       completed;
@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.metrics import METRIC_DOCS
-from gpushare_env.stats import mean_ci, paired_difference, ratio_of_means
 from gpushare_eval.aggregate import BOOTSTRAP_REPS, BOOTSTRAP_SEED, aggregate_scores, run_scores
+from gpushare_eval.stats import mean_ci, paired_difference, ratio_of_means
 
 __all__ = [
     "HEADLINE_METRICS",
@@ -56,6 +56,7 @@ __all__ = [
     "render_across_workloads",
     "render_aggregates",
     "render_markdown",
+    "render_ratio_table",
     "run_status",
     "summarize_runs",
 ]
@@ -763,6 +764,61 @@ def render_markdown(
     if not main_table_only:
         lines += ["## Metrics", ""]
         lines += [f"- `{m}`: {info['doc']}" for m, info in summary["metrics"].items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _inverse(ratio: float | None) -> float | None:
+    """``1 / ratio`` (``baseline / policy`` from ``policy / baseline``); ``None`` if
+    undefined."""
+    return None if ratio is None or ratio == 0 else 1.0 / ratio
+
+
+def _fixed(value: float | None, spec: str, suffix: str = "") -> str:
+    """``value`` formatted by ``spec`` (a format spec) and followed by ``suffix``, or
+    ``n/a``."""
+    return "n/a" if value is None else format(value, spec) + suffix
+
+
+def render_ratio_table(summary: Mapping[str, Any]) -> str:
+    """The thesis's table, one per workload: the means over seeds of makespan, mean JCT,
+    GPU utilisation and suspensions, and the ratios to the baseline, each a ratio of the
+    two means (utilisation: policy / baseline; makespan and mean JCT: baseline / policy,
+    so above 1 is better). Over complete runs only, as every statistic of the summary; a
+    policy with an incomplete run is flagged and its partial means marked.
+
+    Args:
+        summary: :func:`summarize_runs`'s dict, with the metrics ``makespan_s``,
+            ``mean_jct_s``, ``gpu_util`` and ``suspends``.
+
+    Returns:
+        The markdown text, ending with a newline.
+    """
+    baseline = summary["baseline"]
+    lines: list[str] = []
+    for workload, entry in summary["workloads"].items():
+        lines += [f"**Workload `{workload}`** (mean over seeds {_seed_text(entry['seeds'])})", ""]
+        header = [
+            "policy", "makespan [s]", "mean JCT [s]", "GPU util", f"util / {baseline}",
+            f"makespan {baseline} / policy", f"JCT {baseline} / policy", "suspends",
+        ]  # fmt: skip
+        lines += [
+            "| " + " | ".join(header) + " |",
+            "|---|" + "|".join("---:" for _ in header[1:]) + "|",
+        ]
+        for policy, cell in entry["policies"].items():
+            m = cell["metrics"]
+            mark = f" {PARTIAL_MARK}" if _is_partial(cell) else ""
+            values = [
+                _fixed(m["makespan_s"]["mean"], ",.0f", mark),
+                _fixed(m["mean_jct_s"]["mean"], ",.0f", mark),
+                _fixed(m["gpu_util"]["mean"], ".3f", mark),
+                _fixed(m["gpu_util"]["ratio_to_baseline"], ".2f", "x"),
+                _fixed(_inverse(m["makespan_s"]["ratio_to_baseline"]), ".2f", "x"),
+                _fixed(_inverse(m["mean_jct_s"]["ratio_to_baseline"]), ".2f", "x"),
+                _fixed(m["suspends"]["mean"], ".0f", mark),
+            ]
+            lines.append(f"| {_policy_cell(policy, cell)} | " + " | ".join(values) + " |")
         lines.append("")
     return "\n".join(lines)
 

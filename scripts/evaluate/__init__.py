@@ -108,6 +108,7 @@ from gpushare_eval.report import (
     describe_incomplete_run,
     incomplete_runs,
     render_markdown,
+    render_ratio_table,
 )
 from gpushare_eval.runs import WorkerDied, run_all
 from gpushare_eval.specs import PROG, PlanError, RunOutput, RunSpec, one_line
@@ -236,7 +237,11 @@ def _evaluate(session: _Session, arguments: Sequence[str]) -> int:
         _say_stopped(f"error: cannot write {plan.out}: {one_line(error)}", plan, store, arguments)
         return EXIT_FAILED
     if not args.quiet and summary["workloads"]:
-        table = render_markdown(summary, title=f"{plan.title}: mean ± 95% CI", main_table_only=True)
+        if plan.preset.ratio_table:
+            table = render_ratio_table(summary)
+        else:
+            title = f"{plan.title}: mean ± 95% CI"
+            table = render_markdown(summary, title=title, main_table_only=True)
         print(table)
         print(
             f"{PROG}: {len(todo)} runs in {time.perf_counter() - start:.1f} s; "

@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--preset",
         choices=sorted(EVALUATION_PRESETS),
         default=None,
-        help="named set-up giving the default workloads, cluster, seeds, jobs (default thesis)",
+        help="named set-up giving the default workloads, cluster, seeds, jobs, and for some "
+        "the policies, windows and mode (default thesis)",
     )
     parser.add_argument(
         "--policies",
@@ -205,10 +206,21 @@ def build_parser() -> argparse.ArgumentParser:
         "(default), or the evaluation's, as the baselines (pointer agents only: their "
         "weights do not depend on the windows nor on the cluster, agents.portable)",
     )
-    parser.add_argument(
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
         "--headless",
-        action="store_true",
-        help="run heuristics on the simulator without the env (fastest; huge traces)",
+        action="store_const",
+        const=True,
+        default=None,
+        help="run heuristics on the simulator without the env (fastest; huge traces; the "
+        "same numbers as the env with the same windows)",
+    )
+    mode.add_argument(
+        "--env",
+        dest="headless",
+        action="store_const",
+        const=False,
+        help="run through GPUShare-v0 where the preset runs headless (thesis_headless)",
     )
     parser.add_argument(
         "--reference", help="policy of the paired differences (default: thesis, if evaluated)"

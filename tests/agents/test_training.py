@@ -13,7 +13,6 @@ import torch
 
 from agents.bc import clone, collect_demonstrations, dagger
 from agents.envs import make_env, make_vec_env
-from agents.ship import lineage, markdown
 from agents.training import (
     TrainConfig,
     build_model,
@@ -23,6 +22,7 @@ from agents.training import (
     train,
 )
 from gpushare_env.rollout import Step, predict_action, rollout
+from gpushare_eval.cards import lineage, markdown
 from tests.agents.helpers import TINY_TRAINING
 
 _TINY = TINY_TRAINING
@@ -426,7 +426,7 @@ def test_learning_curve_cli_compares_runs(
 def test_truncated_episodes_are_never_compared(tmp_path: Path) -> None:
     """A truncated run covers only the finished jobs (a livelock looks fast): refused."""
     from agents.callbacks import HeuristicEvalCallback
-    from agents.ship import compare
+    from gpushare_eval.cards import compare
 
     config = {"cluster": "tiny", "workload": "thesis", "num_jobs": 8, "max_decisions": 5}
     with pytest.raises(RuntimeError, match=r"thesis truncated on 'thesis' seed 1 .*max_decisions"):
@@ -441,7 +441,7 @@ def test_truncated_episodes_are_never_compared(tmp_path: Path) -> None:
 def test_ship_writes_a_small_model_that_acts_like_the_source(tmp_path: Path) -> None:
     import zipfile
 
-    from agents.ship import ship
+    from gpushare_eval.cards import ship
 
     source = train(_config(tmp_path, "run", timesteps=128))
     shipped = ship(source, "tiny_agent", test_seed=1000, zoo=tmp_path / "zoo")
@@ -540,8 +540,8 @@ def test_prepare_torch_sets_the_threads_and_drops_distribution_checks(tmp_path: 
 def test_a_card_names_each_config_and_replays_shipped_traces_from_any_clone(
     tmp_path: Path,
 ) -> None:
-    from agents.ship import config_label, portable_config
     from gpushare_env.workloads.real_traces import philly_vc_path
+    from gpushare_eval.cards import config_label, portable_config
 
     trace = {"cluster": {"nodes": 4, "gpus_per_node": 8, "name": "4x8 v100, load 0.77"},
              "workload": {"path": str(philly_vc_path("2869ce")), "cut": "random"}}  # fmt: skip

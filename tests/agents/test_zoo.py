@@ -11,10 +11,9 @@ import pytest
 
 import baselines
 from agents import ZOO_DIR
-from agents.evaluation import run_episode
-from agents.ship import RECORDED_KEYS
-from agents.training import load_model
 from gpushare_env.presets import PHILLY_TEST_SEEDS, PHILLY_TRAIN_SEED_POOL
+from gpushare_eval.cards import RECORDED_KEYS, card_run
+from gpushare_eval.runs import execute_run
 
 _RECORDS = sorted(ZOO_DIR.glob("*.json"))
 
@@ -71,21 +70,24 @@ def test_every_policy_a_card_names_is_built_by_that_name(record_path: Path) -> N
 @pytest.mark.slow
 @pytest.mark.parametrize("record_path", _RECORDS, ids=[p.stem for p in _RECORDS])
 def test_shipped_model_reproduces_its_recorded_evaluation(record_path: Path) -> None:
+    # replayed as the card was measured: the harness's run of the shipped file
     record = json.loads(record_path.read_text())
-    model = load_model(record_path.with_suffix(".zip"))
     entry = record["recorded_evaluation"][0]  # one test seed, the first workload
     assert entry["seed"] in PHILLY_TEST_SEEDS
-    metrics = run_episode(model, entry["env_config"], entry["seed"])
+    row = execute_run(
+        card_run(record_path.with_suffix(".zip"), entry["env_config"], entry["seed"])
+    ).row
+    assert row["status"] == "complete"
     for key in RECORDED_KEYS:
         if key in entry["metrics"]:
-            assert metrics[key] == entry["metrics"][key], key
+            assert row[key] == entry["metrics"][key], key
 
 
 def test_card_intervals_are_the_evaluation_harness_intervals():
     # one CI rule for cards and summary.md: the exact t quantile, also beyond 30 seeds
     # (where a normal 1.96 would be about 2 % too narrow at 40 seeds)
-    from agents.ship import _mean_ci95
-    from gpushare_env.stats import mean_ci
+    from gpushare_eval.cards import _mean_ci95
+    from gpushare_eval.stats import mean_ci
 
     values = [float(v) for v in np.random.default_rng(0).normal(10.0, 2.0, size=40)]
     card = _mean_ci95(values)

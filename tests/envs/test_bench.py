@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from typing import Any
 
 import pytest
 
@@ -10,11 +12,34 @@ from gpushare_env.envs.bench import env_benchmark
 from scripts.benchmark import main
 
 
-def test_env_benchmark_figures() -> None:
+def test_env_benchmark_counts_the_steps_it_takes_and_times_them_within_its_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the env's own steps and episode ends, counted beside the benchmark's counters
+    from gpushare_env.envs import bench
+
+    counted = {"steps": 0, "ends": 0, "terminated": 0}
+
+    class CountingEnv(bench.GPUShareEnv):
+        def step(self, action: Any) -> Any:
+            result = super().step(action)
+            counted["steps"] += 1
+            counted["ends"] += bool(result[2] or result[3])
+            counted["terminated"] += bool(result[2])
+            return result
+
+    monkeypatch.setattr(bench, "GPUShareEnv", CountingEnv)
+    wall, cpu = time.perf_counter(), time.process_time()
     record = env_benchmark("tiny", 6, 300, 0, workload="thesis")
-    assert record["steps"] == 300 and record["episodes"] >= 1
-    assert record["wall_s"] > 0
-    assert record["steps_per_s"] == pytest.approx(300 / record["wall_s"], rel=0.01)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert record["steps"] == counted["steps"] == 300
+    assert record["episodes"] == counted["ends"] >= 1  # 6 jobs take far fewer than 300 steps
+    assert record["episodes_terminated"] == counted["terminated"]
+    # what it times lies within the call, by the test's own clocks (rounded to 1e-6 s,
+    # the rates to 0.1 step/s)
+    assert 0 < record["wall_s"] <= wall + 1e-6 and 0 < record["cpu_s"] <= cpu + 1e-6
+    assert record["steps_per_s"] >= 300 / wall - 0.05
+    assert record["steps_per_cpu_s"] >= 300 / cpu - 0.05
 
 
 def test_cli_prints_one_json_line(capsys: pytest.CaptureFixture[str]) -> None:

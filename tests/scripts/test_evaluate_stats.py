@@ -12,13 +12,6 @@ from gpushare_env.presets import (
     PHILLY_TEST_SEEDS,
     PHILLY_TRAIN_SEEDS,
 )
-from gpushare_env.stats import (
-    mean_ci,
-    paired_difference,
-    ratio_of_means,
-    t_cdf,
-    t_quantile,
-)
 from gpushare_eval.gantt import GpuInterval, PlacementRecorder, assign_lanes
 from gpushare_eval.plots import downsample_steps
 from gpushare_eval.report import (
@@ -26,6 +19,13 @@ from gpushare_eval.report import (
     render_across_workloads,
     render_markdown,
     summarize_runs,
+)
+from gpushare_eval.stats import (
+    mean_ci,
+    paired_difference,
+    ratio_of_means,
+    t_cdf,
+    t_quantile,
 )
 
 # Two-sided 95% critical values t_{0.975, df} from a printed Student-t table (6 decimals).

@@ -1,15 +1,16 @@
 """Gavel's co-location table (``gpushare_env.sim.gavel``): converter, loader, normalisation.
 
 Hand-checked figures: the small synthetic source below, and two V100 entries of the shipped
-file read off Gavel's ``simulation_throughputs.json`` at commit c4fa400.
+file read off Gavel's ``simulation_throughputs.json`` at commit c4fa400, a copy of which
+(xz-compressed, with its licence) is ``tests/data/gavel_simulation_throughputs.json.xz``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import shutil
-import subprocess
+import lzma
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,9 @@ from gpushare_env.sim.gavel import (
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "gpushare_env" / "sim" / "data" / "gavel_colocation.json"
-#: A bare git clone of stanford-futuredata/gavel, where this machine keeps one.
-SNAPSHOT = Path("/work/.mirror/stanford-futuredata+gavel/repo")
+#: Gavel's ``scheduler/simulation_throughputs.json`` at ``GAVEL_COMMIT``, byte for byte,
+#: xz-compressed (attribution and licence: ``tests/data/README.md``, ``gavel_LICENSE``).
+SOURCE_XZ = REPO / "tests" / "data" / "gavel_simulation_throughputs.json.xz"
 
 R50 = "ResNet-50 (batch size 64)"
 LM5 = "LM (batch size 5)"
@@ -102,32 +104,26 @@ def test_a_source_other_than_the_pinned_one_needs_its_commit(tmp_path: Path) -> 
     assert not out.exists()
 
 
-def _snapshot_source(tmp_path: Path) -> Path:
-    """Gavel's file at the pinned commit, from the local snapshot (or skip)."""
-    if not SNAPSHOT.is_dir():
-        pytest.skip(
-            f"no Gavel snapshot (a bare git clone of stanford-futuredata/gavel) at {SNAPSHOT}"
-        )
-    git = shutil.which("git")
-    if git is None:
-        pytest.skip("git is not installed: cannot read the Gavel snapshot")
-    shown = subprocess.run(
-        [git, "--git-dir", str(SNAPSHOT), "show", f"{GAVEL_COMMIT}:{GAVEL_PATH}"],
-        capture_output=True,
-        check=False,
-    )
-    if shown.returncode != 0:
-        pytest.skip(f"the Gavel snapshot lacks commit {GAVEL_COMMIT[:7]}: {shown.stderr!r}")
+def _pinned_source(tmp_path: Path) -> Path:
+    """Gavel's file at the pinned commit, decompressed from the test data."""
     source = tmp_path / "simulation_throughputs.json"
-    source.write_bytes(shown.stdout)
+    source.write_bytes(lzma.decompress(SOURCE_XZ.read_bytes()))
     return source
 
 
-def test_the_shipped_file_is_a_fresh_conversion_of_the_snapshot(tmp_path: Path) -> None:
-    source = _snapshot_source(tmp_path)
+def test_the_shipped_file_is_a_fresh_conversion_of_gavels_file(tmp_path: Path) -> None:
+    source = _pinned_source(tmp_path)
     out = tmp_path / "gavel_colocation.json"
-    assert main([str(source), str(out)]) == 0  # the pinned commit needs no --commit
+    assert main([str(source), str(out)]) == 0  # the pinned commit's file needs no --commit
     assert out.read_bytes() == SHIPPED.read_bytes()
+
+
+def test_a_file_other_than_the_pinned_one_needs_its_commit(tmp_path: Path) -> None:
+    # the copy is checked by its git blob id: one byte changed and it is another file
+    source = _pinned_source(tmp_path)
+    source.write_bytes(source.read_bytes().replace(b"4.394774823323071", b"4.394774823323072"))
+    with pytest.raises(ValueError, match=rf"not {re.escape(GAVEL_PATH)} of .* pass the commit"):
+        convert(source, tmp_path / "out.json")
 
 
 def _valid() -> dict[str, Any]:

@@ -1,86 +1,156 @@
-"""Ship a trained agent into ``agents/zoo/`` with its recipe and its recorded test numbers.
+"""Zoo cards: a shipped agent's record and card, every number measured by the harness.
 
-``python -m agents.ship RUN_DIR/best_model.zip --name mppo_philly_medium`` copies the
-model to ``agents/zoo/<name>.zip`` and writes ``<name>.json``: the env config it was
-trained for (``scripts/evaluate`` reads its observation-shaping keys), the training
-command, seed and time (from the run's ``config.json``), the metrics of one test episode
-per workload (``tests/agents/test_zoo.py`` replays them exactly), and, with
-``--compare``, mean and 95% CI over the test seeds beside every baseline.
+:func:`ship` copies a trained model to ``agents/zoo/<name>.zip`` and writes
+``<name>.json`` (the env config it was trained for, which ``gpushare-evaluate`` reads for
+its observation-shaping keys; the training commands, seeds and time from the run's
+``config.json``; the metrics of one test episode per env config, which
+``tests/agents/test_zoo.py`` replays exactly) and the card ``<name>.md``; with compare
+seeds, also the mean and 95% CI over them beside every baseline named
+(:func:`compare`). ``python -m scripts.ship`` is its command line.
+
+The numbers come from the evaluation harness, not from a loop of their own: each episode
+is a :class:`~gpushare_eval.specs.RunSpec` carried out by
+:func:`~gpushare_eval.runs.execute_run` (over processes by
+:func:`~gpushare_eval.runs.run_all`), as ``gpushare-evaluate``'s runs are, with the same
+run status (a truncated run is refused), and the intervals are
+:func:`~gpushare_eval.stats.mean_ci`, as in ``summary.md``.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from agents import ZOO_DIR
-from agents.evaluation import run_episode
-from agents.training import load_model
 from gpushare_env.presets import PHILLY_TEST_SEEDS
-from gpushare_env.stats import mean_ci
+from gpushare_env.seeding import policy_seed
+from gpushare_eval.report import RunStatus
+from gpushare_eval.runs import execute_run, run_all
+from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
+from gpushare_eval.stats import mean_ci
 
 __all__ = [
+    "DEFAULT_BASELINES",
     "RECORDED_KEYS",
-    "ZOO_DIR",
+    "card_run",
     "compare",
     "config_label",
     "lineage",
-    "main",
     "markdown",
     "portable_config",
     "ship",
 ]
 
-#: Metrics replayed by the zoo test.
+#: Metrics of the recorded evaluation, replayed by the zoo test.
 RECORDED_KEYS: tuple[str, ...] = ("mean_jct_s", "makespan_s", "gpu_util", "suspends", "decisions")
+
+#: The heuristics a card compares with by default (``python -m scripts.ship --compare``).
+DEFAULT_BASELINES: tuple[str, ...] = (
+    "fifo", "tiresias", "fifo_pack", "sjf_pack", "gandiva", "fgd", "random", "thesis",
+)  # fmt: skip
+
+
+def card_run(
+    policy: str | Path,
+    env_config: Mapping[str, Any],
+    seed: int,
+    *,
+    label: str | None = None,
+    workload: str | None = None,
+    index: int = 0,
+) -> RunSpec:
+    """The harness's run of ``policy`` on one env config and seed, as a card measures it.
+
+    Args:
+        policy: A saved agent (a path ending in ``.zip``), or a heuristic as
+            ``gpushare-evaluate --policies`` names it (``NAME`` or ``NAME:KEY=VALUE``),
+            seeded by the episode seed as there.
+        env_config: The env config, whole (an agent's is the one it was trained for).
+        seed: The episode seed.
+        label: The policy's label in the row (default: ``policy`` as given).
+        workload: The workload's label in the row (default: the config's workload).
+        index: The run's position (for :func:`~gpushare_eval.runs.run_all`).
+    """
+    text = str(policy)
+    if text.endswith(".zip"):
+        spec = PolicySpec(label=label or text, path=str(Path(text).resolve()))
+    else:
+        import baselines
+
+        name, params = baselines.parse_spec(text)
+        spec = PolicySpec(
+            label=label or text, name=name, params={"seed": policy_seed(seed), **params}
+        )
+    workload_spec = WorkloadSpec(
+        label=workload or str(env_config.get("workload")),
+        spec=env_config.get("workload", "thesis"),
+        num_jobs=env_config.get("num_jobs"),
+    )
+    return RunSpec(index, spec, workload_spec, seed, dict(env_config), keep_jobs=False)
 
 
 def compare(
-    model: Any,
+    policy: str | Path,
     env_configs: Sequence[dict[str, Any]],
     seeds: Sequence[int],
     baselines_: Sequence[str],
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """Per workload and policy: mean and 95% CI of mean JCT and makespan over ``seeds``,
-    and the paired mean ratio to ``thesis`` (same seeds).
+    """Per env config and policy: mean and 95% CI of mean JCT and makespan over
+    ``seeds``, and the mean of the per-seed ratios to ``thesis`` (paired: same seeds).
+
+    Args:
+        policy: The agent (a saved ``.zip``) or a heuristic name, labelled ``agent``.
+        env_configs: The env configs, each a table of the card.
+        seeds: The episode seeds.
+        baselines_: The heuristics beside it.
+        workers: Processes for the runs.
 
     Raises:
-        RuntimeError: an episode was truncated (its metrics would cover only the jobs
-            that finished, so a livelocked policy would look fast); the error names the
-            policy and seed and says which cap to raise.
+        RuntimeError: a run crashed, or was truncated (its metrics would cover only the
+            jobs that finished, so a livelocked policy would look fast); the error names
+            the policy and seed and says which cap to raise.
     """
+    names = [*baselines_, "agent"]
+    cells = [(c, name, seed) for c in range(len(env_configs)) for name in names for seed in seeds]
+    specs = [
+        card_run(policy if name == "agent" else name, env_configs[c], seed, label=name,
+                 workload=config_label(env_configs[c], env_configs), index=index)
+        for index, (c, name, seed) in enumerate(cells)
+    ]  # fmt: skip
+    runs: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for (c, name, seed), output in zip(cells, run_all(specs, workers, progress=False), strict=True):
+        config = env_configs[c]
+        if output.error is not None:
+            raise RuntimeError(f"compare: {name} on {config['workload']!r} seed {seed}: "
+                               f"{output.error}")  # fmt: skip
+        if output.row["status"] != RunStatus.COMPLETE:
+            raise RuntimeError(
+                f"compare: {name} truncated on {config['workload']!r} seed {seed} after "
+                f"{output.row['decisions']} decisions ({output.row['status']}); raise the "
+                "env's max_decisions / max_time_s"
+            )
+        runs.setdefault((c, name), []).append(output.row)
     table: dict[str, Any] = {}
-    for config in env_configs:
-        rows: dict[str, dict[str, list[float]]] = {}
-        for name in [*baselines_, "agent"]:
-            policy = model if name == "agent" else name
-            runs = [run_episode(policy, config, seed) for seed in seeds]
-            for seed, run in zip(seeds, runs, strict=True):
-                if run["truncated"]:
-                    raise RuntimeError(
-                        f"compare: {name} truncated on {config['workload']!r} seed {seed} "
-                        f"after {run['decisions']:.0f} decisions; raise the env's "
-                        "max_decisions / max_time_s"
-                    )
-            rows[name] = {
-                "mean_jct_s": [r["mean_jct_s"] for r in runs],
-                "makespan_s": [r["makespan_s"] for r in runs],
+    for c, config in enumerate(env_configs):
+        rows = {
+            name: {
+                key: [row[key] for row in runs[(c, name)]] for key in ("mean_jct_s", "makespan_s")
             }
+            for name in names
+        }
         summary: dict[str, Any] = {}
         for name, values in rows.items():
             entry: dict[str, Any] = {}
             for key, series in values.items():
                 entry[key] = {**_mean_ci95(series), "per_seed": series}
                 if "thesis" in rows:
-                    ratios = np.asarray(series) / np.asarray(rows["thesis"][key])
-                    entry[key]["ratio_to_thesis"] = _mean_ci95(ratios.tolist())
+                    ratios = [v / r for v, r in zip(series, rows["thesis"][key], strict=True)]
+                    entry[key]["ratio_to_thesis"] = _mean_ci95(ratios)
             summary[name] = entry
         table[config_label(config, env_configs)] = summary
     return table
@@ -124,8 +194,8 @@ _REPOSITORY = Path(__file__).resolve().parents[1]
 
 def _mean_ci95(values: list[float]) -> dict[str, float]:
     """A card's ``{"mean", "ci95"}``: the mean and the half-width of its 95% Student-t
-    interval (``gpushare_env.stats.mean_ci``; 0 for a single value, so the card still
-    prints)."""
+    interval (:func:`~gpushare_eval.stats.mean_ci`, as in ``summary.md``; 0 for a single
+    value, so the card still prints)."""
     ci = mean_ci(values)
     return {"mean": ci.mean, "ci95": 0.0 if ci.n == 1 else ci.half_width}
 
@@ -188,23 +258,39 @@ def ship(
     compare_seeds: Sequence[int] = (),
     baselines_: Sequence[str] = (),
     zoo: Path = ZOO_DIR,
+    workers: int = 1,
 ) -> Path:
-    """Copy ``model_path`` into ``zoo`` as ``<name>.zip`` and write ``<name>.json``."""
+    """Copy ``model_path`` into ``zoo`` as ``<name>.zip`` and write ``<name>.json`` and
+    the card ``<name>.md``, every number measured by the harness's runs of the copy.
+
+    Args:
+        model_path: A trained ``model.zip`` with its run's ``config.json`` beside it.
+        name: The shipped name.
+        test_seed: The seed of the recorded evaluation (one episode per env config).
+        compare_seeds: Seeds of the comparison with ``baselines_`` (none: no comparison).
+        baselines_: Heuristics to compare with (names as ``gpushare-evaluate`` takes).
+        zoo: The folder to ship into.
+        workers: Processes for the comparison's runs.
+
+    Returns:
+        The shipped model's path.
+    """
     model_path = Path(model_path)
     run_record = json.loads((model_path.parent / "config.json").read_text(encoding="utf-8"))
     zoo.mkdir(parents=True, exist_ok=True)
     target = zoo / f"{name}.zip"
+    from agents.training import load_model  # torch: only when shipping
+
     _save_without_optimizer_state(load_model(model_path), target)
-    model = load_model(target)
     configs = [portable_config(c) for c in run_record["env_configs"]]
     recorded = []
     for config in configs:
-        metrics = run_episode(model, config, test_seed)
+        row = execute_run(card_run(target, config, test_seed)).row
         recorded.append(
             {
                 "env_config": config,
                 "seed": test_seed,
-                "metrics": {k: metrics[k] for k in RECORDED_KEYS if k in metrics},
+                "metrics": {k: row[k] for k in RECORDED_KEYS if k in row},
             }
         )
     record: dict[str, Any] = {
@@ -225,7 +311,7 @@ def ship(
     if compare_seeds:
         record["comparison"] = {
             "seeds": list(compare_seeds),
-            "table": compare(model, configs, compare_seeds, baselines_),
+            "table": compare(target, configs, compare_seeds, baselines_, workers=workers),
         }
     (zoo / f"{name}.json").write_text(json.dumps(record, indent=2, default=str))
     (zoo / f"{name}.md").write_text(markdown(name, record))
@@ -296,31 +382,3 @@ def markdown(name: str, record: dict[str, Any]) -> str:
                 )
             lines.append("")
     return "\n".join(lines) + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agents.ship MODEL --name NAME [--compare]``."""
-    parser = argparse.ArgumentParser(prog="python -m agents.ship", description=__doc__)
-    parser.add_argument("model", help="a trained model.zip (its run's config.json beside it)")
-    parser.add_argument("--name", required=True)
-    parser.add_argument("--test-seed", type=int, default=PHILLY_TEST_SEEDS[0])
-    parser.add_argument("--compare", action="store_true", help="compare on all test seeds")
-    parser.add_argument(
-        "--baselines",
-        nargs="*",
-        default=["fifo", "tiresias", "fifo_pack", "sjf_pack", "gandiva", "fgd", "random", "thesis"],
-    )
-    args = parser.parse_args(argv)
-    path = ship(
-        args.model,
-        args.name,
-        args.test_seed,
-        PHILLY_TEST_SEEDS if args.compare else (),
-        args.baselines,
-    )
-    print(f"shipped {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
