@@ -847,6 +847,69 @@ cdef class Core(_Encoder):
             out[names[i]] = self.terms[i]
         return out
 
+    # ------------------------------------------------------------ action codec
+    # The env's action layout, ``W x 4`` schedule actions (slot-major, strategies in
+    # ``STRATEGIES`` order), ``R`` suspend actions, then advance: ``_apply`` carries an
+    # index out, ``decode`` and ``encode`` translate it for Python.
+
+    def decode(self, int action):
+        """``(kind, job_id, strategy)`` of an action index in the current state: kind
+        ``"advance"`` (job ``None``), ``"schedule"`` (a pending-window job and the index
+        of its strategy) or ``"suspend"`` (a running-window job, strategy ``None``).
+
+        Raises:
+            ValueError: the index is outside the action space or addresses an empty slot.
+        """
+        cdef int slot, width = self.W * NUM_STRATEGIES
+        if not 0 <= action < self.num_actions:
+            raise ValueError(f"action {action} is outside Discrete({self.num_actions})")
+        if action == self.num_actions - 1:
+            return "advance", None, None
+        if action < width:
+            slot = action // NUM_STRATEGIES
+            if slot >= self.pending_n:
+                raise ValueError(
+                    f"action {action} schedules pending slot {slot}, but only "
+                    f"{self.pending_n} job(s) wait in the window"
+                )
+            return "schedule", self.jobs[self.window_pending[slot]].job_id, action % NUM_STRATEGIES
+        slot = action - width
+        if slot >= self.running_n_window:
+            raise ValueError(
+                f"action {action} suspends running slot {slot}, but only "
+                f"{self.running_n_window} job(s) run in the window"
+            )
+        return "suspend", self.jobs[self.window_running[slot]].job_id, None
+
+    def encode(self, kind, job_id=None, int strategy=0):
+        """The action index of ``(kind, job_id, strategy)`` (``decode``'s inverse).
+
+        Raises:
+            ValueError: the job is not in the pending (schedule) or running (suspend)
+                window, or the kind is unknown.
+        """
+        cdef int slot
+        if kind == "advance":
+            return self.num_actions - 1
+        if kind == "schedule":
+            for slot in range(self.pending_n):
+                if self.jobs[self.window_pending[slot]].job_id == job_id:
+                    return slot * NUM_STRATEGIES + strategy
+            raise ValueError(
+                f"job {job_id} is not in the pending window ({self.pending_ids()}, "
+                f"{self.W} slots, {self.priority_slots} of them by least attained "
+                "service); only those can be scheduled"
+            )
+        if kind == "suspend":
+            for slot in range(self.running_n_window):
+                if self.jobs[self.window_running[slot]].job_id == job_id:
+                    return self.W * NUM_STRATEGIES + slot
+            raise ValueError(
+                f"job {job_id} is not in the running window (the first {self.R} running "
+                f"jobs: {self.running_ids()}); only those can be suspended"
+            )
+        raise ValueError(f"unknown action kind {kind!r}; allowed: advance, schedule, suspend")
+
     def pending_ids(self):
         """Job ids of the pending window."""
         return [self.jobs[self.window_pending[i]].job_id for i in range(self.pending_n)]

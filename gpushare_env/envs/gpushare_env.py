@@ -271,9 +271,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self.cluster: Cluster = make_cluster(cfg.cluster)
         self.pending_window = cfg.windows.pending
         self.running_window = cfg.windows.running
-        self._priority_slots = cfg.windows.windows().priority_slots
-        self._num_schedule_actions = self.pending_window * _NUM_STRATEGIES
-        self._advance_action = self._num_schedule_actions + self.running_window
+        # the core's action layout (``Core.decode``): W x 4 schedule, R suspend, advance
+        self._advance_action = self.pending_window * _NUM_STRATEGIES + self.running_window
         self.action_space = spaces.Discrete(self._advance_action + 1)
         observe = cfg.observation.as_dict()  # held_time, placement, drain, rivals
         summarised = observe.pop("cluster_summary")
@@ -344,27 +343,14 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             ValueError: the index is outside the action space or addresses an empty slot.
             TypeError: ``action`` is not an integer (see ``action_index``).
         """
-        pending_ids, running_ids = self._window_ids()
-        a = self.action_index(action)
-        if not 0 <= a <= self._advance_action:
-            raise ValueError(f"action {a} is outside Discrete({self._advance_action + 1})")
-        if a == self._advance_action:
+        if self._core is None:
+            raise RuntimeError("GPUShare-v0: call reset() first")
+        kind, job_id, strategy = self._core.decode(self.action_index(action))
+        if kind == "advance":
             return ADVANCE
-        if a < self._num_schedule_actions:
-            slot, strategy = divmod(a, _NUM_STRATEGIES)
-            if slot >= len(pending_ids):
-                raise ValueError(
-                    f"action {a} schedules pending slot {slot}, but only "
-                    f"{len(pending_ids)} job(s) wait in the window"
-                )
-            return Schedule(pending_ids[slot], STRATEGIES[strategy])
-        slot = a - self._num_schedule_actions
-        if slot >= len(running_ids):
-            raise ValueError(
-                f"action {a} suspends running slot {slot}, but only "
-                f"{len(running_ids)} job(s) run in the window"
-            )
-        return Suspend(running_ids[slot])
+        if kind == "schedule":
+            return Schedule(job_id, STRATEGIES[strategy])
+        return Suspend(job_id)
 
     def action_index(self, action: Any) -> int:
         """The action as a Python ``int``, refusing anything that is not an integer.
@@ -407,33 +393,19 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 is unknown.
             TypeError: ``decision`` is not a decision.
         """
-        pending_ids, running_ids = self._window_ids()
+        if self._core is None:
+            raise RuntimeError("GPUShare-v0: call reset() first")
         if isinstance(decision, Advance):
-            return self._advance_action
+            return int(self._core.encode("advance"))
         if isinstance(decision, Schedule):
             if decision.strategy not in STRATEGIES:
                 raise ValueError(
                     f"unknown strategy {decision.strategy!r}; allowed: {list(STRATEGIES)}"
                 )
-            try:
-                slot = pending_ids.index(decision.job_id)
-            except ValueError:
-                raise ValueError(
-                    f"job {decision.job_id} is not in the pending window ({pending_ids}, "
-                    f"{self.pending_window} slots, {self._priority_slots} of them by least "
-                    "attained service); only those can be scheduled"
-                ) from None
-            return slot * _NUM_STRATEGIES + STRATEGIES.index(decision.strategy)
+            strategy = STRATEGIES.index(decision.strategy)
+            return int(self._core.encode("schedule", decision.job_id, strategy))
         if isinstance(decision, Suspend):
-            try:
-                slot = running_ids.index(decision.job_id)
-            except ValueError:
-                raise ValueError(
-                    f"job {decision.job_id} is not in the running window (the first "
-                    f"{self.running_window} running jobs: {running_ids}); "
-                    "only those can be suspended"
-                ) from None
-            return self._num_schedule_actions + slot
+            return int(self._core.encode("suspend", decision.job_id))
         raise TypeError(f"not a decision: {decision!r}")
 
     # -------------------------------------------------------------- episode
