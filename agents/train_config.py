@@ -37,7 +37,14 @@ from gpushare_env.presets import (
     PHILLY_TEST_SEEDS,
     PHILLY_TRAIN_SEEDS,
 )
-from gpushare_env.sim.settings import Group, KeyPaths, is_int, unknown_keys_error
+from gpushare_env.sim.setting_table import declared
+from gpushare_env.sim.settings import (
+    Group,
+    KeyPaths,
+    declared_fields,
+    is_int,
+    unknown_keys_error,
+)
 
 __all__ = [
     "ALGORITHMS",
@@ -254,8 +261,9 @@ class EnvsConfig(_TrainGroup):
             and 100 for a generator). From the preset, except with a trace among the
             workloads: then none, so a trace plays whole unless this is given (a trace cut
             short warns).
-        pending_window: Env ``pending_window``.
-        running_window: Env ``running_window``.
+        pending_window: Env ``pending_window`` (``windows.pending``, its default and range
+            the env's).
+        running_window: Env ``running_window`` (``windows.running``, likewise).
         env_overrides: Further ``GPUShare-v0`` config keys, nested or flat (e.g.
             ``reward`` weights).
         n_envs: Parallel envs (default 32, stepped in turn in one process: the policy
@@ -286,15 +294,17 @@ class EnvsConfig(_TrainGroup):
 
     path: ClassVar[str] = "TrainConfig.envs"
 
-    cluster: str | Mapping[str, Any] = "medium"
+    # the env settings (``declared``): training's own default for the cluster and the
+    # episode size, the env's for the windows; EnvConfig checks them (``_env_settings``)
+    cluster: str | Mapping[str, Any] = declared("cluster", default="medium")
     workloads: tuple[str, ...] = ("philly", "philly_bursty")
     clusters: tuple[str | Mapping[str, Any], ...] = ()
     traces: tuple[str, ...] = ()
     trace_load: float = 0.9
     trace_jobs: int | None = None
-    num_jobs: int | None = 300
-    pending_window: int = 16
-    running_window: int = 16
+    num_jobs: int | None = declared("num_jobs", default=300)
+    pending_window: int = declared("windows.pending")
+    running_window: int = declared("windows.running")
     env_overrides: Mapping[str, Any] = field(default_factory=dict)
     n_envs: int = 32
     vec_env: str = "dummy"
@@ -363,12 +373,7 @@ class EnvsConfig(_TrainGroup):
             )
         # every env config the run builds, checked now (cluster, workload names, windows,
         # num_jobs, overrides) rather than when the envs start; a trace file is read then
-        base = {
-            "cluster": self.cluster,
-            "num_jobs": self.num_jobs,
-            "pending_window": self.pending_window,
-            "running_window": self.running_window,
-        }
+        base = _env_settings(self)
         try:
             for workload in self.workloads:
                 EnvConfig.from_any(
@@ -742,17 +747,20 @@ def _is_trace(workload: Any) -> bool:
     return Path(workload).suffix.lower() in (".csv", ".json")
 
 
+def _env_settings(envs: EnvsConfig) -> dict[str, Any]:
+    """The env settings of ``envs`` (its fields ``declared`` from the env's settings), by
+    their flat key (``pending_window``), in field order."""
+    return {str(entry.flat): getattr(envs, name) for name, entry in declared_fields(EnvsConfig)}
+
+
 def env_configs(config: TrainConfig) -> list[dict[str, Any]]:
     """The ``GPUShare-v0`` configs of a run, one per (cluster, workload), in the flat form
     (so the overrides, nested or flat, override setting by setting, and recorded configs
     keep one form)."""
     envs = config.envs
-    base: dict[str, Any] = {
-        "num_jobs": envs.num_jobs,
-        "pending_window": envs.pending_window,
-        "running_window": envs.running_window,
-        **EnvConfig.flatten(envs.env_overrides),
-    }
+    settings = _env_settings(envs)
+    del settings["cluster"]  # each entry's own
+    base: dict[str, Any] = {**settings, **EnvConfig.flatten(envs.env_overrides)}
     clusters = [envs.cluster, *envs.clusters]
     traces = _trace_pairs(envs)
     trace_jobs = {} if envs.trace_jobs is None else {"num_jobs": envs.trace_jobs}

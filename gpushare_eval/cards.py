@@ -27,7 +27,7 @@ from typing import Any
 
 from agents import ZOO_DIR
 from gpushare_env.presets import PHILLY_TEST_SEEDS
-from gpushare_env.seeding import policy_seed
+from gpushare_eval.plan import seeded
 from gpushare_eval.report import RunStatus
 from gpushare_eval.runs import execute_run, run_all
 from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
@@ -68,7 +68,7 @@ def card_run(
     Args:
         policy: A saved agent (a path ending in ``.zip``), or a heuristic as
             ``gpushare-evaluate --policies`` names it (``NAME`` or ``NAME:KEY=VALUE``),
-            seeded by the episode seed as there.
+            seeded by the episode seed as there (:func:`~gpushare_eval.plan.seeded`).
         env_config: The env config, whole (an agent's is the one it was trained for).
         seed: The episode seed.
         label: The policy's label in the row (default: ``policy`` as given).
@@ -82,9 +82,7 @@ def card_run(
         import baselines
 
         name, params = baselines.parse_spec(text)
-        spec = PolicySpec(
-            label=label or text, name=name, params={"seed": policy_seed(seed), **params}
-        )
+        spec = seeded(PolicySpec(label=label or text, name=name, params=params), seed)
     workload_spec = WorkloadSpec(
         label=workload or str(env_config.get("workload")),
         spec=env_config.get("workload", "thesis"),

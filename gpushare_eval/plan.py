@@ -39,7 +39,14 @@ from gpushare_eval.specs import (
     safe_name,
 )
 
-__all__ = ["Plan", "agent_env_overrides", "agent_recorded_rules", "file_sha256", "make_plan"]
+__all__ = [
+    "Plan",
+    "agent_env_overrides",
+    "agent_recorded_rules",
+    "file_sha256",
+    "make_plan",
+    "seeded",
+]
 
 
 def file_sha256(path: str | Path) -> str:
@@ -480,6 +487,15 @@ def run_config(env_config: Mapping[str, Any], policy: PolicySpec) -> dict[str, A
     return config
 
 
+def seeded(policy: PolicySpec, seed: int) -> PolicySpec:
+    """The policy as a run with episode seed ``seed`` plays it: a baseline seeded by
+    :func:`~gpushare_env.seeding.policy_seed` of it, unless its name gives a seed
+    (``random:seed=5`` wins); a saved agent as it is (it acts deterministically)."""
+    if policy.is_agent:
+        return policy
+    return dataclasses.replace(policy, params={"seed": policy_seed(seed), **policy.params})
+
+
 def _window_for(workload: WorkloadSpec, window: int | None, preset: EvaluationPreset) -> int | None:
     """The windows a workload's baseline runs get (``None``: the env's default)."""
     if window is not None:
@@ -639,16 +655,10 @@ def make_plan(
             too_big = (workload.size or workload.num_jobs or 0) > GANTT_MAX_JOBS
             for k, seed in enumerate(seed_list):
                 config = run_config(env_configs[workload.label], policy)
-                # a seed given in the name (random:seed=5) wins over the run's
-                own_seed = {} if policy.is_agent else {"seed": policy_seed(seed)}
-                params = {**own_seed, **policy.params}
-                policy_for_run = (
-                    policy if policy.is_agent else dataclasses.replace(policy, params=params)
-                )
                 runs.append(
                     RunSpec(
                         index=len(runs),
-                        policy=policy_for_run,
+                        policy=seeded(policy, seed),
                         workload=workload,
                         seed=seed,
                         env_config=config,

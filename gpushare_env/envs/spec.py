@@ -1,8 +1,17 @@
-"""The env's spec as Markdown tables (for the README), built from the code's constants."""
+"""The env's spec as Markdown tables, built from the code: the actions, the observation
+columns (the feature registry), the reward terms and the settings (their declarations,
+``gpushare_env.sim.setting_table``).
+
+docs/env.md holds these tables between ``<!-- generated: <name> -->`` and
+``<!-- end generated: <name> -->`` markers: :func:`update_generated` rewrites them
+(``python -m scripts.env_doc``), and a test fails when the page is out of date.
+"""
 
 from __future__ import annotations
 
-from gpushare_env.envs.config import FLAT_KEYS, REWARD_COMPONENTS, EnvConfig
+import re
+
+from gpushare_env.envs.config import FLAT_KEYS, REWARD_COMPONENTS
 from gpushare_env.envs.features import BLOCKS, CLUSTER_SUMMARY
 from gpushare_env.envs.observation import (
     FRAG_FEATURES,
@@ -12,8 +21,19 @@ from gpushare_env.envs.observation import (
     running_features,
 )
 from gpushare_env.sim.placement import STRATEGIES
+from gpushare_env.sim.setting_table import env_settings, sim_settings
+from gpushare_env.sim.settings import Setting
 
-__all__ = ["CONFIG_DOCS", "FEATURE_DOCS", "REWARD_DOCS", "config_rows", "env_spec_markdown"]
+__all__ = [
+    "CONFIG_DOCS",
+    "FEATURE_DOCS",
+    "REWARD_DOCS",
+    "config_rows",
+    "doc_tables",
+    "env_spec_markdown",
+    "sim_config_rows",
+    "update_generated",
+]
 
 
 def _feature_docs() -> dict[str, dict[str, str]]:
@@ -56,87 +76,41 @@ REWARD_DOCS: dict[str, str] = {
 }
 
 
-def _config_docs() -> dict[str, str]:
-    docs = {
-        "cluster": "cluster preset (tiny, tiny2, thesis, medium, philly, mixed) or dict",
-        "workload": "workload preset (thesis, thesis_poisson, philly, philly_parametric, "
-        "philly_bursty), dict of WorkloadConfig fields, or .csv/.json trace path",
-        "num_jobs": "jobs per episode (None: the workload's own count, 100 generated or "
-        "every job of a trace)",
-        "jobs": "fixed list of JobSpec replayed every episode (overrides workload)",
-        "windows.pending": "W: waiting jobs addressable by schedule actions, 1..1024 (the "
-        "first W by arrival, unless windows.priority: under a long queue a policy sees "
-        "only the oldest W)",
-        "windows.running": "R: running jobs addressable by suspend actions, 1..1024",
-        "windows.gpus": "rows of obs['gpus'] (None: one per GPU; N: padded with zero rows to N, "
-        "one shape for clusters of up to N GPUs)",
-        "windows.priority": "share of the pending window, 0..1, given under a long queue to "
-        "the waiting jobs with the least attained GPU service (fresh ones first) instead of "
-        "the next by arrival; the window lists its jobs in arrival order (0: by arrival)",
-        "observation.held_time": "append held_time (time since the job got its GPUs) to the "
-        "running rows",
-        "observation.placement": "append pack_load, spread_load to the pending rows and "
-        "shares_gpu to the running rows (experimental)",
-        "observation.drain": "append drain_share (remaining / (remaining + drain time)) to the "
-        "pending and running rows (experimental)",
-        "observation.rivals": "append rival_wait, rival_remaining (the waiting jobs requesting "
-        "as many GPUs: longest wait, shortest predicted remaining) to the running rows "
-        "(experimental)",
-        "observation.cluster_summary": "replace obs['gpus'] (a row per GPU) by obs['cluster'] "
-        "(per GPU type: idle, free memory, compute, gangs; one width for every cluster)",
-        **{f"reward.{name}": f"weight of the {name} reward term" for name in REWARD_COMPONENTS},
-        "reward.time_scale_s": "T: time unit of the rewards [s]",
-        "reward.invalid_penalty": "size of the invalid term, >= 0",
-        "limits.max_decisions": "truncate after this many decisions (None: 50 per job + 1000)",
-        "limits.max_time_s": "truncate at this simulated time (None: no limit) [s]",
-        "limits.max_suspends_per_job": "a job suspended this many times may not be suspended "
-        "again (None: no cap)",
-        "limits.min_service_s": "a resumed job computes this long before its next suspension [s]",
-        "simulator.duration_info": "what the agent sees of lengths: 'none', 'sampled', 'oracle'",
-        "simulator.sample_iterations": "iterations before a job's step time is measured",
-        "simulator.sample_noise": "relative std-dev of that measurement, in [0, 1)",
-        "simulator.suspend_overhead_s": "checkpoint time of every suspension [s] (None: each "
-        "model's own, 2-5 s)",
-        "simulator.resume_overhead_s": "restart time of every resume or migration [s] (None: "
-        "each model's own, 5-50 s)",
-        "simulator.interference": "sharing model: 'analytic', 'measured' (Gavel's pairs, "
-        "proxies for unmatched models) or 'measured_exact'",
-        "invalid_action": "'noop' (no-op with reward.invalid_penalty) or 'raise'",
-        "auto_advance": "skip states where advance is the only valid action",
-        "on_unfit": "jobs that can never fit the cluster: 'reject' (drop, count) or 'error'",
-    }
-    return {path: docs[path] for path in EnvConfig.paths()}  # KeyError: a setting undocumented
+def _meaning(entry: Setting) -> str:
+    """A setting's one line, its unit appended (``[s]``)."""
+    return f"{entry.doc} [{entry.unit}]" if entry.unit else entry.doc
 
 
 #: One line per configuration setting, by its path in the nested form (``windows.pending``),
-#: in ``EnvConfig.paths()`` order (defaults and flat keys come from ``EnvConfig`` and
-#: ``FLAT_KEYS``).
-CONFIG_DOCS: dict[str, str] = _config_docs()
+#: in ``EnvConfig.paths()`` order: each setting's declaration's (``setting_table``).
+CONFIG_DOCS: dict[str, str] = {entry.path: _meaning(entry) for entry in env_settings()}
 
 
-def _flat_key(path: str) -> str:
-    """How the flat form sets ``path`` (Markdown): its ``FLAT_KEYS`` key, or ``reward``
-    with the weight's name (the flat ``reward`` key holds the weights by name)."""
-    for key, target in FLAT_KEYS.items():
-        if target == path:
-            return f"`{key}`"
-    group, _, name = path.partition(".")
-    if group == "reward" and name in REWARD_COMPONENTS:
-        return f"`reward` (`{name}`)"
-    raise KeyError(path)  # pragma: no cover - every path has one (tested)
+def _flat_key(entry: Setting) -> str:
+    """How the flat form sets a setting (Markdown): its flat key, or for a key its group's
+    settings share, that key with the setting's name (``reward`` (``jct``))."""
+    if FLAT_KEYS.get(str(entry.flat)) == entry.path:
+        return f"`{entry.flat}`"
+    return f"`{entry.flat}` (`{entry.name}`)"
 
 
-def config_rows() -> list[tuple[str, str, object, str]]:
-    """``(path, flat key, default, meaning)`` of every setting, from the dataclasses (the
-    flat key in Markdown, as the table shows it)."""
-    defaults = EnvConfig()
-    rows = []
-    for path in EnvConfig.paths():
-        group, _, name = path.partition(".")
-        value = getattr(defaults, group)
-        rows.append((path, _flat_key(path), getattr(value, name) if name else value,
-                     CONFIG_DOCS[path]))  # fmt: skip
-    return rows
+def config_rows() -> list[tuple[str, str, object, str, str]]:
+    """``(path, flat key, default, allowed, meaning)`` of every setting of ``EnvConfig``,
+    from the declarations (the flat key in Markdown, as the table shows it)."""
+    return [
+        (entry.path, _flat_key(entry), entry.default, entry.allowed_text(), _meaning(entry))
+        for entry in env_settings()
+    ]
+
+
+def sim_config_rows() -> list[tuple[str, str, object, str, str]]:
+    """``(name, env path, default, allowed, meaning)`` of every setting of ``SimConfig``
+    (the env path ``""`` for the two the env does not expose)."""
+    return [
+        (entry.name, entry.path if entry.env else "", entry.default, entry.allowed_text(),
+         _meaning(entry))
+        for entry in sim_settings()
+    ]  # fmt: skip
 
 
 _COLUMNS = {
@@ -162,12 +136,9 @@ _SHAPES = {
 }
 
 
-def env_spec_markdown() -> str:
-    """Markdown tables of the action layout, observation columns, rewards and config keys."""
+def _actions_table() -> list[str]:
     nstrat = len(STRATEGIES)
-    out = [
-        "### Actions: `Discrete(4 W + R + 1)`",
-        "",
+    return [
         "| index | action |",
         "|---|---|",
         f"| `{nstrat} * slot + s`, slot < W | schedule the slot-th job of the pending window "
@@ -175,12 +146,11 @@ def env_spec_markdown() -> str:
         f"strategy s of `{STRATEGIES}` |",
         f"| `{nstrat} W + j`, j < R | suspend the j-th running job (in start order) |",
         f"| `{nstrat} W + R` | advance to the next event |",
-        "",
-        "### Observation: `Dict` of flat `float32` `Box`es in [0, 1]",
-        "",
-        "| key | shape | column | meaning |",
-        "|---|---|---|---|",
     ]
+
+
+def _observation_table() -> list[str]:
+    out = ["| key | shape | column | meaning |", "|---|---|---|---|"]
     for key, columns in _COLUMNS.items():
         docs = FEATURE_DOCS["pending" if key == "running" else key]
         for i, name in enumerate(columns):
@@ -193,15 +163,64 @@ def env_spec_markdown() -> str:
                 meaning = "the pending columns (wait = total wait so far), then:"
                 name = "..."
             out.append(f"| {label} | {shape} | `{name}` | {meaning} |")
-    out += ["", "### Rewards", "", "| term | definition |", "|---|---|"]
-    out += [f"| `{name}` | {REWARD_DOCS[name]} |" for name in REWARD_COMPONENTS]
-    out += [
-        "",
-        "### Configuration",
-        "",
-        "| key | flat key | default | meaning |",
-        "|---|---|---|---|",
+    return out
+
+
+def doc_tables() -> dict[str, str]:
+    """The generated tables by name (``actions``, ``observation``, ``rewards``,
+    ``settings``, ``sim-settings``), each a Markdown table with its header."""
+    rewards = ["| term | definition |", "|---|---|"]
+    rewards += [f"| `{name}` | {REWARD_DOCS[name]} |" for name in REWARD_COMPONENTS]
+    settings = ["| key | flat key | default | allowed | meaning |", "|---|---|---|---|---|"]
+    settings += [
+        f"| `{path}` | {flat} | `{default!r}` | {allowed} | {meaning} |"
+        for path, flat, default, allowed, meaning in config_rows()
     ]
-    for path, flat, default, meaning in config_rows():
-        out.append(f"| `{path}` | {flat} | `{default!r}` | {meaning} |")
-    return "\n".join(out) + "\n"
+    simulator = ["| setting | env key | default | allowed | meaning |", "|---|---|---|---|---|"]
+    simulator += [
+        f"| `{name}` | {f'`{path}`' if path else 'none (headless only)'} | `{default!r}` | "
+        f"{allowed} | {meaning} |"
+        for name, path, default, allowed, meaning in sim_config_rows()
+    ]
+    tables = {
+        "actions": _actions_table(),
+        "observation": _observation_table(),
+        "rewards": rewards,
+        "settings": settings,
+        "sim-settings": simulator,
+    }
+    return {name: "\n".join(rows) for name, rows in tables.items()}
+
+
+def env_spec_markdown() -> str:
+    """Markdown tables of the action layout, observation columns, rewards and settings."""
+    tables = doc_tables()
+    sections = [
+        ("### Actions: `Discrete(4 W + R + 1)`", "actions"),
+        ("### Observation: `Dict` of flat `float32` `Box`es in [0, 1]", "observation"),
+        ("### Rewards", "rewards"),
+        ("### Configuration", "settings"),
+        ("### Simulator settings (`SimConfig`, headless runs)", "sim-settings"),
+    ]
+    return "\n\n".join(f"{title}\n\n{tables[name]}" for title, name in sections) + "\n"
+
+
+def _markers(name: str) -> tuple[str, str]:
+    return f"<!-- generated: {name} -->", f"<!-- end generated: {name} -->"
+
+
+def update_generated(text: str) -> str:
+    """``text`` (a Markdown page) with every generated table between its markers
+    rewritten from the code (``doc_tables``); the rest unchanged.
+
+    Raises:
+        ValueError: A table's markers are missing, or appear more than once.
+    """
+    for name, table in doc_tables().items():
+        begin, end = _markers(name)
+        pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(end), re.DOTALL)
+        found = pattern.findall(text)
+        if len(found) != 1:
+            raise ValueError(f"the page needs one {begin!r} ... {end!r} block (found {len(found)})")
+        text = text.replace(found[0], f"{begin}\n{table}\n{end}")
+    return text

@@ -33,22 +33,23 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.cluster import Cluster, unfit_reason
 from gpushare_env.sim.interference import (
-    INTERFERENCE_MODELS,
     InterferenceModel,
     LinearContention,
     MeasuredContention,
     NoInterference,
     measured_contention,
 )
-from gpushare_env.sim.limits import MAX_DURATION_S, is_finite, is_int, range_text
+from gpushare_env.sim.limits import is_finite, is_int
 from gpushare_env.sim.placement import STRATEGIES
+from gpushare_env.sim.setting_table import DURATION_INFO, declared
+from gpushare_env.sim.settings import DeclaredGroup, document_settings
 from gpushare_env.sim.types import (
     Event,
     EventKind,
@@ -108,98 +109,34 @@ __all__ = [
     "truncation_reason",
 ]
 
-DURATION_INFO: tuple[str, ...] = ("none", "sampled", "oracle")
 _EPS = 1e-9
 
 
+@document_settings
 @dataclass(frozen=True, slots=True)
-class SimConfig:
+class SimConfig(DeclaredGroup):
     """Simulator settings.
 
-    Attributes:
-        sample_iterations: Steps a job runs before its measured step time is visible.
-        sample_noise: Std-dev of the relative measurement error ``eps ~ N(0, noise)``.
-        duration_info: What schedulers see of job lengths: ``"none"``, ``"sampled"``
-            (after sampling, the default) or ``"oracle"`` (true lengths from arrival).
-        suspend_overhead_s: Overrides the per-model checkpoint time when set.  # [s]
-        resume_overhead_s: Overrides the per-model restart time when set.  # [s]
-        cross_node_factor: Overrides the per-model cross-node factor when set.
-        record_timeline: Keep the per-change cluster timeline (needed for utilisation).
-        max_suspends_per_job: Suspensions after which a job may not be suspended again,
-            >= 0 (``None``: no cap). Default 3, the thesis heuristic's own cap (sampling,
-            a preemption, one more); with it every episode takes at most ``4 + 4 x 3``
-            valid decisions per job (docs/model.md, *Suspension rules*).
-        min_service_s: Seconds a resumed job must compute before it may be suspended
-            again, >= 0 (a quantum, as Gandiva's time slices; default 0: none).  # [s]
-        interference: The sharing model when ``Simulator`` is given none: ``"analytic"``
-            (``LinearContention``, the default), ``"measured"`` (Gavel's measured pairs,
-            a proxy job type for every catalog model) or ``"measured_exact"`` (measured
-            pairs of same-architecture matches only); see ``sim.interference``.
-
-    Every setting is checked on creation: a bad one raises ``ValueError`` naming it
-    (``SimConfig.sample_noise``) and its allowed range; numpy scalars are accepted.
+    Each attribute is a setting declared once in ``gpushare_env.sim.setting_table`` (its
+    default, range and meaning; ``help(SimConfig)`` lists them), where the env's
+    ``simulator`` and ``limits`` groups take theirs from too: ``EnvConfig.sim_config()``
+    builds a ``SimConfig`` from them. Every setting is checked on creation: a bad one
+    raises ``ValueError`` naming it (``SimConfig.sample_noise``) and its allowed range;
+    numpy scalars are accepted.
     """
 
-    sample_iterations: int = 20
-    sample_noise: float = 0.05
-    duration_info: str = "sampled"
-    suspend_overhead_s: float | None = None  # [s]
-    resume_overhead_s: float | None = None  # [s]
-    cross_node_factor: float | None = None
-    record_timeline: bool = True
-    max_suspends_per_job: int | None = 3
-    min_service_s: float = 0.0  # [s]
-    interference: str = "analytic"
+    path: ClassVar[str] = "SimConfig"
 
-    def __post_init__(self) -> None:
-        # numpy scalars are accepted and stored as Python numbers; bool is not an int here
-        for name in _SIM_CONFIG_NUMBERS:
-            value = getattr(self, name)
-            if isinstance(value, np.generic) and not isinstance(value, np.bool_):
-                object.__setattr__(self, name, value.item())
-
-        def bad(name: str, allowed: str) -> ValueError:
-            return ValueError(f"SimConfig.{name} must be {allowed}, got {getattr(self, name)!r}")
-
-        if not (is_int(self.sample_iterations) and 0 <= self.sample_iterations <= _MAX_C_INT):
-            raise bad("sample_iterations", "an int >= 0 and <= 2**31 - 1")
-        if not (is_finite(self.sample_noise) and 0 <= self.sample_noise < 1):
-            raise bad("sample_noise", "a number in [0, 1)")
-        # -0.0 passes the check, but numpy's normal() refuses a negative zero scale
-        object.__setattr__(self, "sample_noise", float(self.sample_noise) + 0.0)
-        if not (isinstance(self.duration_info, str) and self.duration_info in DURATION_INFO):
-            raise bad("duration_info", f"one of {list(DURATION_INFO)}")
-        for name in ("suspend_overhead_s", "resume_overhead_s"):
-            value = getattr(self, name)
-            if value is not None and not (is_finite(value) and 0 <= value <= MAX_DURATION_S):
-                raise bad(name, f"None or a number {range_text(0, MAX_DURATION_S)} s")
-        factor = self.cross_node_factor
-        if factor is not None and not (is_finite(factor) and 0 < factor <= 1):
-            raise bad("cross_node_factor", "None or a number in (0, 1]")
-        if not isinstance(self.record_timeline, (bool, np.bool_)):
-            raise bad("record_timeline", "True or False")
-        object.__setattr__(self, "record_timeline", bool(self.record_timeline))
-        cap = self.max_suspends_per_job
-        if cap is not None and not (is_int(cap) and 0 <= cap <= _MAX_C_INT):
-            raise bad("max_suspends_per_job", "None or an int >= 0 and <= 2**31 - 1")
-        if not (is_finite(self.min_service_s) and 0 <= self.min_service_s <= MAX_DURATION_S):
-            raise bad("min_service_s", f"a finite number {range_text(0, MAX_DURATION_S)} s")
-        if not (isinstance(self.interference, str) and self.interference in INTERFERENCE_MODELS):
-            raise bad("interference", f"one of {list(INTERFERENCE_MODELS)}")
-
-
-#: The numeric settings of ``SimConfig`` (numpy scalars among them become Python numbers).
-_SIM_CONFIG_NUMBERS = (
-    "sample_iterations",
-    "sample_noise",
-    "suspend_overhead_s",
-    "resume_overhead_s",
-    "cross_node_factor",
-    "max_suspends_per_job",
-    "min_service_s",
-)
-#: Largest value of the core's C ``int`` settings.
-_MAX_C_INT = 2**31 - 1
+    sample_iterations: int = declared("simulator.sample_iterations")
+    sample_noise: float = declared("simulator.sample_noise")
+    duration_info: str = declared("simulator.duration_info")
+    suspend_overhead_s: float | None = declared("simulator.suspend_overhead_s")  # [s]
+    resume_overhead_s: float | None = declared("simulator.resume_overhead_s")  # [s]
+    cross_node_factor: float | None = declared("simulator.cross_node_factor")
+    record_timeline: bool = declared("simulator.record_timeline")
+    max_suspends_per_job: int | None = declared("limits.max_suspends_per_job")
+    min_service_s: float = declared("limits.min_service_s")  # [s]
+    interference: str = declared("simulator.interference")
 
 
 @dataclass(slots=True)

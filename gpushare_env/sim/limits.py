@@ -81,7 +81,12 @@ def is_finite(value: Any) -> bool:
     return is_real(value) and math.isfinite(value)
 
 
-_NAMED = {MAX_JOB_ID: "2**63 - 1", MAX_ITERATIONS: "2**53", MAX_BATCH_SIZE: "2**31 - 1"}
+_NAMED = {
+    MAX_JOB_ID: "2**63 - 1",
+    2**62: "2**62",
+    MAX_ITERATIONS: "2**53",
+    MAX_BATCH_SIZE: "2**31 - 1",
+}
 
 
 def number_text(value: float) -> str:

@@ -15,7 +15,13 @@ The simulator's, the workloads', the env's and the training's configs (``Cluster
 * :class:`KeyPaths`: how the settings of a config made of groups are keyed: the nested
   form (``{"windows": {"pending": 8}}``), the flat keys, one short key per setting
   (``{"pending_window": 8}``) or both, read into one ``{path: value}`` dict with a setting
-  given twice refused, and written back in the flat form.
+  given twice refused, and written back in the flat form;
+* :class:`Setting` and what it allows (:class:`Int`, :class:`Real`, :class:`Flag`,
+  :class:`Choice`, :class:`Given`): one declared setting (its default, range, flat key,
+  unit and meaning), whose check and range text every config that holds it uses, and
+  :class:`DeclaredGroup`, a group whose fields are declared settings (their checks run on
+  creation). The env's and the simulator's settings are declared in
+  ``gpushare_env.sim.setting_table``.
 
 It is part of the simulation core (no env, no gymnasium), so every layer can use it.
 """
@@ -26,16 +32,27 @@ import dataclasses
 import difflib
 import math
 import numbers
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, TypeVar, cast
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 import numpy as np
 
 from gpushare_env.sim.limits import is_finite, is_int, is_real, number_text, range_text
 
 __all__ = [
+    "Choice",
+    "DeclaredGroup",
+    "Flag",
+    "Given",
     "Group",
+    "Int",
     "KeyPaths",
+    "Real",
+    "Setting",
+    "declared_field",
+    "declared_fields",
+    "document_settings",
     "is_finite",
     "is_int",
     "is_real",
@@ -346,3 +363,301 @@ class KeyPaths:
             value = getattr(config, group)
             out[key] = getattr(value, name) if name else value
         return out
+
+
+# ---------------------------------------------------------------- declared settings
+def _bounds_text(low: float, high: float, *, low_open: bool, high_open: bool) -> str:
+    """``">= 0 and < 1"``: the bounds of a range as every error names them (none: ``""``)."""
+    bounds = []
+    if low > -math.inf:
+        bounds.append(f"{'>' if low_open else '>='} {number_text(low)}")
+    if high < math.inf:
+        bounds.append(f"{'<' if high_open else '<='} {number_text(high)}")
+    return " and ".join(bounds)
+
+
+class Allowed(Protocol):
+    """What a setting accepts: the check of a plain value (``None`` aside) and its text."""
+
+    @property
+    def optional(self) -> bool:
+        """``None`` is accepted too (and means what the setting's doc says)."""
+        ...  # pragma: no cover - a protocol
+
+    def accepts(self, value: Any) -> bool:
+        """True if ``value`` (a plain value, not ``None``) is in range."""
+        ...  # pragma: no cover - a protocol
+
+    def text(self) -> str:
+        """The allowed values as errors and docs name them, ``None`` aside
+        (``"an int >= 1 and <= 1024"``)."""
+        ...  # pragma: no cover - a protocol
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Int:
+    """An int (numpy ints taken; no ``bool``) in ``[low, high]``.
+
+    Attributes:
+        low: The smallest value.
+        high: The largest (``None``: no upper bound).
+        optional: ``None`` is accepted too.
+    """
+
+    low: int
+    high: int | None = None
+    optional: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        """An int in range."""
+        return is_int(value) and value >= self.low and (self.high is None or value <= self.high)
+
+    def text(self) -> str:
+        """``"an int >= 1 and <= 1024"``."""
+        high = math.inf if self.high is None else self.high
+        return f"an int {_bounds_text(self.low, high, low_open=False, high_open=False)}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Real:
+    """A real number (ints and numpy numbers taken; no ``bool``), finite unless ``finite``
+    is off, between ``low`` and ``high``.
+
+    Attributes:
+        low: The lower bound (``-inf``: none).
+        high: The upper bound (``inf``: none).
+        low_open: ``low`` itself is refused.
+        high_open: ``high`` itself is refused.
+        finite: Refuse the infinities (``nan`` is always refused).
+        optional: ``None`` is accepted too.
+    """
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+    finite: bool = True
+    optional: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        """A number in range."""
+        if not is_real(value) or value != value:  # nan
+            return False
+        if self.finite and not is_finite(value):
+            return False
+        above = value > self.low if self.low_open else value >= self.low
+        below = value < self.high if self.high_open else value <= self.high
+        return bool(above and below)
+
+    def text(self) -> str:
+        """``"a finite number >= 0 and < 1"`` (``"a number > 0, inf included"`` if not
+        ``finite``)."""
+        bounds = _bounds_text(self.low, self.high, low_open=self.low_open, high_open=self.high_open)
+        text = " ".join(part for part in ("a finite number", bounds) if part)
+        return text if self.finite else f"{text.replace('a finite', 'a')}, inf included"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Flag:
+    """``True`` or ``False`` (``np.True_`` taken).
+
+    Attributes:
+        optional: ``None`` is accepted too.
+    """
+
+    optional: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        """A bool."""
+        return isinstance(value, bool)
+
+    def text(self) -> str:
+        """``"True or False"``."""
+        return "True or False"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Choice:
+    """One of a few names.
+
+    Attributes:
+        options: The names, in the order errors and docs list them.
+        optional: ``None`` is accepted too.
+    """
+
+    options: tuple[str, ...]
+    optional: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        """One of ``options``."""
+        return isinstance(value, str) and value in self.options
+
+    def text(self) -> str:
+        """``"one of ['noop', 'raise']"``."""
+        return f"one of {list(self.options)}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Given:
+    """A composite value its config checks itself (a cluster, a workload, a job list):
+    the table holds only how the docs name what it accepts.
+
+    Attributes:
+        description: What it accepts (``"a preset name, a dict or a ClusterConfig"``).
+        optional: ``None`` is accepted too.
+    """
+
+    description: str
+    optional: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        """Always: the owning config checks it."""
+        return True
+
+    def text(self) -> str:
+        """``description``."""
+        return self.description
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting, declared once: every config that holds it (the env's groups,
+    ``SimConfig``, the training's env part) takes its default and its check from here,
+    and the flat-key map, the spec's descriptions and docs/env.md's tables are made from
+    it.
+
+    Attributes:
+        path: Where it sits in ``EnvConfig``'s nested form (``windows.pending``; a
+            top-level setting: its name). A simulator setting the env does not expose
+            sits under ``simulator`` with ``env`` off.
+        default: Its default, in every config that holds it.
+        allowed: What it accepts (:class:`Int`, :class:`Real`, :class:`Flag`,
+            :class:`Choice`, :class:`Given`).
+        doc: What it means, in one line (docs/env.md's table, the spec).
+        flat: Its flat key (the short form: ``pending_window``); a key several settings
+            of one group share sets them as a dict by name (``reward``: the weights);
+            ``None``: none (the env does not expose it).
+        unit: Its unit (``"s"``), if any.
+        details: More than the one line, for its config's docstring (optional).
+        sim: ``SimConfig`` has it, under its name (the last part of ``path``).
+        env: ``EnvConfig`` exposes it, at ``path``.
+        convert: Applied to an accepted value before it is stored (``None``: stored
+            plain, as :func:`plain` gives it).
+    """
+
+    path: str
+    default: Any
+    allowed: Allowed
+    doc: str
+    flat: str | None = None
+    unit: str = ""
+    details: str = ""
+    sim: bool = False
+    env: bool = True
+    convert: Callable[[Any], Any] | None = None
+
+    @property
+    def name(self) -> str:
+        """Its name: the last part of ``path`` (``pending``; ``SimConfig``'s field name)."""
+        return self.path.rpartition(".")[2]
+
+    @property
+    def group(self) -> str:
+        """The group of ``EnvConfig`` it sits in (``""``: a top-level setting)."""
+        group, _, name = self.path.partition(".")
+        return group if name else ""
+
+    def allowed_text(self) -> str:
+        """What it accepts, as errors and docs say it (``"None or an int >= 1"``)."""
+        text = self.allowed.text()
+        return f"None or {text}" if self.allowed.optional else text
+
+    def check(self, value: Any, owner: str) -> Any:
+        """``value`` as stored (plain, then ``convert``), if accepted.
+
+        Args:
+            value: The value given.
+            owner: The config or group that holds it, as errors name it
+                (``EnvConfig.windows``, ``SimConfig``).
+
+        Raises:
+            ValueError: ``"<owner>.<name> must be <allowed>, got <value>"``.
+        """
+        value = plain(value)
+        if value is None and self.allowed.optional:
+            return None
+        if value is None or not self.allowed.accepts(value):
+            raise ValueError(f"{owner}.{self.name} must be {self.allowed_text()}, got {value!r}")
+        return value if self.convert is None else self.convert(value)
+
+
+def declared_fields(cls: type) -> tuple[tuple[str, Setting], ...]:
+    """``(field name, Setting)`` of every field of dataclass ``cls`` that is a declared
+    setting (its field's ``metadata["setting"]``), in field order; cached per class."""
+    cached = _DECLARED_FIELDS.get(cls)
+    if cached is None:
+        cached = tuple(
+            (f.name, f.metadata["setting"])
+            for f in dataclasses.fields(cls)
+            if "setting" in f.metadata
+        )
+        _DECLARED_FIELDS[cls] = cached
+    return cached
+
+
+_DECLARED_FIELDS: dict[type, tuple[tuple[str, Setting], ...]] = {}
+
+
+def declared_field(setting: Setting, **field_options: Any) -> Any:
+    """A dataclass field holding ``setting``: its default, and the setting in its
+    ``metadata`` (the check :class:`DeclaredGroup` runs, the docs)."""
+    return dataclasses.field(
+        default=field_options.pop("default", setting.default),
+        metadata={"setting": setting},
+        **field_options,
+    )
+
+
+class DeclaredGroup(Group):
+    """A group whose fields are declared settings (``declared_field``): on creation every
+    one is checked by its :class:`Setting` and stored plain, a bad one named by the
+    group's ``path`` (``EnvConfig.windows.pending must be an int >= 1 and <= 1024, got
+    0``)."""
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        self._check_declared()
+
+    def _check_declared(self) -> None:
+        """Check every declared field; store the value its setting keeps."""
+        for name, setting in declared_fields(type(self)):
+            value = getattr(self, name)
+            kept = setting.check(value, self.path)
+            if kept is not value:
+                object.__setattr__(self, name, kept)
+
+    @classmethod
+    def settings(cls) -> tuple[Setting, ...]:
+        """The declared settings of the group, in field order."""
+        return tuple(setting for _, setting in declared_fields(cls))
+
+
+_C = TypeVar("_C", bound=type)
+
+
+def document_settings(cls: _C) -> _C:
+    """Append an ``Attributes:`` section made from the declared settings of dataclass
+    ``cls`` to its docstring (what ``help`` shows), so that a setting's meaning, range,
+    default and unit are written once, in its declaration."""
+    lines = ["", "", "    Attributes:"]
+    for name, entry in declared_fields(cls):
+        unit = f" [{entry.unit}]" if entry.unit else ""
+        text = (
+            f"{name}: {entry.doc[:1].upper()}{entry.doc[1:]}{unit}."
+            f"{' ' + entry.details if entry.details else ''} {entry.allowed_text()[:1].upper()}"
+            f"{entry.allowed_text()[1:]}; default ``{entry.default!r}``."
+        )
+        lines += textwrap.wrap(text, width=92, initial_indent=" " * 8, subsequent_indent=" " * 12)
+    cls.__doc__ = (cls.__doc__ or "").rstrip() + "\n".join(lines) + "\n"
+    return cls

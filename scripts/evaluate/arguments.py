@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
         "with parameters (NAME:KEY=VALUE:..., e.g. thesis:critical_path_factor=inf), a grid "
         "of them ('thesis:max_suspends={2,4,8}': three policies), saved "
         "agents (path/to/model.zip) and 'zoo' (the agents shipped in agents/zoo); default: "
-        "all baselines + the shipped agents that fit the set-up",
+        "the preset's policies if it names them (thesis_headless), else all baselines + "
+        "the shipped agents that fit the set-up",
     )
     parser.add_argument(
         "--workload",

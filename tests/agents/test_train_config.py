@@ -275,3 +275,30 @@ def test_numpy_and_other_real_numbers_are_recorded_as_plain_json() -> None:
     assert type(train.algorithm.n_steps) is int
     env = EnvConfig.from_any({"time_scale_s": np.longdouble(2), "pending_window": np.int32(8)})
     assert type(env.reward.time_scale_s) is float and type(env.windows.pending) is int
+
+
+def test_the_env_settings_are_the_env_declarations() -> None:
+    """The training's env settings are declared settings of the env (its windows at the
+    env's defaults; the cluster and the episode size at training's own), and reach the
+    env configs by their flat keys."""
+    from agents.train_config import EnvsConfig, env_configs
+    from gpushare_env.sim.setting_table import SETTINGS
+    from gpushare_env.sim.settings import declared_fields
+
+    declared = {name: entry.path for name, entry in declared_fields(EnvsConfig)}
+    assert declared == {
+        "cluster": "cluster",
+        "num_jobs": "num_jobs",
+        "pending_window": "windows.pending",
+        "running_window": "windows.running",
+    }
+    assert all(SETTINGS[path].flat == name for name, path in declared.items())
+    envs = EnvsConfig()
+    assert (envs.pending_window, envs.running_window) == (16, 16)  # the env's
+    assert (envs.cluster, envs.num_jobs) == ("medium", 300)  # training's own
+    config = TrainConfig.from_any({"pending_window": 8, "clusters": ["tiny"]})
+    for env in env_configs(config):
+        assert (env["pending_window"], env["running_window"], env["num_jobs"]) == (8, 16, 300)
+    assert [env["cluster"] for env in env_configs(config)] == ["medium"] * 2 + ["tiny"] * 2
+    with pytest.raises(ValueError, match=r"EnvConfig\.windows\.running must be an int >= 1"):
+        TrainConfig.from_any({"running_window": 0})

@@ -62,8 +62,16 @@ def test_unknown_reward_component_lists_allowed() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "expected"),
     [
-        ("pending_window", 0, r"EnvConfig\.windows\.pending must be an int in \[1, 1024\]"),
-        ("running_window", 2000, r"EnvConfig\.windows\.running must be an int in \[1, 1024\]"),
+        (
+            "pending_window",
+            0,
+            r"EnvConfig\.windows\.pending must be an int >= 1 and <= 1024, got 0",
+        ),
+        (
+            "running_window",
+            2000,
+            r"EnvConfig\.windows\.running must be an int >= 1 and <= 1024, got 2000",
+        ),
         ("running_window", 2.0, r"EnvConfig\.windows\.running must be an int"),
         ("num_jobs", 0, r"EnvConfig\.num_jobs must be None or an int >= 1"),
         ("time_scale_s", 0.0, r"EnvConfig\.reward\.time_scale_s must be a finite number >= 1e-6"),
@@ -74,9 +82,27 @@ def test_unknown_reward_component_lists_allowed() -> None:
             r"EnvConfig\.reward\.invalid_penalty must be a finite number >= 0",
         ),
         ("duration_info", "exact", r"EnvConfig\.simulator\.duration_info must be one of"),
-        ("sample_iterations", -1, r"EnvConfig\.simulator\.sample_iterations must be an int >= 0"),
-        ("sample_noise", 1.0, r"EnvConfig\.simulator\.sample_noise must be a number in \[0, 1\)"),
-        ("max_decisions", 0, r"EnvConfig\.limits\.max_decisions must be None or an int >= 1"),
+        (
+            "sample_iterations",
+            -1,
+            r"EnvConfig\.simulator\.sample_iterations must be an int >= 0 and <= 2\*\*31 - 1",
+        ),
+        (
+            "sample_noise",
+            1.0,
+            r"EnvConfig\.simulator\.sample_noise must be a finite number >= 0 and < 1, got 1\.0",
+        ),
+        (
+            "max_suspends_per_job",
+            -1,
+            r"EnvConfig\.limits\.max_suspends_per_job must be None or an int >= 0 and <= "
+            r"2\*\*31 - 1, got -1",
+        ),
+        (
+            "max_decisions",
+            0,
+            r"EnvConfig\.limits\.max_decisions must be None or an int >= 1 and <= 2\*\*62",
+        ),
         ("max_time_s", -5, r"EnvConfig\.limits\.max_time_s must be None or a number > 0"),
         ("auto_advance", 1, r"EnvConfig\.auto_advance must be True or False"),
         ("on_unfit", "drop", r"EnvConfig\.on_unfit must be one of"),

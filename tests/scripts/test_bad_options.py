@@ -67,7 +67,7 @@ TRAIN_CASES = [
     (["--net-arch", "0,-3"], "TrainConfig.network.net_arch must be layer sizes"),
     (["--cluster", "bogus"], "EnvConfig.cluster: unknown preset 'bogus'"),
     (["--workload", "bogus"], "EnvConfig.workload: workload: 'bogus' is neither a preset"),
-    (["--pending-window", "0"], "EnvConfig.windows.pending must be an int in [1, 1024]"),
+    (["--pending-window", "0"], "EnvConfig.windows.pending must be an int >= 1 and <= 1024"),
     (["--env", '{"bogus": 1}'], "EnvConfig: unknown key(s) ['bogus']"),
     (["--env", "[1]"], "argument --env: expected a JSON object"),
     (["--reward", "3"], "argument --reward: expected a JSON object"),
