@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any, SupportsFloat, cast
+from typing import TYPE_CHECKING, Any, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
@@ -32,6 +32,9 @@ from gpushare_env.sim.types import JobSpec
 from gpushare_env.sim.view import SimView
 from gpushare_env.workloads.config import WorkloadConfig
 from gpushare_env.workloads.trace_cut import TraceCutWarning, TraceRead, read_trace
+
+if TYPE_CHECKING:
+    from gpushare_env.compiled._core import Core
 
 __all__ = ["GPUShareEnv", "InvalidActionError", "make_env"]
 
@@ -302,7 +305,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._weights = cfg.reward.weights()
         self._sim: Simulator | None = None
         self._view: SimView | None = None
-        self._core: Any = None  # the episode's gpushare_env.compiled._core.Core
+        self._core: Core | None = None  # the episode's core (its Simulator's)
         self._columns = observed_columns(**observe)
         self._bounds = observation_bounds(
             self.cluster.num_gpus, self.pending_window, self.running_window, **observe
@@ -345,12 +348,13 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         """
         if self._core is None:
             raise RuntimeError("GPUShare-v0: call reset() first")
-        kind, job_id, strategy = self._core.decode(self.action_index(action))
-        if kind == "advance":
-            return ADVANCE
-        if kind == "schedule":
-            return Schedule(job_id, STRATEGIES[strategy])
-        return Suspend(job_id)
+        match self._core.decode(self.action_index(action)):  # narrows job_id and strategy
+            case ("advance", _, _):
+                return ADVANCE
+            case ("schedule", job_id, strategy):
+                return Schedule(job_id, STRATEGIES[strategy])
+            case (_, job_id, _):
+                return Suspend(job_id)
 
     def action_index(self, action: Any) -> int:
         """The action as a Python ``int``, refusing anything that is not an integer.
@@ -483,6 +487,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             raise RuntimeError("GPUShare-v0: the episode is over (or not started): call reset()")
         a = self.action_index(action)
         core = self._core
+        assert core is not None  # not over: reset() started an episode
         started_s = core.now
         invalid = not (0 <= a <= self._advance_action and core.is_valid(a))
         if invalid and self.config.invalid_action == "raise":
@@ -518,6 +523,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         """The observation: a copy of the core's buffer, ``obs["gpus"]`` padded with zero
         rows to ``windows.gpus`` if set, or replaced by ``obs["cluster"]``
         (``observation.cluster_summary``)."""
+        assert self._core is not None
         buffer = self._core.buffer_array
         if self._summary is not None:
             obs = split_observation(buffer.copy(), self._bounds)
@@ -532,6 +538,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         return split_observation(flat, self._obs_bounds)
 
     def _num_waiting(self) -> int:
+        assert self._core is not None
         return int(self._core.num_waiting)
 
     def pending_window_ids(self) -> list[int]:
@@ -611,10 +618,12 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     def _truncated_by(self) -> TruncatedBy:
         """Why the episode was truncated, as the core decided it: the first of its decision
         cap, its time cap and a deadlock that holds."""
+        assert self._core is not None
         return cast(TruncatedBy, self._core.truncated_by)
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         core = self._core
+        assert core is not None
         return {
             "action_mask": core.mask_array.copy(),
             "reward_terms": core.reward_terms(REWARD_COMPONENTS),

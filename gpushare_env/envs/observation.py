@@ -146,7 +146,12 @@ class ClusterSummary:
         self._widths = np.asarray(GANG_WIDTHS, dtype=np.int64)
         self._idle_per_node = np.zeros(cluster.num_nodes)
         self._sums = np.zeros(types * len(CLUSTER_SUMMARY))
-        self._columns = [GPU_FEATURES.index(n) for n in ("free_memory", "load", "workers")]
+        # a 3-tuple, not a list: the kernel takes three column arguments
+        self._columns = (
+            GPU_FEATURES.index("free_memory"),
+            GPU_FEATURES.index("load"),
+            GPU_FEATURES.index("workers"),
+        )
 
     def __call__(self, table: np.ndarray) -> np.ndarray:
         """The summary of a ``(GPUs, len(GPU_FEATURES))`` table (or its flat rows),

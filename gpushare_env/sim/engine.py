@@ -289,7 +289,7 @@ class Simulator:
         by_id = sorted(j.job_id for j in ordered)
         noise = rng.normal(0.0, self.config.sample_noise, size=len(by_id))
         noise_of = dict(zip(by_id, np.clip(noise, -0.9, 0.9).tolist(), strict=True))
-        self.core: Any = new_core(
+        self.core: Core = new_core(
             core_inputs(
                 ordered, noise_of, cluster, self.config, self.interference, self.windows, episode
             )
@@ -520,10 +520,7 @@ class Simulator:
         """Records of the finished jobs, in finishing order."""
         specs = self.core.specs
         rank_of = self.core.rank_of
-        return [
-            JobRecord.of(specs[rank_of[job_id]], *outcome)
-            for job_id, *outcome in self.core.finished_jobs()
-        ]
+        return [JobRecord.of(specs[rank_of[row[0]]], *row[1:]) for row in self.core.finished_jobs()]
 
     def timeline(self) -> Timeline:
         """The cluster timeline up to now."""
@@ -591,7 +588,7 @@ class JobTable(Mapping[int, JobState]):
 
     __slots__ = ("_core", "_ids")
 
-    def __init__(self, core: Any, ids: list[int]) -> None:
+    def __init__(self, core: Core, ids: list[int]) -> None:
         self._core = core
         self._ids = ids
 
@@ -709,7 +706,7 @@ def core_inputs(
     return jobs_in, cluster_in, sim_in, encoder_in, env_in
 
 
-def new_core(inputs: tuple[dict[str, Any], ...]) -> Any:
+def new_core(inputs: tuple[dict[str, Any], ...]) -> Core:
     """A fresh ``Core`` from ``core_inputs``, with its ``GPUState`` over the live arrays."""
     core = Core(*inputs)
     cluster_in = inputs[1]
@@ -728,7 +725,7 @@ def new_core(inputs: tuple[dict[str, Any], ...]) -> Any:
     return core
 
 
-def rebuild_core(inputs: tuple[dict[str, Any], ...], ops: list[Any]) -> Any:
+def rebuild_core(inputs: tuple[dict[str, Any], ...], ops: list[Any]) -> Core:
     """Unpickle a ``Core``: a fresh one replays the operations of the pickled one."""
     core = new_core(inputs)
     core.replay(ops)
