@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from gpushare_env.sim import Decision, JobStatus, JobView, SimView
+from gpushare_env.sim import Decision, JobState, JobStatus, SimView
 
 __all__ = [
     "Policy",
@@ -128,7 +128,7 @@ class Policy:
         return np.asarray(action), state
 
 
-def predicted_idle_at(view: SimView, remaining: Callable[[JobView], float]) -> np.ndarray:
+def predicted_idle_at(view: SimView, remaining: Callable[[JobState], float]) -> np.ndarray:
     """When each GPU is predicted to be free of every job on it (``now`` if idle), if
     running jobs keep their current speed and ``remaining`` predicts their remaining solo
     time; a suspending job frees its GPUs after its checkpoint, a resuming one after its
@@ -156,7 +156,7 @@ def can_advance(view: SimView) -> bool:
     return view.next_event_time() is not None
 
 
-def placement_speed(view: SimView, job: JobView, gpus: tuple[int, ...]) -> tuple[float, float]:
+def placement_speed(view: SimView, job: JobState, gpus: tuple[int, ...]) -> tuple[float, float]:
     """Predicted speeds if ``job`` joined ``gpus``: (its own, slowest co-located job's).
 
     ``SimView.speed_if_placed`` counting restarting tenants as computing, plus the job's

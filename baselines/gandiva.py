@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from baselines.base import Policy, committed_load
-from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
+from gpushare_env.sim import ADVANCE, Decision, JobState, JobStatus, Schedule, SimView, Suspend
 
 __all__ = ["RULE_HOOKS", "Gandiva", "Rank", "WaitClass"]
 
@@ -153,7 +153,7 @@ class Gandiva(Policy):
             return migration
         ranks = {job_id: self._rank(view, job_id) for job_id in pending}
         order = sorted(pending, key=ranks.__getitem__)  # step 2
-        blocked: JobView | None = None
+        blocked: JobState | None = None
         memo: dict[tuple[int, float, float], str | None] = {}  # same shape, same answer
         load = self._packing_load(view, running) if order else view.load
         for job_id in order:
@@ -190,7 +190,7 @@ class Gandiva(Policy):
         """A decision taken before step 1 (Gandiva has none)."""
         return None
 
-    def _queue_rank(self, view: SimView, job: JobView) -> Rank:
+    def _queue_rank(self, view: SimView, job: JobState) -> Rank:
         """Step 2's place of a job neither migrating nor given a slice: longest wait first."""
         return (WaitClass.BY_WAIT, -job.wait_s, job.job_id)
 
@@ -202,12 +202,12 @@ class Gandiva(Policy):
         """The compute load steps 3-4 place against, restarting jobs included.  # (G,)"""
         return committed_load(view)
 
-    def _may_take_idle(self, view: SimView, job: JobView) -> bool:
+    def _may_take_idle(self, view: SimView, job: JobState) -> bool:
         """True if ``job`` may take idle GPUs alone (step 3): always."""
         return True
 
     def _slice_key(
-        self, view: SimView, job: JobView, waiting: JobView, ran_s: float
+        self, view: SimView, job: JobState, waiting: JobState, ran_s: float
     ) -> float | None:
         """How much step 5 prefers suspending ``job`` (largest first; ``None``: never)
         for ``waiting``: the time it has run since it (re)started."""
@@ -236,7 +236,7 @@ class Gandiva(Policy):
                     return Suspend(job_id)
         return None
 
-    def _migration_pays(self, job: JobView) -> bool:
+    def _migration_pays(self, job: JobState) -> bool:
         """The time one node saves ``job`` exceeds ``migration_gain`` restart overheads."""
         remaining = job.predicted_remaining_s
         if remaining is None:
@@ -245,7 +245,7 @@ class Gandiva(Policy):
         saved_s = remaining / job.cross_node_factor - remaining
         return saved_s >= self.migration_gain * job.resume_overhead_s
 
-    def _placement(self, view: SimView, job: JobView, load: np.ndarray) -> str | None:
+    def _placement(self, view: SimView, job: JobState, load: np.ndarray) -> str | None:
         """``exclusive`` on idle GPUs, else a shared placement keeping ``U_g <= max_load``
         (``load``: the compute load of each GPU, restarting jobs included)."""
         shared, exclusive = view.fits(job.job_id)
@@ -269,7 +269,7 @@ class Gandiva(Policy):
                 return strategy
         return None
 
-    def _slice_victim(self, view: SimView, waiting: JobView, suspendable: list[int]) -> int | None:
+    def _slice_victim(self, view: SimView, waiting: JobState, suspendable: list[int]) -> int | None:
         """A same-size running job alone on its GPUs that has run a full slice, the one
         of largest ``_slice_key``, among ``suspendable`` (the running jobs the suspension
         rules allow suspending now)."""
@@ -291,7 +291,7 @@ class Gandiva(Policy):
                 best = (key, job_id)
         return None if best is None else best[1]
 
-    def _should_migrate(self, view: SimView, job: JobView, idle_per_node: np.ndarray) -> bool:
+    def _should_migrate(self, view: SimView, job: JobState, idle_per_node: np.ndarray) -> bool:
         """True if a cross-node job should move to one node now."""
         if job.num_gpus < 2 or job.job_id in self._migrated or job.status != JobStatus.RUNNING:
             self._settled.add(job.job_id)  # never a candidate while it keeps these GPUs

@@ -58,7 +58,7 @@ import numpy as np
 from baselines.base import cheapest_gang, predicted_idle_at
 from baselines.gandiva import Rank, WaitClass
 from baselines.gandiva_srpt import GandivaSRPT
-from gpushare_env.sim import Decision, JobStatus, JobView, SimView, Suspend
+from gpushare_env.sim import Decision, JobState, JobStatus, SimView, Suspend
 
 __all__ = ["GandivaCriticalPath"]
 
@@ -156,7 +156,7 @@ class GandivaCriticalPath(GandivaSRPT):
             return self._consolidate_critical(view)
         return None
 
-    def _queue_rank(self, view: SimView, job: JobView) -> Rank:
+    def _queue_rank(self, view: SimView, job: JobState) -> Rank:
         """Rule 2: critical jobs (under scope ``started``, suspended ones) longest first,
         then ``gandiva_srpt``'s order."""
         remaining = job.predicted_remaining_s
@@ -182,7 +182,7 @@ class GandivaCriticalPath(GandivaSRPT):
             load = np.where(self._reserved, np.inf, load)
         return load
 
-    def _may_take_idle(self, view: SimView, job: JobView) -> bool:
+    def _may_take_idle(self, view: SimView, job: JobState) -> bool:
         """Rule 1a: not if ``exclusive`` would put ``job`` on GPUs kept for a gathered job."""
         if self._reserved is None:
             return True
@@ -190,7 +190,7 @@ class GandivaCriticalPath(GandivaSRPT):
         return gpus is None or not bool(self._reserved[list(gpus)].any())
 
     def _slice_key(
-        self, view: SimView, job: JobView, waiting: JobView, ran_s: float
+        self, view: SimView, job: JobState, waiting: JobState, ran_s: float
     ) -> float | None:
         """Rule 5: a critical job is never sliced out; otherwise ``gandiva_srpt``'s key."""
         if self._critical(job):
@@ -198,7 +198,7 @@ class GandivaCriticalPath(GandivaSRPT):
         return super()._slice_key(view, job, waiting, ran_s)
 
     # -------------------------------------------------------------- helpers
-    def _critical(self, job: JobView) -> bool:
+    def _critical(self, job: JobState) -> bool:
         """On the critical path: predicted remaining time >= ``_critical_s``."""
         remaining = job.predicted_remaining_s
         return remaining is not None and remaining >= self._critical_s
@@ -251,7 +251,7 @@ class GandivaCriticalPath(GandivaSRPT):
 
 
 def _gather_gpus(
-    view: SimView, job: JobView, idle_at: np.ndarray, nodes: np.ndarray
+    view: SimView, job: JobState, idle_at: np.ndarray, nodes: np.ndarray
 ) -> np.ndarray | None:
     """The GPUs ``job`` still needs on the node where a whole gang of its size is
     predicted to be free first (``idle_at``: when each GPU frees up; ``job``'s own GPUs

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 from baselines.gandiva import Gandiva, Rank, WaitClass
-from gpushare_env.sim import JobView, SimView
+from gpushare_env.sim import JobState, SimView
 
 __all__ = ["GandivaSRPT"]
 
@@ -49,7 +49,7 @@ class GandivaSRPT(Gandiva):
 
     name = "gandiva_srpt"
 
-    def _queue_rank(self, view: SimView, job: JobView) -> Rank:
+    def _queue_rank(self, view: SimView, job: JobState) -> Rank:
         """Jobs without a prediction by wait, then shortest predicted remaining first."""
         remaining = job.predicted_remaining_s
         if remaining is None:
@@ -57,7 +57,7 @@ class GandivaSRPT(Gandiva):
         return (WaitClass.BY_PREDICTION, remaining, job.job_id)
 
     def _slice_key(
-        self, view: SimView, job: JobView, waiting: JobView, ran_s: float
+        self, view: SimView, job: JobState, waiting: JobState, ran_s: float
     ) -> float | None:
         """The running job's predicted remaining time (unknown: ``inf``), if it is longer
         than the waiting job's."""

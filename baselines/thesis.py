@@ -107,7 +107,7 @@ from baselines.base import (
     placement_speed,
     predicted_idle_at,
 )
-from gpushare_env.sim import ADVANCE, Decision, JobStatus, JobView, Schedule, SimView, Suspend
+from gpushare_env.sim import ADVANCE, Decision, JobState, JobStatus, Schedule, SimView, Suspend
 
 __all__ = ["ThesisHeuristic"]
 
@@ -126,7 +126,7 @@ _DRAIN_REFRESH_S = 60.0  # [s] longest reuse of the drain-time estimate
 class _Waiting:
     """What one decision needs to know of a waiting job (computed once per call)."""
 
-    job: JobView
+    job: JobState
     remaining_s: float  # [s] predicted remaining solo time (a prior when unknown)
     key: float  # SRPT key, smaller first
     urgent: bool  # starving wide job or on the critical path
@@ -136,7 +136,7 @@ class _Waiting:
     critical: bool = False  # on the critical path (urgent even when not served as starving)
 
 
-def _response_ratio(job: JobView, remaining_s: float) -> float:
+def _response_ratio(job: JobState, remaining_s: float) -> float:
     """``(wait + remaining) / remaining``: how starved a waiting job is (the key of
     highest-response-ratio-next; waiting ``starvation_factor`` x its remaining time is a
     ratio of ``1 + starvation_factor``)."""
@@ -494,12 +494,12 @@ class ThesisHeuristic(Policy):
             self._prior_s = float(np.median(self._durations)) if self._durations else 0.0
         return self._prior_s
 
-    def _remaining(self, job: JobView) -> float:
+    def _remaining(self, job: JobState) -> float:
         """Predicted remaining solo time, from the prior when unknown.  [s]"""
         remaining = job.predicted_remaining_s
         return self._prior() * (1.0 - job.progress) if remaining is None else remaining
 
-    def _key(self, job: JobView, remaining_s: float) -> float:
+    def _key(self, job: JobState, remaining_s: float) -> float:
         """SRPT key of a job (smaller first)."""
         if job.status == JobStatus.SUSPENDED:
             remaining_s += job.resume_overhead_s
@@ -528,7 +528,7 @@ class ThesisHeuristic(Policy):
             self._decision_drain = self._drain_s(view)
         return self._decision_drain
 
-    def _predicted_while_waiting(self, job: JobView) -> float | None:
+    def _predicted_while_waiting(self, job: JobState) -> float | None:
         """``predicted_remaining_s`` of a waiting job, cached: it cannot change while the
         job waits (no progress, no new sample), and reading it costs a simulator call."""
         job_id = job.job_id
@@ -562,7 +562,7 @@ class ThesisHeuristic(Policy):
 
     def _ranked(
         self,
-        job: JobView,
+        job: JobState,
         remaining: float,
         key: float,
         sampling_run: bool,
@@ -668,7 +668,7 @@ class ThesisHeuristic(Policy):
         return not any(j in self._urgent_started for g in gpus for j in view.gpu_jobs(g))
 
     def _acceptable(
-        self, view: SimView, job: JobView, shared: bool, exclusive: bool, relaxed: bool = False
+        self, view: SimView, job: JobState, shared: bool, exclusive: bool, relaxed: bool = False
     ) -> tuple[str, tuple[int, ...]] | None:
         """A fragment under the interference thresholds, or idle GPUs, or ``None``.
 
@@ -700,11 +700,11 @@ class ThesisHeuristic(Policy):
         return fragment
 
     # ============================================================ step 4
-    def _suspendable(self, job: JobView) -> bool:
+    def _suspendable(self, job: JobState) -> bool:
         """May this running job be suspended at all?"""
         return self._suspendable_remaining(job) is not None
 
-    def _suspendable_remaining(self, job: JobView) -> float | None:
+    def _suspendable_remaining(self, job: JobState) -> float | None:
         """The predicted remaining time of a running job that may be suspended, else
         ``None``.  [s]"""
         if job.status != JobStatus.RUNNING or job.suspends >= self.max_suspends:
@@ -751,7 +751,7 @@ class ThesisHeuristic(Policy):
         """The uncached search behind ``_find_victims``, among the ``allowed`` jobs."""
         job = candidate.job
         weight = np.zeros(view.num_gpus)
-        evictable: dict[int, JobView] = {}
+        evictable: dict[int, JobState] = {}
         holders_left = view.holders.astype(np.int64)  # a copy
         if not candidate.urgent and not math.isfinite(self.preempt_ratio):
             return []

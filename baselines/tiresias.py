@@ -3,7 +3,7 @@
 The paper's algorithm (section 3.2, Pseudocode 2), as this policy runs it:
 
 1. **Attained service** of a job is its GPU count times the time it has run, ``W_J t_J``
-   (the two dimensions), here the GPU-time it has held (``JobView.attained_gpu_s``).
+   (the two dimensions), here the GPU-time it has held (``JobState.attained_gpu_s``).
 2. **Discretized priority queues.** ``K`` logical queues ``Q_1 .. Q_K``: a job enters
    ``Q_1`` and moves to ``Q_k+1`` once its attained service crosses the threshold
    ``queue_thresholds_gpu_s[k-1]``. Queues are served in order. Inside a queue, jobs are

@@ -836,7 +836,7 @@ cdef class Core(_Encoder):
 
     def is_valid(self, long action):
         """True if ``action`` is in the action space and the mask allows it now."""
-        return 0 <= action < self.num_actions and self.mask[action]
+        return bool(0 <= action < self.num_actions and self.mask[action])
 
     def reward_terms(self, names):
         """The reward components of the last step: a dict from ``names`` (the
@@ -1296,9 +1296,12 @@ cdef class Core(_Encoder):
 
 
 cdef class JobState:
-    """The state of one job inside the simulator (read-only; policies see a ``JobView``).
+    """One job as the simulator holds it and as a scheduler may know it: the one view of
+    a job (``Simulator.jobs``, ``SimView.job``). Read-only.
 
-    A proxy over the core's C record: every attribute reads the current value.
+    A proxy over the core's C record: every attribute reads the current value. What a
+    scheduler may not know (the true length) is in ``spec``; heuristics that honour
+    ``duration_info`` read ``predicted_remaining_s`` instead.
     """
 
     cdef Core core
@@ -1343,12 +1346,79 @@ cdef class JobState:
 
     @property
     def status(self):
+        """Current status (a ``JobStatus``)."""
         return _STATUSES[self.core.jobs[self.rank].status]
 
     @property
+    def num_gpus(self):
+        """Workers (GPUs) the job needs."""
+        return self.core.jobs[self.rank].num_gpus
+
+    @property
+    def memory_gib(self):
+        """Memory of each worker.  # [GiB]"""
+        return self.core.jobs[self.rank].memory
+
+    @property
+    def intensity(self):
+        """Compute fraction one worker uses alone."""
+        return self.core.jobs[self.rank].intensity
+
+    @property
+    def model(self):
+        """Model name."""
+        return self.core.specs[self.rank].model
+
+    @property
+    def arrival_s(self):
+        """Submission time.  # [s]"""
+        return self.core.jobs[self.rank].arrival
+
+    @property
+    def suspended(self):
+        """True when the job waits after a suspension (resuming costs an overhead)."""
+        return self.core.jobs[self.rank].status == SUSPENDED
+
+    @property
     def progress(self):
-        """Iterations done as of ``last_update_s``."""
+        """Fraction of iterations done as of now, in [0, 1]."""
+        cdef Job* job = &self.core.jobs[self.rank]
+        return self.core._done(job) / job.iterations
+
+    @property
+    def iterations_done(self):
+        """Iterations done as of ``last_update_s`` (the record's own counter)."""
         return self.core.jobs[self.rank].progress
+
+    @property
+    def predicted_remaining_s(self):
+        """Remaining solo time as schedulers may know it (``duration_info``), ``None``
+        when unknown.  # [s]"""
+        cdef bint known
+        cdef double value = self.core._predicted_remaining(&self.core.jobs[self.rank], &known)
+        return value if known else None
+
+    @property
+    def wait_s(self):
+        """Time waiting since the job last entered the queue (0 when holding GPUs).  # [s]"""
+        cdef Job* job = &self.core.jobs[self.rank]
+        if job.status == PENDING or job.status == SUSPENDED:
+            return self.core.now - job.queued_since
+        return 0.0
+
+    @property
+    def total_wait_s(self):
+        """All time spent waiting without GPUs so far.  # [s]"""
+        return self.core.jobs[self.rank].queued_s + self.wait_s
+
+    @property
+    def attained_gpu_s(self):
+        """GPU-time held so far, overheads included (Tiresias's attained service).  # [GPU s]"""
+        cdef Job* job = &self.core.jobs[self.rank]
+        cdef double held = job.gpu_seconds
+        if job.held:
+            held += (self.core.now - job.held_since) * job.num_gpus
+        return held
 
     @property
     def last_update_s(self):
@@ -1361,8 +1431,9 @@ cdef class JobState:
 
     @property
     def speed(self):
-        """Current rate / solo-exclusive rate."""
-        return self.core.jobs[self.rank].speed
+        """Current speed as a fraction of solo exclusive speed (0 when not running)."""
+        cdef Job* job = &self.core.jobs[self.rank]
+        return job.speed if job.status == RUNNING else 0.0
 
     @property
     def gpus(self):

@@ -8,6 +8,7 @@ from gpushare_env.sim.engine import (
     Event,
     EventKind,
     InvalidDecision,
+    JobState,
     SimConfig,
     Simulator,
     Windows,
@@ -20,7 +21,7 @@ from gpushare_env.sim.interference import (
 )
 from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import JobRecord, JobSpec, JobStatus, Timeline
-from gpushare_env.sim.view import JobView, SimView
+from gpushare_env.sim.view import SimView
 
 __all__ = [
     "ADVANCE",
@@ -41,8 +42,8 @@ __all__ = [
     "InvalidDecision",
     "JobRecord",
     "JobSpec",
+    "JobState",
     "JobStatus",
-    "JobView",
     "LinearContention",
     "MeasuredContention",
     "ModelSpec",

@@ -1,7 +1,8 @@
 """A read-only view of the simulator for policies.
 
 Heuristics read the state through ``SimView`` (per-GPU arrays are read-only numpy views
-that stay current; jobs are ``JobView`` proxies); they change it only through decisions.
+that stay current; jobs are the simulator's ``JobState`` proxies); they change it only
+through decisions.
 """
 
 from __future__ import annotations
@@ -11,148 +12,14 @@ from collections.abc import Iterable
 import numpy as np
 
 from gpushare_env.sim.engine import JobState, Simulator
-from gpushare_env.sim.types import JobSpec, JobStatus
 
-__all__ = ["JobView", "SimView"]
+__all__ = ["SimView"]
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
-
-
-class JobView:
-    """Read-only facts about one job, as a scheduler may know them."""
-
-    __slots__ = ("_job", "_sim")
-
-    def __init__(self, sim: Simulator, job: JobState) -> None:
-        self._sim = sim
-        self._job = job
-
-    @property
-    def job_id(self) -> int:
-        """The job's id."""
-        return self._job.spec.job_id
-
-    @property
-    def spec(self) -> JobSpec:
-        """The immutable job description (lengths are the simulator's truth: heuristics
-        that honour ``duration_info`` use ``predicted_remaining_s`` instead)."""
-        return self._job.spec
-
-    @property
-    def status(self) -> JobStatus:
-        """Current status."""
-        return self._job.status
-
-    @property
-    def num_gpus(self) -> int:
-        """Workers (GPUs) the job needs."""
-        return self._job.spec.num_gpus
-
-    @property
-    def memory_gib(self) -> float:
-        """Memory of each worker.  # [GiB]"""
-        return self._job.spec.memory_gib
-
-    @property
-    def intensity(self) -> float:
-        """Compute fraction one worker uses alone."""
-        return self._job.spec.intensity
-
-    @property
-    def model(self) -> str:
-        """Model name."""
-        return self._job.spec.model
-
-    @property
-    def arrival_s(self) -> float:
-        """Submission time.  # [s]"""
-        return self._job.spec.arrival_s
-
-    @property
-    def gpus(self) -> tuple[int, ...]:
-        """GPUs held now (empty when waiting)."""
-        return self._job.gpus
-
-    @property
-    def sampled(self) -> bool:
-        """True once the job's step time has been measured."""
-        return self._job.sampled
-
-    @property
-    def suspended(self) -> bool:
-        """True when the job waits after a suspension (resuming costs an overhead)."""
-        return self._job.status == JobStatus.SUSPENDED
-
-    @property
-    def progress(self) -> float:
-        """Fraction of iterations done, in [0, 1]."""
-        return self._sim.progress_of(self.job_id) / self._job.spec.iterations
-
-    @property
-    def speed(self) -> float:
-        """Current speed as a fraction of solo exclusive speed (0 when not running)."""
-        return self._job.speed if self._job.status == JobStatus.RUNNING else 0.0
-
-    @property
-    def predicted_remaining_s(self) -> float | None:
-        """Remaining solo time as schedulers may know it (see ``duration_info``).  # [s]"""
-        return self._sim.predicted_remaining_s(self.job_id)
-
-    @property
-    def wait_s(self) -> float:
-        """Time waiting since the job last entered the queue (0 when holding GPUs).  # [s]"""
-        job = self._job
-        if job.status in (JobStatus.PENDING, JobStatus.SUSPENDED):
-            return self._sim.now_s - job.queued_since_s
-        return 0.0
-
-    @property
-    def total_wait_s(self) -> float:
-        """All time spent waiting without GPUs so far.  # [s]"""
-        return self._job.queued_s + self.wait_s
-
-    @property
-    def attained_gpu_s(self) -> float:
-        """GPU-time held so far, overheads included (Tiresias's attained service).  # [GPU s]"""
-        job = self._job
-        held = job.gpu_seconds
-        if job.gpus:
-            held += (self._sim.now_s - job.held_since_s) * job.spec.num_gpus
-        return held
-
-    @property
-    def suspends(self) -> int:
-        """Suspensions completed so far."""
-        return self._job.suspends
-
-    @property
-    def held_since_s(self) -> float:
-        """When the job got its current GPUs (its last start or resume).  # [s]"""
-        return self._job.held_since_s
-
-    @property
-    def first_start_s(self) -> float:
-        """First placement, NaN before.  # [s]"""
-        return self._job.first_start_s
-
-    @property
-    def suspend_overhead_s(self) -> float:
-        """Checkpoint time of this job (it keeps its GPUs meanwhile).  # [s]"""
-        return self._job.suspend_overhead_s
-
-    @property
-    def resume_overhead_s(self) -> float:
-        """Restart time of this job on (re)placement, without progress.  # [s]"""
-        return self._job.resume_overhead_s
-
-    @property
-    def cross_node_factor(self) -> float:
-        """Throughput kept when this job's workers span nodes, in (0, 1]."""
-        return self._job.cross_node_factor
 
 
 class SimView:
@@ -272,9 +139,9 @@ class SimView:
         """Ids of the jobs holding memory on ``gpu``."""
         return self._sim.gpu_jobs(gpu)
 
-    def job(self, job_id: int) -> JobView:
-        """A read-only view of one job."""
-        return JobView(self._sim, self._sim.jobs[job_id])
+    def job(self, job_id: int) -> JobState:
+        """One job, read-only (the simulator's ``JobState``: the one view of a job)."""
+        return self._sim.jobs[job_id]
 
     def can_suspend(self, job_id: int) -> bool:
         """True if the suspension rules allow suspending ``job_id`` now
