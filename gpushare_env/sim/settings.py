@@ -500,7 +500,8 @@ class Choice:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Given:
     """A composite value its config checks itself (a cluster, a workload, a job list):
-    the table holds only how the docs name what it accepts.
+    the declaration refuses only ``None`` (unless ``optional``) and says how the docs and
+    errors name what it accepts.
 
     Attributes:
         description: What it accepts (``"a preset name, a dict or a ClusterConfig"``).
