@@ -129,7 +129,7 @@ def run_headless(
     start = time.perf_counter()
     episode = EpisodeOptions(auto_advance=auto_advance, max_time_s=max_time_s)
     sim = Simulator(jobs, cluster, config, interference, rng, windows=windows, episode=episode)
-    view = SimView(sim)
+    view: SimView = sim  # what the policy may read of it
     policy.reset(view)
     if auto_advance:
         sim.settle()

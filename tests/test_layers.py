@@ -164,7 +164,7 @@ def test_the_env_runs_and_its_core_tests_pass_in_a_fresh_venv(tmp_path: Path) ->
     tests.mkdir()
     for name in ("__init__.py", "conftest.py", "jobs.py"):
         shutil.copy2(REPO / "tests" / name, tests / name)
-    for folder in ("sim", "workloads"):
+    for folder in ("sim", "workloads", "data"):  # data: files the core's tests read
         shutil.copytree(REPO / "tests" / folder, tests / folder)
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(site), "HOME": str(tmp_path)}
     code = """

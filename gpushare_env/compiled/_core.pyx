@@ -852,7 +852,7 @@ cdef class Core(_Encoder):
     # ``STRATEGIES`` order), ``R`` suspend actions, then advance: ``_apply`` carries an
     # index out, ``decode`` and ``encode`` translate it for Python.
 
-    def decode(self, int action):
+    def decode(self, action):
         """``(kind, job_id, strategy)`` of an action index in the current state: kind
         ``"advance"`` (job ``None``), ``"schedule"`` (a pending-window job and the index
         of its strategy) or ``"suspend"`` (a running-window job, strategy ``None``).
@@ -861,7 +861,7 @@ cdef class Core(_Encoder):
             ValueError: the index is outside the action space or addresses an empty slot.
         """
         cdef int slot, width = self.W * NUM_STRATEGIES
-        if not 0 <= action < self.num_actions:
+        if not 0 <= action < self.num_actions:  # a Python int: any size is refused here
             raise ValueError(f"action {action} is outside Discrete({self.num_actions})")
         if action == self.num_actions - 1:
             return "advance", None, None

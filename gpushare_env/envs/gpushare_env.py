@@ -34,7 +34,7 @@ from gpushare_env.workloads.config import WorkloadConfig
 from gpushare_env.workloads.trace_cut import TraceCutWarning, TraceRead, read_trace
 
 if TYPE_CHECKING:
-    from gpushare_env.compiled._core import Core
+    pass
 
 __all__ = ["GPUShareEnv", "InvalidActionError", "make_env"]
 
@@ -305,7 +305,6 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._weights = cfg.reward.weights()
         self._sim: Simulator | None = None
         self._view: SimView | None = None
-        self._core: Core | None = None  # the episode's core (its Simulator's)
         self._columns = observed_columns(**observe)
         self._bounds = observation_bounds(
             self.cluster.num_gpus, self.pending_window, self.running_window, **observe
@@ -335,9 +334,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the valid actions now (MaskablePPO's hook).  # (A,) bool"""
-        if self._core is None:
+        if self._sim is None:
             raise RuntimeError("GPUShare-v0: call reset() before action_masks()")
-        return self._core.mask_array.copy()
+        return self._sim.action_mask.copy()
 
     def decode_action(self, action: int | np.integer) -> Decision:
         """The simulator decision an action index stands for in the current state.
@@ -346,9 +345,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             ValueError: the index is outside the action space or addresses an empty slot.
             TypeError: ``action`` is not an integer (see ``action_index``).
         """
-        if self._core is None:
+        if self._sim is None:
             raise RuntimeError("GPUShare-v0: call reset() first")
-        match self._core.decode(self.action_index(action)):  # narrows job_id and strategy
+        match self._sim.decode(self.action_index(action)):  # narrows job_id and strategy
             case ("advance", _, _):
                 return ADVANCE
             case ("schedule", job_id, strategy):
@@ -397,19 +396,19 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 is unknown.
             TypeError: ``decision`` is not a decision.
         """
-        if self._core is None:
+        if self._sim is None:
             raise RuntimeError("GPUShare-v0: call reset() first")
         if isinstance(decision, Advance):
-            return int(self._core.encode("advance"))
+            return self._sim.encode("advance")
         if isinstance(decision, Schedule):
             if decision.strategy not in STRATEGIES:
                 raise ValueError(
                     f"unknown strategy {decision.strategy!r}; allowed: {list(STRATEGIES)}"
                 )
             strategy = STRATEGIES.index(decision.strategy)
-            return int(self._core.encode("schedule", decision.job_id, strategy))
+            return self._sim.encode("schedule", decision.job_id, strategy)
         if isinstance(decision, Suspend):
-            return int(self._core.encode("suspend", decision.job_id))
+            return self._sim.encode("suspend", decision.job_id)
         raise TypeError(f"not a decision: {decision!r}")
 
     # -------------------------------------------------------------- episode
@@ -457,10 +456,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             windows=cfg.windows.windows(),
             episode=episode,
         )
-        self._view = SimView(sim)
-        self._core = core = sim.core
-        core.start()
-        self._over = core.done
+        self._view = sim  # the simulator is its own read-only view (SimView)
+        sim.start()
+        self._over = sim.done
         info = self._info(invalid=False)
         info["num_jobs"] = len(jobs)
         info["rejected_jobs"] = len(rejected_ids)
@@ -468,7 +466,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if self._trace is not None and given is None and cfg.jobs is None:
             info["trace_jobs"] = self._trace.total_jobs
             info["trace_cut"] = self._trace.cut
-        info["deadlock"] = core.deadlock
+        info["deadlock"] = sim.deadlock
         return self._observation(), info
 
     def step(
@@ -486,20 +484,20 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if self._over:
             raise RuntimeError("GPUShare-v0: the episode is over (or not started): call reset()")
         a = self.action_index(action)
-        core = self._core
-        assert core is not None  # not over: reset() started an episode
-        started_s = core.now
-        invalid = not (0 <= a <= self._advance_action and core.is_valid(a))
+        sim = self._sim
+        assert sim is not None  # not over: reset() started an episode
+        started_s = sim.now_s
+        invalid = not (0 <= a <= self._advance_action and sim.is_valid(a))
         if invalid and self.config.invalid_action == "raise":
             raise InvalidActionError(self._why_invalid(a))
         # an invalid action reaches the core only as a flag (its index may not fit a C int)
-        reward, terminated, truncated = core.step(-1 if invalid else a, invalid)
+        reward, terminated, truncated = sim.step(-1 if invalid else a, invalid)
         self._over = terminated or truncated
         info = self._info(invalid)
-        info["elapsed_s"] = core.now - started_s
+        info["elapsed_s"] = sim.now_s - started_s
         if self._over:
             info["metrics"] = self._metrics()
-            info["deadlock"] = core.deadlock
+            info["deadlock"] = sim.deadlock
         if truncated:
             info["truncated_by"] = self._truncated_by()
         return self._observation(), reward, terminated, truncated, info
@@ -523,8 +521,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         """The observation: a copy of the core's buffer, ``obs["gpus"]`` padded with zero
         rows to ``windows.gpus`` if set, or replaced by ``obs["cluster"]``
         (``observation.cluster_summary``)."""
-        assert self._core is not None
-        buffer = self._core.buffer_array
+        assert self._sim is not None
+        buffer = self._sim.observation_buffer
         if self._summary is not None:
             obs = split_observation(buffer.copy(), self._bounds)
             table = obs.pop("gpus").reshape(self.cluster.num_gpus, -1)
@@ -538,8 +536,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         return split_observation(flat, self._obs_bounds)
 
     def _num_waiting(self) -> int:
-        assert self._core is not None
-        return int(self._core.num_waiting)
+        assert self._sim is not None
+        return self._sim.num_waiting
 
     def pending_window_ids(self) -> list[int]:
         """Job ids of the pending window, in arrival order: the waiting jobs the schedule
@@ -548,9 +546,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     def _window_ids(self) -> tuple[list[int], list[int]]:
         """Job ids of the pending and of the running window (what actions address)."""
-        if self._core is None:
+        if self._sim is None:
             raise RuntimeError("GPUShare-v0: call reset() first")
-        return self._core.pending_ids(), self._core.running_ids()
+        return self._sim.window_ids()
 
     @property
     def events_processed(self) -> int:
@@ -618,18 +616,18 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     def _truncated_by(self) -> TruncatedBy:
         """Why the episode was truncated, as the core decided it: the first of its decision
         cap, its time cap and a deadlock that holds."""
-        assert self._core is not None
-        return cast(TruncatedBy, self._core.truncated_by)
+        assert self._sim is not None
+        return cast(TruncatedBy, self._sim.truncated_by)
 
     def _info(self, invalid: bool) -> dict[str, Any]:
-        core = self._core
-        assert core is not None
+        sim = self._sim
+        assert sim is not None
         return {
-            "action_mask": core.mask_array.copy(),
-            "reward_terms": core.reward_terms(REWARD_COMPONENTS),
-            "time_s": core.now,
-            "jobs_done": core.num_finished,
-            "decisions": core.decisions,
+            "action_mask": sim.action_mask.copy(),
+            "reward_terms": sim.reward_terms(REWARD_COMPONENTS),
+            "time_s": sim.now_s,
+            "jobs_done": sim.num_finished,
+            "decisions": sim.steps,
             "invalid": invalid,
         }
 
@@ -660,8 +658,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 f"of {job.memory_gib:g} GiB) with {decision.strategy!r}: it does not fit now"
             )
         if isinstance(decision, Suspend):
-            assert self._core is not None
-            return f"action {action} = suspend: {self._core.suspend_refusal(decision.job_id)}"
+            assert self._sim is not None
+            return f"action {action} = suspend: {self._sim.suspend_refusal(decision.job_id)}"
         return f"action {action} = {decision!r} is invalid now"  # pragma: no cover
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -298,6 +298,7 @@ class Simulator:
         self.gpus: GPUState = self.core.gpu_state
         #: Job id -> ``JobState`` (read-only proxies), in arrival order.
         self.jobs: Mapping[int, JobState] = JobTable(self.core, [j.job_id for j in ordered])
+        self._read_only_arrays()
 
     def _interference_model(self, given: InterferenceModel | None) -> InterferenceModel:
         """``given``, else the model ``config.interference`` names (not both)."""
@@ -332,12 +333,52 @@ class Simulator:
         self.core = state["core"]
         self.gpus = self.core.gpu_state
         self.jobs = JobTable(self.core, state["ids"])
+        self._read_only_arrays()
+
+    def _read_only_arrays(self) -> None:
+        """The per-GPU arrays policies read (``SimView``): read-only views of the live
+        ones the core writes, and the cluster's layout."""
+        state, cluster = self.gpus, self.cluster
+        #: Free memory of each GPU.  # (G,) [GiB]
+        self.free_memory_gib = _frozen(state.free_memory_gib)
+        #: Compute load ``U_g`` of each GPU.  # (G,)
+        self.load = _frozen(state.load)
+        #: Workers holding memory on each GPU.  # (G,)
+        self.holders = _frozen(state.holders)
+        #: Memory of each GPU.  # (G,) [GiB]
+        self.gpu_memory_gib = _frozen(cluster.gpu_memory_gib)
+        #: Node of each GPU.  # (G,)
+        self.gpu_node = _frozen(cluster.gpu_node)
+        #: GPUs of each node, -1 padded.  # (N, M)
+        self.node_gpus = _frozen(cluster.node_gpus)
+        #: Speed factor of each GPU vs a V100.  # (G,)
+        self.gpu_speed = _frozen(cluster.gpu_speed)
+        #: Workers a GPU holds at most.
+        self.max_jobs_per_gpu: int = cluster.max_jobs_per_gpu
+        #: The env's action mask and observation, as the core last encoded them (live,
+        #: read-only; empty-layout arrays on a headless simulator).  # (A,) bool, (D,)
+        self.action_mask = _frozen(self.core.mask_array)
+        self.observation_buffer = _frozen(self.core.buffer_array)
 
     # ------------------------------------------------------------------ queries
     @property
     def now_s(self) -> float:
         """Current simulated time.  # [s]"""
         return float(self.core.now)
+
+    @property
+    def num_gpus(self) -> int:
+        """GPUs in the cluster."""
+        return self.cluster.num_gpus
+
+    @property
+    def duration_info(self) -> str:
+        """What lengths schedulers see: ``none``, ``sampled`` or ``oracle``."""
+        return self.config.duration_info
+
+    def job(self, job_id: int) -> JobState:
+        """One job, read-only (its ``JobState``: the one view of a job)."""
+        return self.jobs[job_id]
 
     @property
     def done(self) -> bool:
@@ -515,6 +556,69 @@ class Simulator:
         """
         return self.core.advance()
 
+    # --------------------------------------------------------- the env's episode
+    # What ``GPUShare-v0`` drives: an action index at a time, the core settling to the
+    # next decision point and encoding the observation, mask and reward terms in the same
+    # pass (``episode`` set; a headless simulator encodes nothing).
+
+    def start(self) -> None:
+        """Settle the first decision point and encode it (the env's ``reset``)."""
+        self.core.start()
+
+    def step(self, action: int, invalid: bool) -> tuple[float, bool, bool]:
+        """Carry out action ``action`` (a no-op if ``invalid``), settle, encode.
+
+        Returns:
+            ``(reward, terminated, truncated)``.
+        """
+        return self.core.step(action, invalid)
+
+    def is_valid(self, action: int) -> bool:
+        """True if ``action`` is in the action space and the mask allows it now."""
+        return self.core.is_valid(action)
+
+    def decode(
+        self, action: int
+    ) -> (
+        tuple[Literal["advance"], None, None]
+        | tuple[Literal["schedule"], int, int]
+        | tuple[Literal["suspend"], int, None]
+    ):
+        """``(kind, job_id, strategy index)`` of an action index now (``Core.decode``)."""
+        return self.core.decode(action)
+
+    def encode(self, kind: str, job_id: int | None = None, strategy: int = 0) -> int:
+        """The action index of ``(kind, job_id, strategy index)`` (``Core.encode``)."""
+        return int(self.core.encode(kind, job_id, strategy))
+
+    def window_ids(self) -> tuple[list[int], list[int]]:
+        """Job ids of the pending and running windows the last encoding addressed."""
+        return self.core.pending_ids(), self.core.running_ids()
+
+    def reward_terms(self, names: Sequence[str]) -> dict[str, float]:
+        """The last step's reward components, by name (``REWARD_COMPONENTS`` order)."""
+        return self.core.reward_terms(names)
+
+    def suspend_refusal(self, job_id: int) -> str | None:
+        """Why the suspension rules refuse suspending ``job_id`` now, in words (``None``:
+        they allow it)."""
+        return self.core.suspend_refusal(job_id)
+
+    @property
+    def steps(self) -> int:
+        """Env steps taken this episode (what ``limits.max_decisions`` counts)."""
+        return int(self.core.decisions)
+
+    @property
+    def deadlock(self) -> bool:
+        """True when jobs wait, none fits and nothing is left to happen."""
+        return bool(self.core.deadlock)
+
+    @property
+    def truncated_by(self) -> str | None:
+        """Why the episode was truncated (``"decisions"``, ``"time"``, ``"deadlock"``)."""
+        return self.core.truncated_by
+
     # ----------------------------------------------------------------- results
     def records(self) -> list[JobRecord]:
         """Records of the finished jobs, in finishing order."""
@@ -581,6 +685,13 @@ class Simulator:
                     f"job {j.job_id} can never fit the cluster {self.cluster.describe()}: "
                     f"{unfit[1]} (filter the workload with fit_to_cluster)"
                 )
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array`` (it still follows the array's changes)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 class JobTable(Mapping[int, JobState]):

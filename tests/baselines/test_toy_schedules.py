@@ -207,7 +207,7 @@ def test_fgd_picks_the_placement_that_leaves_least_fragmentation() -> None:
     chosen = {}
     for name in ("fgd", "fifo_pack"):
         sim = Simulator(jobs, make_cluster(TWO_GPUS), CONFIG, NoInterference())
-        view = SimView(sim)
+        view: SimView = sim
         sim.advance()  # the arrivals at t=0
         sim.place(0, [0])
         sim.place(1, [0])
@@ -230,7 +230,7 @@ def test_random_draws_only_valid_decisions_and_is_reproducible() -> None:
     draws = []
     for _ in range(2):
         sim = Simulator(jobs, make_cluster(TWO_GPUS), CONFIG, NoInterference())
-        view = SimView(sim)
+        view: SimView = sim
         sim.advance()
         sim.place(0, [0])
         policy = baselines.make("random", seed=3, suspend_prob=0.3)

@@ -130,7 +130,7 @@ class PlacementChecker:
 def check_holds(sim: Simulator, expected: dict[int, tuple[int, ...]]) -> None:
     """Every job in flight holds exactly its GPUs (those of its placement); no GPU is
     over-committed."""
-    view = SimView(sim)
+    view: SimView = sim
     for job_id in [*sim.running(), *sim.in_transition()]:
         job = sim.jobs[job_id]
         assert job.status in HOLDING

@@ -205,7 +205,7 @@ def test_recorder_matches_the_records_of_a_headless_run() -> None:
     cluster = make_cluster("tiny")
     jobs = make_workload("thesis", np.random.default_rng(4), num_jobs=12, cluster_gpus=4)
     sim = Simulator(jobs, cluster)
-    view = SimView(sim)
+    view: SimView = sim
     policy = baselines.make("fifo_pack")
     policy.reset(view)
     recorder = PlacementRecorder()

@@ -164,7 +164,7 @@ def test_measured_exact_without_matched_models_is_the_analytic_model(seed):
 def test_speed_if_placed_predicts_what_the_engine_applies():
     sim = measured_sim([resnet(0), googlenet(1), googlenet(2)])
     sim.place(0, [0])
-    view = SimView(sim)
+    view: SimView = sim
     own_speed, others = view.speed_if_placed(1, (0,))
     sim.place(1, [0])
     assert own_speed == pytest.approx(sim.jobs[1].speed, rel=1e-12)

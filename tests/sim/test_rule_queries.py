@@ -42,7 +42,7 @@ def test_fits_says_whether_the_strategies_find_room(cluster: str) -> None:
     """``fits`` is the mask's rule: shared iff every sharing strategy finds GPUs,
     exclusive iff the exclusive strategy does, in states along a packed run."""
     sim = _busy_simulator(cluster, seed=1, num_jobs=400)
-    view = SimView(sim)
+    view: SimView = sim
     rng = np.random.default_rng(0)
     answers: set[tuple[bool, bool]] = set()
     while not sim.done and sim.events_processed < 1500 and len(answers) < 3:
@@ -61,7 +61,7 @@ def test_fits_says_whether_the_strategies_find_room(cluster: str) -> None:
 
 def test_predicted_work_with_a_prior_sums_what_is_known_and_the_prior_for_the_rest() -> None:
     sim = _busy_simulator("thesis", seed=4, num_jobs=30)
-    view = SimView(sim)
+    view: SimView = sim
     rng = np.random.default_rng(0)
 
     def in_system_and_known() -> tuple[list[int], list[int]]:
@@ -89,7 +89,7 @@ def test_predicted_work_with_a_prior_sums_what_is_known_and_the_prior_for_the_re
 
 def test_the_pending_window_what_if_counts_suspended_jobs_back_in_arrival_order() -> None:
     sim = _busy_simulator("thesis", seed=2, num_jobs=40, pending=3, running=4)
-    view = SimView(sim)
+    view: SimView = sim
     rng = np.random.default_rng(0)
     while len(sim.running()) < 3 or len(sim.pending()) < 4:
         _step(sim, view, rng, 0.5)

@@ -35,7 +35,7 @@ def test_prediction_uses_the_models_and_matches_the_engine(first, second, expect
     sim = Simulator(
         [_job(0, first), _job(1, second)], make_cluster("tiny"), interference=PairTable()
     )
-    view = SimView(sim)
+    view: SimView = sim
     sim.advance()  # both arrive
     sim.place(0, (0,))
     own, others = view.speed_if_placed(1, (0,))
