@@ -4,16 +4,18 @@
 
 This is the only implementation of the simulation rules (events, rates, memory, the
 placement strategies, suspend / resume, sampling and prediction) and of the observation,
-mask and reward encoding; ``gpushare_env.sim.engine.Simulator`` is its Python face and
-``SimView`` reads it (``docs/design/engine.md``). Jobs are C structs indexed by their
+mask and reward encoding, and it answers the rule queries policies ask (the windows, fit,
+speed if placed, predicted work, the action codec); ``gpushare_env.sim.engine.Simulator``
+is its Python face, which policies read as a ``SimView`` (``docs/design/engine.md``).
+Jobs are C structs indexed by their
 rank in arrival order; the event heap, the queue, the running and in-transition lists are
 C arrays; an env step is one call (``step``), a headless decision one call too (``place``,
 ``schedule``, ``suspend``, ``advance``).
 
 The per-GPU arrays (``free``, ``load``, ``computing``, ``holders``, ``factor``) are numpy
-arrays the core writes through raw pointers: the view hands them to policies read-only,
-and the rare placements done in Python (shared gangs on nodes wider than 128 GPUs, see
-``Core._find_placement``) read the live state through them. The observation's column
+arrays the core writes through raw pointers: the simulator hands them to policies
+read-only (every placement strategy runs here, in C; Python reads the arrays only
+through the view and, for a Python interference model, its calls). The observation's column
 indices are looked up by name in the layout the env passes in (the feature registry,
 ``gpushare_env.envs.features``).
 """
