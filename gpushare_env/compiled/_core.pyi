@@ -7,11 +7,12 @@
 # below; everything else on those classes is C-only.
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
+from gpushare_env.sim.core_inputs import CoreInputs
 from gpushare_env.sim.engine import GPUState
 from gpushare_env.sim.types import Event, JobSpec, JobStatus
 
@@ -88,7 +89,7 @@ class Core:
     specs: list[JobSpec]
     rank_of: dict[int, int]
     sim_decisions: int
-    inputs: tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]
+    inputs: CoreInputs
     ops: list[_Op]
     util_sum: float
     allocated: int
@@ -110,14 +111,7 @@ class Core:
     decisions: int
     truncated_by: _Truncation
 
-    def __init__(
-        self,
-        jobs_in: dict[str, Any],
-        cluster_in: dict[str, Any],
-        sim_in: dict[str, Any],
-        encoder_in: dict[str, Any],
-        env_in: dict[str, Any],
-    ) -> None: ...
+    def __init__(self, inputs: CoreInputs) -> None: ...
     def _layout(
         self, columns: Mapping[str, Sequence[str]] | None, frag_edges: Iterable[float]
     ) -> None: ...

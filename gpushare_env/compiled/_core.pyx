@@ -279,28 +279,35 @@ cdef class Core(_Encoder):
     Built by ``gpushare_env.sim.engine.new_core`` from ``core_inputs``.
     """
 
-    def __init__(
-        self,
-        dict jobs_in,
-        dict cluster_in,
-        dict sim_in,
-        dict encoder_in,
-        dict env_in,
-    ):
-        """Build the episode (see ``gpushare_env.sim.engine.Simulator`` for the keys)."""
+    def __init__(self, inputs):
+        """Build the episode from ``inputs``, a ``gpushare_env.sim.core_inputs.CoreInputs``
+        (``gpushare_env.sim.engine.core_inputs`` makes one; its classes document each
+        field)."""
         cdef int i, g, n, k, offset
         cdef Job* job
-        self.inputs = (jobs_in, cluster_in, sim_in, encoder_in, env_in)
+        from gpushare_env.sim.core_inputs import CoreInputs
+
+        if not isinstance(inputs, CoreInputs):
+            raise TypeError(
+                f"Core is built from a CoreInputs (gpushare_env.sim.engine.core_inputs "
+                f"makes one), got {type(inputs).__name__}"
+            )
+        self.inputs = inputs
+        jobs_in = inputs.jobs
+        cluster_in = inputs.cluster
+        sim_in = inputs.sim
+        encoder_in = inputs.encoder
+        env_in = inputs.env
         self.ops = []
         # ---- cluster
-        capacity = np.ascontiguousarray(cluster_in["gpu_memory_gib"], dtype=np.float64)
-        gpu_node = np.ascontiguousarray(cluster_in["gpu_node"], dtype=np.int64)
-        node_gpus = np.ascontiguousarray(cluster_in["node_gpus"], dtype=np.int64)
-        speed = np.ascontiguousarray(cluster_in["gpu_speed"], dtype=np.float64)
+        capacity = np.ascontiguousarray(cluster_in.gpu_memory_gib, dtype=np.float64)
+        gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
+        node_gpus = np.ascontiguousarray(cluster_in.node_gpus, dtype=np.int64)
+        speed = np.ascontiguousarray(cluster_in.gpu_speed, dtype=np.float64)
         self.num_gpus = g = len(capacity)
         self.num_nodes = node_gpus.shape[0]
         self.node_width = node_gpus.shape[1]
-        self.max_jobs = cluster_in["max_jobs_per_gpu"]
+        self.max_jobs = cluster_in.max_jobs_per_gpu
         self.gpu_node = <int*>checked_malloc(g * sizeof(int))
         self.node_gpus = <int*>checked_malloc(self.num_nodes * self.node_width * sizeof(int))
         self.capacity = <double*>checked_malloc(g * sizeof(double))
@@ -331,7 +338,7 @@ cdef class Core(_Encoder):
         self.factor = <double*>cnp.PyArray_DATA(self.factor_array)
         self.scratch_row = <double*>checked_malloc(self.node_width * sizeof(double))
         self.scratch_cols = <int*>checked_malloc(self.node_width * sizeof(int))
-        self.strategy_names = tuple(cluster_in["strategies"])
+        self.strategy_names = tuple(cluster_in.strategies)
         if len(self.strategy_names) != NUM_STRATEGIES:
             raise ValueError(
                 f"the core has {NUM_STRATEGIES} placement strategies, given "
@@ -353,74 +360,74 @@ cdef class Core(_Encoder):
             self.open_pos[i] = -1
 
         # ---- jobs, in (arrival, id) order
-        ids = jobs_in["job_id"]
+        ids = jobs_in.job_id
         n = self.num_jobs = len(ids)
         self.jobs = <Job*>checked_malloc(n * sizeof(Job))
-        total_gpus = int(sum(jobs_in["num_gpus"]))
+        total_gpus = int(sum(jobs_in.num_gpus))
         self.gpus_of = <int*>checked_malloc(total_gpus * sizeof(int))
         self.prev_of = <int*>checked_malloc(total_gpus * sizeof(int))
         self.inv_solo = <double*>checked_malloc(n * sizeof(double))
         self.transit = <int*>checked_malloc(n * sizeof(int))
-        self.specs = list(jobs_in["spec"])
+        self.specs = list(jobs_in.specs)
         self.rank_of = {job_id: i for i, job_id in enumerate(ids)}
         offset = 0
         for i in range(n):
             job = &self.jobs[i]
             job.job_id = ids[i]
-            job.num_gpus = jobs_in["num_gpus"][i]
-            job.memory = jobs_in["memory_gib"][i]
-            job.intensity = jobs_in["intensity"][i]
-            job.iterations = jobs_in["iterations"][i]
-            job.step_time = jobs_in["step_time_s"][i]
-            job.arrival = jobs_in["arrival_s"][i]
-            job.model = jobs_in["model_index"][i]
-            job.noise = jobs_in["noise"][i]
-            job.suspend_overhead = jobs_in["suspend_overhead_s"][i]
-            job.resume_overhead = jobs_in["resume_overhead_s"][i]
-            job.cross_factor = jobs_in["cross_node_factor"][i]
-            job.size_index = jobs_in["size_index"][i]
+            job.num_gpus = jobs_in.num_gpus[i]
+            job.memory = jobs_in.memory_gib[i]
+            job.intensity = jobs_in.intensity[i]
+            job.iterations = jobs_in.iterations[i]
+            job.step_time = jobs_in.step_time_s[i]
+            job.arrival = jobs_in.arrival_s[i]
+            job.model = jobs_in.model_index[i]
+            job.noise = jobs_in.noise[i]
+            job.suspend_overhead = jobs_in.suspend_overhead_s[i]
+            job.resume_overhead = jobs_in.resume_overhead_s[i]
+            job.cross_factor = jobs_in.cross_node_factor[i]
+            job.size_index = jobs_in.size_index[i]
             job.status = FUTURE
             job.offset = offset
             job.first_start = float("nan")
             job.finish = float("nan")
             offset += job.num_gpus
-            self.inv_solo[i] = jobs_in["inv_solo_s"][i]
+            self.inv_solo[i] = jobs_in.inv_solo_s[i]
 
         # ---- simulator
-        self.alpha = sim_in["alpha"]
-        self.interference = sim_in["interference"]
-        self.interference_py = sim_in["interference_model"]
-        self.interference_models = sim_in["interference_models"]
+        self.alpha = sim_in.alpha
+        self.interference = sim_in.interference
+        self.interference_py = sim_in.interference_model
+        self.interference_models = sim_in.interference_models
         self.colocated = <int*>checked_malloc((self.max_jobs + 1) * sizeof(int))
-        measured = sim_in["measured"]
+        measured = sim_in.measured
         self.measured = measured is not None
         if self.measured:
-            if measured["num_models"] != encoder_in["num_models"]:
+            if measured.num_models != encoder_in.num_models:
                 raise ValueError("measured tables: one row per encoder model expected")
-            table = measured["pair_extra"]
+            table = measured.pair_extra
             self.pair_extra = <double*>checked_malloc((len(table) + 1) * sizeof(double))
             for i in range(len(table)):
                 self.pair_extra[i] = table[i]
-            table = measured["gpu_table"]
+            table = measured.gpu_table
             self.gpu_table = <int*>checked_malloc(g * sizeof(int))
             for i in range(g):
                 self.gpu_table[i] = table[i]
-            table = measured["gpu_model_speed"]
+            table = measured.gpu_model_speed
             self.gpu_model_speed = <double*>checked_malloc((len(table) + 1) * sizeof(double))
             for i in range(len(table)):
                 self.gpu_model_speed[i] = table[i]
-        self.sample_iterations = sim_in["sample_iterations"]
-        self.duration_info = ("none", "sampled", "oracle").index(sim_in["duration_info"])
-        self.record_timeline = sim_in["record_timeline"]
-        cap = sim_in["max_suspends_per_job"]
+        self.sample_iterations = sim_in.sample_iterations
+        self.duration_info = ("none", "sampled", "oracle").index(sim_in.duration_info)
+        self.record_timeline = sim_in.record_timeline
+        cap = sim_in.max_suspends_per_job
         self.max_suspends = -1 if cap is None else cap
-        self.min_service = sim_in["min_service_s"]
-        reference = sim_in["reference_memory_gib"]  # sorted
+        self.min_service = sim_in.min_service_s
+        reference = sim_in.reference_memory_gib  # sorted
         self.num_reference = len(reference)
         self.reference = <double*>checked_malloc(self.num_reference * sizeof(double))
         for i in range(self.num_reference):
             self.reference[i] = reference[i]
-        self.median_worker = sim_in["median_worker_gib"]
+        self.median_worker = sim_in.median_worker_gib
         self.util_part = <double*>checked_malloc(g * sizeof(double))
         self.alloc_part = <int*>checked_malloc(g * sizeof(int))
         self.free_part = <double*>checked_malloc(g * sizeof(double))
@@ -454,13 +461,13 @@ cdef class Core(_Encoder):
         self._record()
 
         # ---- encoder
-        self.W = encoder_in["pending_window"]
-        self.R = encoder_in["running_window"]
-        self.num_models = encoder_in["num_models"]
+        self.W = encoder_in.pending_window
+        self.R = encoder_in.running_window
+        self.num_models = encoder_in.num_models
         if self.num_models > MAX_MODELS:
             raise ValueError(f"the compiled core handles at most {MAX_MODELS} models")
-        self._layout(encoder_in["columns"], encoder_in["frag_edges"])
-        mem_values = encoder_in["memory_sizes"]
+        self._layout(encoder_in.columns, encoder_in.frag_edges)
+        mem_values = encoder_in.memory_sizes
         self.num_mem_values = len(mem_values)
         self.mem_values = <double*>checked_malloc(self.num_mem_values * sizeof(double))
         for i in range(self.num_mem_values):
@@ -475,7 +482,7 @@ cdef class Core(_Encoder):
         self.dirty = <bint*>checked_malloc(g * sizeof(bint))
         self.dirty_list = <int*>checked_malloc(g * sizeof(int))
         self.window_pending = <int*>checked_malloc((self.W + 1) * sizeof(int))
-        self.priority_slots = encoder_in["priority_slots"]
+        self.priority_slots = encoder_in.priority_slots
         if not 0 <= self.priority_slots <= self.W:
             raise ValueError(f"priority_slots must be in [0, {self.W}], got {self.priority_slots}")
         self.priority_pos = <int*>checked_malloc((self.priority_slots + 1) * sizeof(int))
@@ -496,7 +503,7 @@ cdef class Core(_Encoder):
         self.inv_gpus = 1.0 / g
         self.inv_jobs = 1.0 / n
         self.inv_total_memory = 1.0 / float(capacity.sum())
-        self.log_gpus = encoder_in["log_gpus"]
+        self.log_gpus = encoder_in.log_gpus
         if self.has_encoder:
             gpu_rows = self.buffer_array[: self.frag_at].reshape(g, self.num_gpu_f)
             num_nodes = max(self.num_nodes - 1, 1)
@@ -508,7 +515,7 @@ cdef class Core(_Encoder):
             self._mark(i)
         self.pending_n = 0
         self.running_n_window = 0
-        k = max(jobs_in["num_gpus"]) + 1
+        k = max(jobs_in.num_gpus) + 1
         self.rival_seen = <long*>checked_malloc(k * sizeof(long))
         self.rival_wait = <double*>checked_malloc(k * sizeof(double))
         self.rival_left = <double*>checked_malloc(k * sizeof(double))
@@ -523,7 +530,7 @@ cdef class Core(_Encoder):
             self.shape_epoch[i] = -1
 
         # ---- env
-        weights = env_in["weights"]
+        weights = env_in.weights
         if len(weights) not in (0, NUM_TERMS):
             raise ValueError(
                 f"reward weights: expected {NUM_TERMS} (one per reward component) or none, "
@@ -531,12 +538,12 @@ cdef class Core(_Encoder):
             )
         for i in range(NUM_TERMS):
             self.weights[i] = weights[i] if len(weights) else 0.0
-        self.inv_scale = env_in["inv_scale"]
-        self.auto_advance = env_in["auto_advance"]
-        self.has_time_cap = env_in["max_time_s"] is not None
-        self.max_time = env_in["max_time_s"] if self.has_time_cap else 0.0
-        self.decision_cap = env_in["decision_cap"]
-        self.invalid_penalty = env_in["invalid_penalty"]
+        self.inv_scale = env_in.inv_scale
+        self.auto_advance = env_in.auto_advance
+        self.has_time_cap = env_in.max_time_s is not None
+        self.max_time = env_in.max_time_s if self.has_time_cap else 0.0
+        self.decision_cap = env_in.decision_cap
+        self.invalid_penalty = env_in.invalid_penalty
         self.decisions = 0
         self.truncated_by = None
 

@@ -50,7 +50,7 @@ cdef class _State:
     cdef int* transit  # SUSPENDING / RESUMING ranks in the order they began
     cdef int transit_n
     cdef public long sim_decisions  # placements and suspensions carried out
-    cdef public object inputs  # the constructor's arguments (pickling rebuilds from them)
+    cdef public object inputs  # the constructor's CoreInputs (pickling rebuilds from it)
     cdef public list ops  # the episode's operations so far (pickling replays them)
     cdef int sample_iterations
     cdef int duration_info

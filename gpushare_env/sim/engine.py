@@ -39,6 +39,14 @@ import numpy as np
 
 from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.cluster import Cluster, unfit_reason
+from gpushare_env.sim.core_inputs import (
+    ClusterInput,
+    CoreInputs,
+    EncoderInput,
+    EnvInput,
+    JobsInput,
+    SimInput,
+)
 from gpushare_env.sim.interference import (
     InterferenceModel,
     LinearContention,
@@ -727,8 +735,8 @@ def core_inputs(
     interference: InterferenceModel,
     windows: Windows,
     episode: EpisodeOptions | None,
-) -> tuple[dict[str, Any], ...]:
-    """The arguments of ``Core`` for an episode of ``ordered`` jobs (by arrival, id)."""
+) -> CoreInputs:
+    """What ``Core`` is built from for an episode of ``ordered`` jobs (by arrival, id)."""
     sizes = sorted({s.memory_gib for s in ordered})
     overheads = []
     for spec in ordered:
@@ -740,33 +748,33 @@ def core_inputs(
                 _pick(config.cross_node_factor, model, "cross_node_factor", 0.8),
             )
         )
-    jobs_in: dict[str, Any] = {
-        "spec": list(ordered),
-        "job_id": [s.job_id for s in ordered],
-        "num_gpus": [s.num_gpus for s in ordered],
-        "memory_gib": [s.memory_gib for s in ordered],
-        "intensity": [s.intensity for s in ordered],
-        "iterations": [float(s.iterations) for s in ordered],
-        "step_time_s": [s.step_time_s for s in ordered],
-        "arrival_s": [s.arrival_s for s in ordered],
-        "model_index": [
+    jobs = JobsInput(
+        specs=tuple(ordered),
+        job_id=tuple(s.job_id for s in ordered),
+        num_gpus=tuple(s.num_gpus for s in ordered),
+        memory_gib=tuple(s.memory_gib for s in ordered),
+        intensity=tuple(s.intensity for s in ordered),
+        iterations=tuple(float(s.iterations) for s in ordered),
+        step_time_s=tuple(s.step_time_s for s in ordered),
+        arrival_s=tuple(s.arrival_s for s in ordered),
+        model_index=tuple(
             _MODEL_NAMES.index(s.model) if s.model in _MODEL_NAMES else -1 for s in ordered
-        ],
-        "noise": [noise_of[s.job_id] for s in ordered],
-        "suspend_overhead_s": [o[0] for o in overheads],
-        "resume_overhead_s": [o[1] for o in overheads],
-        "cross_node_factor": [o[2] for o in overheads],
-        "size_index": [sizes.index(s.memory_gib) for s in ordered],
-        "inv_solo_s": [1.0 / s.solo_duration_s for s in ordered],
-    }
-    cluster_in = {
-        "gpu_memory_gib": cluster.gpu_memory_gib,
-        "gpu_node": cluster.gpu_node,
-        "node_gpus": cluster.node_gpus,
-        "gpu_speed": cluster.gpu_speed,
-        "max_jobs_per_gpu": cluster.max_jobs_per_gpu,
-        "strategies": STRATEGIES,
-    }
+        ),
+        noise=tuple(noise_of[s.job_id] for s in ordered),
+        suspend_overhead_s=tuple(o[0] for o in overheads),
+        resume_overhead_s=tuple(o[1] for o in overheads),
+        cross_node_factor=tuple(o[2] for o in overheads),
+        size_index=tuple(sizes.index(s.memory_gib) for s in ordered),
+        inv_solo_s=tuple(1.0 / s.solo_duration_s for s in ordered),
+    )
+    cluster_input = ClusterInput(
+        gpu_memory_gib=cluster.gpu_memory_gib,
+        gpu_node=cluster.gpu_node,
+        node_gpus=cluster.node_gpus,
+        gpu_speed=cluster.gpu_speed,
+        max_jobs_per_gpu=cluster.max_jobs_per_gpu,
+        strategies=tuple(STRATEGIES),
+    )
     reference = np.sort(np.asarray([j.memory_gib for j in ordered], dtype=np.float64))
     num_gpus = cluster.num_gpus
     builtin = isinstance(interference, (LinearContention, NoInterference, MeasuredContention))
@@ -775,68 +783,67 @@ def core_inputs(
         measured = interference.core_tables(
             _MODEL_NAMES, cluster.gpu_type, cluster.gpu_speed.tolist()
         )
-    sim_in = {
-        "alpha": (
+    sim = SimInput(
+        alpha=(
             interference.alpha
             if isinstance(interference, (LinearContention, MeasuredContention))
             else 0.0
         ),
-        "interference": isinstance(interference, (LinearContention, MeasuredContention)),
-        "measured": measured,
-        "interference_model": None if builtin else interference,
-        "interference_models": bool(getattr(interference, "uses_models", True)),
-        "sample_iterations": config.sample_iterations,
-        "duration_info": config.duration_info,
-        "record_timeline": config.record_timeline,
-        "max_suspends_per_job": config.max_suspends_per_job,
-        "min_service_s": float(config.min_service_s),
-        "reference_memory_gib": reference.tolist(),
-        "median_worker_gib": float(np.median(reference)),
-    }
+        interference=isinstance(interference, (LinearContention, MeasuredContention)),
+        measured=measured,
+        interference_model=None if builtin else interference,
+        interference_models=bool(getattr(interference, "uses_models", True)),
+        sample_iterations=config.sample_iterations,
+        duration_info=config.duration_info,
+        record_timeline=config.record_timeline,
+        max_suspends_per_job=config.max_suspends_per_job,
+        min_service_s=float(config.min_service_s),
+        reference_memory_gib=tuple(reference.tolist()),
+        median_worker_gib=float(np.median(reference)),
+    )
     # headless: no layout, the core encodes nothing
     options = episode or EpisodeOptions()
     pending_window, running_window = windows.sizes(len(ordered))
-    encoder_in = {
-        "pending_window": pending_window,
-        "running_window": running_window,
-        "priority_slots": windows.priority_slots,
-        "columns": dict(options.columns) if options.columns is not None else None,
-        "frag_edges": list(options.frag_edges),
-        "num_models": len(_MODEL_NAMES),
-        "memory_sizes": sizes,
-        "log_gpus": 1.0 / math.log2(1.0 + num_gpus),
-    }
-    env_in = {
-        "weights": list(options.weights),
-        "inv_scale": 1.0 / options.time_scale_s,
-        "auto_advance": options.auto_advance,
-        "max_time_s": options.max_time_s,
-        "decision_cap": options.decision_cap,
-        "invalid_penalty": options.invalid_penalty,
-    }
-    return jobs_in, cluster_in, sim_in, encoder_in, env_in
+    encoder = EncoderInput(
+        pending_window=pending_window,
+        running_window=running_window,
+        priority_slots=windows.priority_slots,
+        columns=dict(options.columns) if options.columns is not None else None,
+        frag_edges=tuple(options.frag_edges),
+        num_models=len(_MODEL_NAMES),
+        memory_sizes=tuple(sizes),
+        log_gpus=1.0 / math.log2(1.0 + num_gpus),
+    )
+    env = EnvInput(
+        weights=tuple(options.weights),
+        inv_scale=1.0 / options.time_scale_s,
+        auto_advance=options.auto_advance,
+        max_time_s=options.max_time_s,
+        decision_cap=options.decision_cap,
+        invalid_penalty=options.invalid_penalty,
+    )
+    return CoreInputs(jobs=jobs, cluster=cluster_input, sim=sim, encoder=encoder, env=env)
 
 
-def new_core(inputs: tuple[dict[str, Any], ...]) -> Core:
+def new_core(inputs: CoreInputs) -> Core:
     """A fresh ``Core`` from ``core_inputs``, with its ``GPUState`` over the live arrays."""
-    core = Core(*inputs)
-    cluster_in = inputs[1]
-    node_gpus = cluster_in["node_gpus"]
+    core = Core(inputs)
+    cluster = inputs.cluster
     core.gpu_state = GPUState(
         free_memory_gib=core.free_array,
         load=core.load_array,
         computing=core.computing_array,
         holders=core.holders_array,
         factor=core.factor_array,
-        gpu_node=cluster_in["gpu_node"],
-        node_gpus=node_gpus,
-        num_nodes=node_gpus.shape[0],
-        max_jobs_per_gpu=cluster_in["max_jobs_per_gpu"],
+        gpu_node=cluster.gpu_node,
+        node_gpus=cluster.node_gpus,
+        num_nodes=cluster.node_gpus.shape[0],
+        max_jobs_per_gpu=cluster.max_jobs_per_gpu,
     )
     return core
 
 
-def rebuild_core(inputs: tuple[dict[str, Any], ...], ops: list[Any]) -> Core:
+def rebuild_core(inputs: CoreInputs, ops: list[Any]) -> Core:
     """Unpickle a ``Core``: a fresh one replays the operations of the pickled one."""
     core = new_core(inputs)
     core.replay(ops)

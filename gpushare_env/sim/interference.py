@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from gpushare_env.sim.catalog import GPU_TYPES, MODELS
+from gpushare_env.sim.core_inputs import MeasuredTables
 
 __all__ = [
     "GAVEL_GPU",
@@ -138,7 +139,7 @@ class MeasuredContention:
 
     def core_tables(
         self, model_names: Sequence[str], gpu_types: Sequence[str], gpu_speed: Sequence[float]
-    ) -> dict[str, list[float] | list[int] | int]:
+    ) -> MeasuredTables:
         """The core's flat tables for models indexed as ``model_names`` on a cluster whose
         GPUs have types ``gpu_types`` and catalog speeds ``gpu_speed``: ``pair_extra``
         (tables x models x models, -1 where unmeasured), ``gpu_table`` (per GPU, its
@@ -158,12 +159,12 @@ class MeasuredContention:
         for gpu, speed in zip(gpu_types, gpu_speed, strict=True):
             measured_speed = self.solo_speed.get(gpu, {})
             gpu_model_speed.extend(float(measured_speed.get(mo, speed)) for mo in model_names)
-        return {
-            "num_models": m,
-            "pair_extra": pair_extra,
-            "gpu_table": gpu_table,
-            "gpu_model_speed": gpu_model_speed,
-        }
+        return MeasuredTables(
+            num_models=m,
+            pair_extra=tuple(pair_extra),
+            gpu_table=tuple(gpu_table),
+            gpu_model_speed=tuple(gpu_model_speed),
+        )
 
     def factor(self, load: float, count: int, models: Sequence[str] = ()) -> float:
         """Refused: under measured pairs each worker has its own factor (the engine

@@ -1,0 +1,203 @@
+"""What the compiled core is built from: one typed, frozen input object.
+
+``gpushare_env.sim.engine.core_inputs`` builds a ``CoreInputs`` for an episode; ``Core``
+(``gpushare_env/compiled/_core.pyx``) reads it by attribute and keeps it as
+``Core.inputs``, from which pickling rebuilds the core (``Core.__reduce__`` ->
+``engine.rebuild_core``). Every per-job field is a tuple with one entry per job, in the
+episode's (arrival, id) order; ``J`` below is the number of jobs, ``G`` of GPUs, ``N`` of
+nodes, ``M`` of catalog models.
+
+This module imports nothing from the engine or the core, so both may import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from gpushare_env.sim.interference import InterferenceModel
+    from gpushare_env.sim.types import JobSpec
+
+
+@dataclass(frozen=True, slots=True)
+class JobsInput:
+    """The jobs of the episode, one entry per job in (arrival, id) order.
+
+    Attributes:
+        specs: The jobs as given (what ``Core.specs`` and the finished records carry).
+        job_id: Job ids.
+        num_gpus: Workers (one GPU each).
+        memory_gib: Memory of one worker.
+        intensity: Compute share a worker uses of a GPU.
+        iterations: Iterations to run.
+        step_time_s: Time of one iteration alone on a V100.
+        arrival_s: Arrival times.
+        model_index: Index in the catalog's model order (-1: a model not in it).
+        noise: Relative error of the sampled duration (``SimConfig.sample_noise``).
+        suspend_overhead_s: Time a suspension takes.
+        resume_overhead_s: Time a resumption takes.
+        cross_node_factor: Speed factor of a placement across nodes.
+        size_index: Index of ``memory_gib`` in ``EncoderInput.memory_sizes``.
+        inv_solo_s: One over the job's solo duration.
+    """
+
+    specs: tuple[JobSpec, ...]  # (J,)
+    job_id: tuple[int, ...]  # (J,)
+    num_gpus: tuple[int, ...]  # (J,)
+    memory_gib: tuple[float, ...]  # (J,) [GiB]
+    intensity: tuple[float, ...]  # (J,) [0, 1]
+    iterations: tuple[float, ...]  # (J,)
+    step_time_s: tuple[float, ...]  # (J,) [s]
+    arrival_s: tuple[float, ...]  # (J,) [s]
+    model_index: tuple[int, ...]  # (J,)
+    noise: tuple[float, ...]  # (J,) [-0.9, 0.9]
+    suspend_overhead_s: tuple[float, ...]  # (J,) [s]
+    resume_overhead_s: tuple[float, ...]  # (J,) [s]
+    cross_node_factor: tuple[float, ...]  # (J,) (0, 1]
+    size_index: tuple[int, ...]  # (J,)
+    inv_solo_s: tuple[float, ...]  # (J,) [1/s]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClusterInput:
+    """The cluster (``Cluster``'s arrays) and the placement strategies' names.
+
+    Attributes:
+        gpu_memory_gib: Memory of each GPU.
+        gpu_node: Node of each GPU.
+        node_gpus: GPUs of each node, padded with -1.
+        gpu_speed: Speed of each GPU relative to a V100.
+        max_jobs_per_gpu: Jobs a GPU may hold at once.
+        strategies: The placement strategies' names, in the action space's order (the core
+            refuses any other count than its own).
+    """
+
+    gpu_memory_gib: np.ndarray  # (G,) [GiB]
+    gpu_node: np.ndarray  # (G,) int
+    node_gpus: np.ndarray  # (N, max GPUs per node) int, -1 padded
+    gpu_speed: np.ndarray  # (G,) [x V100]
+    max_jobs_per_gpu: int
+    strategies: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredTables:
+    """``MeasuredContention``'s tables, flat, for the core (``core_tables`` lays them out).
+
+    Attributes:
+        num_models: Models the tables index (the core checks it against the encoder's).
+        pair_extra: Extra slowdown of model i beside model j, per table (-1: unmeasured).
+        gpu_table: Each GPU's table index.
+        gpu_model_speed: Each model's speed on each GPU.
+    """
+
+    num_models: int
+    pair_extra: tuple[float, ...]  # (tables * M * M,)
+    gpu_table: tuple[int, ...]  # (G,)
+    gpu_model_speed: tuple[float, ...]  # (G * M,) [x V100]
+
+
+@dataclass(frozen=True, slots=True)
+class SimInput:
+    """The simulation's rules: interference, duration knowledge and suspension limits.
+
+    Attributes:
+        alpha: Linear contention coefficient (0: none).
+        interference: The contention runs in C (``LinearContention`` or
+            ``MeasuredContention``).
+        measured: The measured pair tables (``None``: not ``MeasuredContention``).
+        interference_model: A model the core calls from C for each GPU whose computing
+            workers change (``None``: a built-in model).
+        interference_models: The Python model is passed the co-located models' names.
+        sample_iterations: Iterations a job runs before its duration is sampled.
+        duration_info: What schedulers may know of durations.
+        record_timeline: Record the cluster timeline.
+        max_suspends_per_job: Suspensions allowed per job (``None``: no cap).
+        min_service_s: Service a resumed job gets before it may be suspended again.
+        reference_memory_gib: The workload's worker memories, sorted (the expected
+            fragment's reference).
+        median_worker_gib: Their median.
+    """
+
+    alpha: float
+    interference: bool
+    measured: MeasuredTables | None
+    interference_model: InterferenceModel | None
+    interference_models: bool
+    sample_iterations: int
+    duration_info: str  # "none", "sampled" or "oracle"
+    record_timeline: bool
+    max_suspends_per_job: int | None
+    min_service_s: float  # [s]
+    reference_memory_gib: tuple[float, ...]  # (J,) [GiB], ascending
+    median_worker_gib: float  # [GiB]
+
+
+@dataclass(frozen=True, slots=True)
+class EncoderInput:
+    """The windows decisions address and the observation's layout.
+
+    Attributes:
+        pending_window: Pending slots ``W``.
+        running_window: Running slots ``R``.
+        priority_slots: Pending slots chosen by least attained service (in ``[0, W]``).
+        columns: Each observation key's column names (``None``: headless, nothing
+            encoded).
+        frag_edges: Upper edges of the shared-GPU bins of ``frag_hist``.
+        num_models: Catalog models (the one-hot's width).
+        memory_sizes: The workload's distinct worker memories, ascending.
+        log_gpus: ``1 / log2(1 + G)``.
+    """
+
+    pending_window: int
+    running_window: int
+    priority_slots: int
+    columns: Mapping[str, tuple[str, ...]] | None
+    frag_edges: tuple[float, ...]  # [GiB]
+    num_models: int
+    memory_sizes: tuple[float, ...]  # [GiB], ascending
+    log_gpus: float
+
+
+@dataclass(frozen=True, slots=True)
+class EnvInput:
+    """The env's reward and limits (``EpisodeOptions``; a headless run keeps defaults).
+
+    Attributes:
+        weights: Reward weights in ``REWARD_COMPONENTS`` order (empty: no reward).
+        inv_scale: One over the reward's time unit.
+        auto_advance: Run through states without a choice.
+        max_time_s: Truncate at this simulated time (``None``: never).
+        decision_cap: Truncate after this many decisions.
+        invalid_penalty: Reward of an invalid action (negated).
+    """
+
+    weights: tuple[float, ...]
+    inv_scale: float  # [1/s]
+    auto_advance: bool
+    max_time_s: float | None  # [s]
+    decision_cap: int
+    invalid_penalty: float
+
+
+@dataclass(frozen=True, slots=True)
+class CoreInputs:
+    """Everything ``Core`` is built from (``engine.core_inputs`` makes one).
+
+    Attributes:
+        jobs: The jobs.
+        cluster: The cluster.
+        sim: The simulation's rules.
+        encoder: The windows and the observation's layout.
+        env: The env's reward and limits.
+    """
+
+    jobs: JobsInput
+    cluster: ClusterInput
+    sim: SimInput
+    encoder: EncoderInput
+    env: EnvInput
