@@ -78,6 +78,11 @@ def summarise_cluster(
     out: _F32,
 ) -> None: ...
 
+class EventHeap:
+    """The core's pending events (``Core.events`` in C; its fields are C-only)."""
+
+    def __init__(self, capacity: int = 64) -> None: ...
+
 class Core:
     # ---- cdef public attributes (_state.pxi)
     free_array: _F64

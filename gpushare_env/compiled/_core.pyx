@@ -20,6 +20,7 @@ indices are looked up by name in the layout the env passes in (the feature regis
 ``gpushare_env.envs.features``).
 """
 
+cimport cython
 from libc.math cimport INFINITY, log2, log10, pow
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memset, memmove, memcpy
@@ -265,6 +266,7 @@ cdef void* checked_malloc(size_t size) except NULL:
 # The core by concern, each a class extending the one before (every cdef method call goes
 # through the same vtable as in one class: no run-time cost). This file, part 6, adds the
 # construction, the env step, the Python API and pickling.
+include "_event_heap.pxi"
 include "_state.pxi"
 include "_events.pxi"
 include "_placement.pxi"
@@ -446,8 +448,7 @@ cdef class Core(_Encoder):
         self.free_sum = float(capacity.sum())
         self.frag_sum = 0.0
         self.fgd_sum = pairwise_sum(self.fgd_part, g)
-        self.heap_cap = 64
-        self.heap = <Entry*>checked_malloc(self.heap_cap * sizeof(Entry))
+        self.events = EventHeap(64)
         self.queue = <int*>checked_malloc(n * sizeof(int))
         self.running = <int*>checked_malloc(n * sizeof(int))
         self.finished = <int*>checked_malloc(n * sizeof(int))

@@ -483,8 +483,8 @@ cdef class _Simulation(_Placement):
         """Time of the next event, or +inf when nothing is left to happen."""
         cdef double t = INFINITY
         self._drop_stale()
-        if self.heap_n:
-            t = self.heap[0].time
+        if self.events.n:
+            t = self.events.heap[0].time
         if self.next_arrival < self.num_jobs and self.jobs[self.next_arrival].arrival < t:
             t = self.jobs[self.next_arrival].arrival
         return t
@@ -501,8 +501,8 @@ cdef class _Simulation(_Placement):
         self.events_n = 0
         while True:
             self._drop_stale()
-            if self.heap_n and self.heap[0].time <= t:
-                top = self.heap[0]
+            if self.events.n and self.events.heap[0].time <= t:
+                top = self.events.heap[0]
                 self._pop()
                 self._handle(top.kind, top.job)
             elif self.next_arrival < self.num_jobs and self.jobs[self.next_arrival].arrival <= t:

@@ -68,10 +68,7 @@ cdef class _State:
     cdef public double free_sum
     cdef public double frag_sum
     cdef public double fgd_sum
-    cdef Entry* heap
-    cdef int heap_n
-    cdef int heap_cap
-    cdef long seq
+    cdef EventHeap events  # owns its entries (_event_heap.pxi)
     cdef int* queue  # waiting ranks, sorted (rank order = (arrival, id) order)
     cdef int queue_n
     cdef int* running  # RUNNING ranks in the order they started
@@ -209,7 +206,6 @@ cdef class _State:
         free(self.free_part)
         free(self.frag_part)
         free(self.fgd_part)
-        free(self.heap)
         free(self.queue)
         free(self.running)
         free(self.finished)

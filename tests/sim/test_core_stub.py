@@ -22,7 +22,7 @@ import gpushare_env.sim  # noqa: F401  (the core imports gpushare_env.sim: impor
 from gpushare_env.compiled import _core
 
 STUB = Path(_core.__file__).with_name("_core.pyi")
-CLASSES = ("Core", "JobState")
+CLASSES = ("Core", "EventHeap", "JobState")
 
 
 def _stub() -> ast.Module:
