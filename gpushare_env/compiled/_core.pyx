@@ -728,7 +728,8 @@ cdef class Core(_Encoder):
         """One env step: apply ``action`` (unless ``invalid``), settle, observe.
 
         Returns:
-            ``(reward, terminated, truncated)``.
+            ``(reward, terminated, truncated, now, jobs finished, steps)``: what the env's
+            step and info need, in one call.
         """
         cdef int i
         cdef double reward = 0.0
@@ -762,7 +763,7 @@ cdef class Core(_Encoder):
             if self.weights[i] != 0.0:
                 reward += self.weights[i] * self.terms[i]
         self._observe()
-        return reward, terminated, truncated
+        return reward, terminated, truncated, self.now, self.finished_n, self.decisions
 
     @property
     def done(self):

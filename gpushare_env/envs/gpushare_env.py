@@ -304,6 +304,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._trace: TraceRead | None = None  # read at the first reset
         self._weights = cfg.reward.weights()
         self._sim: Simulator | None = None
+        self._now_s = 0.0  # simulated time after the last step (its elapsed_s starts here)  # [s]
         self._view: SimView | None = None
         self._columns = observed_columns(**observe)
         self._bounds = observation_bounds(
@@ -459,7 +460,8 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._view = sim  # the simulator is its own read-only view (SimView)
         sim.start()
         self._over = sim.done
-        info = self._info(invalid=False)
+        self._now_s = sim.now_s
+        info = self._info(False, self._now_s, sim.num_finished, sim.steps)
         info["num_jobs"] = len(jobs)
         info["rejected_jobs"] = len(rejected_ids)
         info["rejected_job_ids"] = rejected_ids
@@ -486,15 +488,18 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         a = self.action_index(action)
         sim = self._sim
         assert sim is not None  # not over: reset() started an episode
-        started_s = sim.now_s
+        started_s = self._now_s
         invalid = not (0 <= a <= self._advance_action and sim.is_valid(a))
         if invalid and self.config.invalid_action == "raise":
             raise InvalidActionError(self._why_invalid(a))
         # an invalid action reaches the core only as a flag (its index may not fit a C int)
-        reward, terminated, truncated = sim.step(-1 if invalid else a, invalid)
+        reward, terminated, truncated, now_s, jobs_done, steps = sim.step(
+            -1 if invalid else a, invalid
+        )
+        self._now_s = now_s
         self._over = terminated or truncated
-        info = self._info(invalid)
-        info["elapsed_s"] = sim.now_s - started_s
+        info = self._info(invalid, now_s, jobs_done, steps)
+        info["elapsed_s"] = now_s - started_s
         if self._over:
             info["metrics"] = self._metrics()
             info["deadlock"] = sim.deadlock
@@ -619,15 +624,15 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         assert self._sim is not None
         return cast(TruncatedBy, self._sim.truncated_by)
 
-    def _info(self, invalid: bool) -> dict[str, Any]:
+    def _info(self, invalid: bool, now_s: float, jobs_done: int, steps: int) -> dict[str, Any]:
         sim = self._sim
         assert sim is not None
         return {
             "action_mask": sim.action_mask.copy(),
             "reward_terms": sim.reward_terms(REWARD_COMPONENTS),
-            "time_s": sim.now_s,
-            "jobs_done": sim.num_finished,
-            "decisions": sim.steps,
+            "time_s": now_s,
+            "jobs_done": jobs_done,
+            "decisions": steps,
             "invalid": invalid,
         }
 

@@ -31,7 +31,7 @@ queries above; ``jobs`` maps ids to read-only ``JobState`` proxies over the C re
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -367,6 +367,9 @@ class Simulator:
         #: read-only; empty-layout arrays on a headless simulator).  # (A,) bool, (D,)
         self.action_mask = _frozen(self.core.mask_array)
         self.observation_buffer = _frozen(self.core.buffer_array)
+        self.step = self.core.step
+        self.is_valid = self.core.is_valid
+        self.reward_terms = self.core.reward_terms
 
     # ------------------------------------------------------------------ queries
     @property
@@ -569,21 +572,19 @@ class Simulator:
     # next decision point and encoding the observation, mask and reward terms in the same
     # pass (``episode`` set; a headless simulator encodes nothing).
 
+    # The env's per-step calls are the core's own, bound when the simulator is built:
+    # a step then costs no Python frame here.
+    #: Carry out action ``action`` (a no-op if ``invalid``), settle to the next decision
+    #: point, encode: ``(reward, terminated, truncated, now_s, jobs finished, steps)``.
+    step: Callable[[int, bool], tuple[float, bool, bool, float, int, int]]
+    #: True if an action index is in the action space and the mask allows it now.
+    is_valid: Callable[[int], bool]
+    #: The last step's reward components by name (``REWARD_COMPONENTS`` order).
+    reward_terms: Callable[[Sequence[str]], dict[str, float]]
+
     def start(self) -> None:
         """Settle the first decision point and encode it (the env's ``reset``)."""
         self.core.start()
-
-    def step(self, action: int, invalid: bool) -> tuple[float, bool, bool]:
-        """Carry out action ``action`` (a no-op if ``invalid``), settle, encode.
-
-        Returns:
-            ``(reward, terminated, truncated)``.
-        """
-        return self.core.step(action, invalid)
-
-    def is_valid(self, action: int) -> bool:
-        """True if ``action`` is in the action space and the mask allows it now."""
-        return self.core.is_valid(action)
 
     def decode(
         self, action: int
@@ -602,10 +603,6 @@ class Simulator:
     def window_ids(self) -> tuple[list[int], list[int]]:
         """Job ids of the pending and running windows the last encoding addressed."""
         return self.core.pending_ids(), self.core.running_ids()
-
-    def reward_terms(self, names: Sequence[str]) -> dict[str, float]:
-        """The last step's reward components, by name (``REWARD_COMPONENTS`` order)."""
-        return self.core.reward_terms(names)
 
     def suspend_refusal(self, job_id: int) -> str | None:
         """Why the suspension rules refuse suspending ``job_id`` now, in words (``None``:
