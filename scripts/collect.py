@@ -30,21 +30,20 @@ from typing import Any
 
 from gpushare_env.presets import EVALUATION_PRESETS
 from gpushare_eval.specs import AGENT_WINDOWS, PlanError
-from scripts.evaluate.arguments import UsageError, json_arg, parse_seeds, positive_int
+from scripts.evaluate.arguments import (
+    UsageError,
+    UsageParser,
+    json_arg,
+    parse_seeds,
+    positive_int,
+)
 
 PROG = "gpushare-collect"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error and exit code 2 (as ``gpushare-evaluate``)."""
-
-    def error(self, message: str) -> Any:
-        raise UsageError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The command-line arguments."""
-    parser = _Parser(
+    parser = UsageParser(
         prog=PROG,
         description="Play one policy on one workload of GPUShare-v0 and write the episodes "
         "as a Minari dataset (observations, actions, rewards, the action mask in the "

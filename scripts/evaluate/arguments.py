@@ -68,8 +68,9 @@ class UsageError(PlanError):
     """A bad command line (unparsable option text): one line on stderr, exit code 2."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error (no usage dump) and exit code 2."""
+class UsageParser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage dump) and exit code 2 (``UsageError``),
+    for every command of the harness."""
 
     def error(self, message: str) -> Any:
         raise UsageError(message)
@@ -77,7 +78,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line arguments."""
-    parser = _Parser(
+    parser = UsageParser(
         prog=PROG,
         description="Every policy on identical seeded workloads, with statistics and plots.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
