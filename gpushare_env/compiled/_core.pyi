@@ -83,35 +83,51 @@ class EventHeap:
 
     def __init__(self, capacity: int = 64) -> None: ...
 
-class Core:
-    # ---- cdef public attributes (_state.pxi)
+# ---- the core's parts (_parts.pxi): each owns its memory; most fields are C-only
+
+class GpuTable:
+    num_gpus: int
+    num_nodes: int
+    node_width: int
+    max_jobs: int
     free_array: _F64
     load_array: _F64
     computing_array: _I64
     holders_array: _I64
     factor_array: _F64
     gpu_state: GPUState  # None until new_core sets it: every Core Python sees has one
+
+class JobTable:
+    num_jobs: int
+
+class Meter: ...
+
+class Windows:
+    W: int
+    R: int
+
+class Columns: ...
+
+class Encoder:
+    buffer_array: _F32
+    mask_array: npt.NDArray[np.bool_]
+
+class Core:
+    # ---- its parts and its cdef public / readonly attributes (_state.pxi)
+    gpus: GpuTable
+    jobs: JobTable
+    win: Windows
+    meter: Meter
+    enc: Encoder
+    cols: Columns
     specs: list[JobSpec]
     rank_of: dict[int, int]
     sim_decisions: int
     inputs: CoreInputs
     ops: list[_Op]
-    util_sum: float
-    allocated: int
-    free_sum: float
-    frag_sum: float
-    fgd_sum: float
     now: float
     in_system: int
     events_processed: int
-    idle_gpus: int
-    buffer_array: _F32
-    mask_array: npt.NDArray[np.bool_]
-    pending_n: int
-    running_n_window: int
-    waiting_gpus: int
-    has_choice: bool
-    can_advance: bool
     deadlock: bool
     decisions: int
     truncated_by: _Truncation

@@ -267,6 +267,7 @@ cdef void* checked_malloc(size_t size) except NULL:
 # through the same vtable as in one class: no run-time cost). This file, part 6, adds the
 # construction, the env step, the Python API and pickling.
 include "_event_heap.pxi"
+include "_parts.pxi"
 include "_state.pxi"
 include "_events.pxi"
 include "_placement.pxi"
@@ -301,106 +302,22 @@ cdef class Core(_Encoder):
         encoder_in = inputs.encoder
         env_in = inputs.env
         self.ops = []
-        # ---- cluster
-        capacity = np.ascontiguousarray(cluster_in.gpu_memory_gib, dtype=np.float64)
-        gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
-        node_gpus = np.ascontiguousarray(cluster_in.node_gpus, dtype=np.int64)
+        # ---- cluster and jobs
+        self.gpus.build(cluster_in)
+        capacity = self.gpus.free_array.copy()
         speed = np.ascontiguousarray(cluster_in.gpu_speed, dtype=np.float64)
-        self.num_gpus = g = len(capacity)
-        self.num_nodes = node_gpus.shape[0]
-        self.node_width = node_gpus.shape[1]
-        self.max_jobs = cluster_in.max_jobs_per_gpu
-        self.gpu_node = <int*>checked_malloc(g * sizeof(int))
-        self.node_gpus = <int*>checked_malloc(self.num_nodes * self.node_width * sizeof(int))
-        self.capacity = <double*>checked_malloc(g * sizeof(double))
-        self.inv_capacity = <double*>checked_malloc(g * sizeof(double))
-        self.gpu_speed = <double*>checked_malloc(g * sizeof(double))
-        for i in range(g):
-            self.gpu_node[i] = gpu_node[i]
-            self.capacity[i] = capacity[i]
-            self.inv_capacity[i] = 1.0 / capacity[i]
-            self.gpu_speed[i] = speed[i]
-        flat_nodes = node_gpus.ravel().tolist()
-        for i in range(self.num_nodes * self.node_width):
-            self.node_gpus[i] = flat_nodes[i]
-        self.gpu_jobs = <int*>checked_malloc(g * self.max_jobs * sizeof(int))
-        self.gpu_jobs_n = <int*>checked_malloc(g * sizeof(int))
-        self.max_capacity = float(capacity.max())
-        self.min_capacity = float(capacity.min())
-        self.equal_capacity = bool(np.all(capacity == capacity[0]))
-        self.free_array = capacity.copy()
-        self.load_array = np.zeros(g)
-        self.computing_array = np.zeros(g, dtype=np.int64)
-        self.holders_array = np.zeros(g, dtype=np.int64)
-        self.factor_array = np.ones(g)
-        self.free_mem = <double*>cnp.PyArray_DATA(self.free_array)
-        self.load = <double*>cnp.PyArray_DATA(self.load_array)
-        self.computing = <long*>cnp.PyArray_DATA(self.computing_array)
-        self.holders = <long*>cnp.PyArray_DATA(self.holders_array)
-        self.factor = <double*>cnp.PyArray_DATA(self.factor_array)
-        self.scratch_row = <double*>checked_malloc(self.node_width * sizeof(double))
-        self.scratch_cols = <int*>checked_malloc(self.node_width * sizeof(int))
-        self.strategy_names = tuple(cluster_in.strategies)
-        if len(self.strategy_names) != NUM_STRATEGIES:
-            raise ValueError(
-                f"the core has {NUM_STRATEGIES} placement strategies, given "
-                f"{len(self.strategy_names)}: {self.strategy_names}"
-            )
-        self.scratch_gpus = <int*>checked_malloc(g * sizeof(int))
-        self.scratch_score = <double*>checked_malloc(g * sizeof(double))
-        self.scratch_nodes = <int*>checked_malloc(self.num_nodes * sizeof(int))
-        members = [gpu for gpu in flat_nodes if gpu >= 0]
-        self.indexed = self.equal_capacity and members == list(range(g))
-        self.idle_on_node = <int*>checked_malloc(self.num_nodes * sizeof(int))
-        for i in range(self.num_nodes):
-            self.idle_on_node[i] = sum(1 for gpu in flat_nodes[
-                i * self.node_width : (i + 1) * self.node_width] if gpu >= 0)
-        self.idle_total = g
-        self.open_list = <int*>checked_malloc(g * sizeof(int))
-        self.open_pos = <int*>checked_malloc(g * sizeof(int))
-        for i in range(g):
-            self.open_pos[i] = -1
-
-        # ---- jobs, in (arrival, id) order
-        ids = jobs_in.job_id
-        n = self.num_jobs = len(ids)
-        self.jobs = <Job*>checked_malloc(n * sizeof(Job))
-        total_gpus = int(sum(jobs_in.num_gpus))
-        self.gpus_of = <int*>checked_malloc(total_gpus * sizeof(int))
-        self.prev_of = <int*>checked_malloc(total_gpus * sizeof(int))
-        self.inv_solo = <double*>checked_malloc(n * sizeof(double))
-        self.transit = <int*>checked_malloc(n * sizeof(int))
+        gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
+        g = self.gpus.num_gpus
+        self.jobs.build(jobs_in, self.gpus.max_jobs)
+        n = self.jobs.num_jobs
         self.specs = list(jobs_in.specs)
-        self.rank_of = {job_id: i for i, job_id in enumerate(ids)}
-        offset = 0
-        for i in range(n):
-            job = &self.jobs[i]
-            job.job_id = ids[i]
-            job.num_gpus = jobs_in.num_gpus[i]
-            job.memory = jobs_in.memory_gib[i]
-            job.intensity = jobs_in.intensity[i]
-            job.iterations = jobs_in.iterations[i]
-            job.step_time = jobs_in.step_time_s[i]
-            job.arrival = jobs_in.arrival_s[i]
-            job.model = jobs_in.model_index[i]
-            job.noise = jobs_in.noise[i]
-            job.suspend_overhead = jobs_in.suspend_overhead_s[i]
-            job.resume_overhead = jobs_in.resume_overhead_s[i]
-            job.cross_factor = jobs_in.cross_node_factor[i]
-            job.size_index = jobs_in.size_index[i]
-            job.status = FUTURE
-            job.offset = offset
-            job.first_start = float("nan")
-            job.finish = float("nan")
-            offset += job.num_gpus
-            self.inv_solo[i] = jobs_in.inv_solo_s[i]
+        self.rank_of = {job_id: i for i, job_id in enumerate(jobs_in.job_id)}
 
         # ---- simulator
         self.alpha = sim_in.alpha
         self.interference = sim_in.interference
         self.interference_py = sim_in.interference_model
         self.interference_models = sim_in.interference_models
-        self.colocated = <int*>checked_malloc((self.max_jobs + 1) * sizeof(int))
         measured = sim_in.measured
         self.measured = measured is not None
         if self.measured:
@@ -411,124 +328,119 @@ cdef class Core(_Encoder):
             for i in range(len(table)):
                 self.pair_extra[i] = table[i]
             table = measured.gpu_table
-            self.gpu_table = <int*>checked_malloc(g * sizeof(int))
+            self.gpus.gpu_table = <int*>checked_malloc(g * sizeof(int))
             for i in range(g):
-                self.gpu_table[i] = table[i]
+                self.gpus.gpu_table[i] = table[i]
             table = measured.gpu_model_speed
-            self.gpu_model_speed = <double*>checked_malloc((len(table) + 1) * sizeof(double))
+            self.gpus.gpu_model_speed = <double*>checked_malloc((len(table) + 1) * sizeof(double))
             for i in range(len(table)):
-                self.gpu_model_speed[i] = table[i]
+                self.gpus.gpu_model_speed[i] = table[i]
         self.sample_iterations = sim_in.sample_iterations
         self.duration_info = ("none", "sampled", "oracle").index(sim_in.duration_info)
-        self.record_timeline = sim_in.record_timeline
+        self.meter.record_timeline = sim_in.record_timeline
         cap = sim_in.max_suspends_per_job
         self.max_suspends = -1 if cap is None else cap
         self.min_service = sim_in.min_service_s
         reference = sim_in.reference_memory_gib  # sorted
-        self.num_reference = len(reference)
-        self.reference = <double*>checked_malloc(self.num_reference * sizeof(double))
-        for i in range(self.num_reference):
-            self.reference[i] = reference[i]
-        self.median_worker = sim_in.median_worker_gib
-        self.util_part = <double*>checked_malloc(g * sizeof(double))
-        self.alloc_part = <int*>checked_malloc(g * sizeof(int))
-        self.free_part = <double*>checked_malloc(g * sizeof(double))
-        self.frag_part = <double*>checked_malloc(g * sizeof(double))
-        self.fgd_part = <double*>checked_malloc(g * sizeof(double))
+        self.meter.num_reference = len(reference)
+        self.meter.reference = <double*>checked_malloc(self.meter.num_reference * sizeof(double))
+        for i in range(self.meter.num_reference):
+            self.meter.reference[i] = reference[i]
+        self.meter.median_worker = sim_in.median_worker_gib
+        self.meter.util_part = <double*>checked_malloc(g * sizeof(double))
+        self.meter.alloc_part = <int*>checked_malloc(g * sizeof(int))
+        self.meter.free_part = <double*>checked_malloc(g * sizeof(double))
+        self.meter.frag_part = <double*>checked_malloc(g * sizeof(double))
+        self.meter.fgd_part = <double*>checked_malloc(g * sizeof(double))
         for i in range(g):
-            self.free_part[i] = capacity[i]
+            self.meter.free_part[i] = capacity[i]
             # an idle GPU's expected fragment: its memory, times the share of the
             # workload's workers that do not fit it (the rule of _touch_memory)
-            k = upper_bound(self.reference, self.num_reference, self.capacity[i] + EPS)
-            self.fgd_part[i] = self.capacity[i] * (
-                1.0 - <double>k / <double>self.num_reference
+            k = upper_bound(self.meter.reference, self.meter.num_reference, self.gpus.capacity[i] + EPS)
+            self.meter.fgd_part[i] = self.gpus.capacity[i] * (
+                1.0 - <double>k / <double>self.meter.num_reference
             )
-        self.util_sum = 0.0
-        self.allocated = 0
-        self.free_sum = float(capacity.sum())
-        self.frag_sum = 0.0
-        self.fgd_sum = pairwise_sum(self.fgd_part, g)
-        self.events = EventHeap(64)
-        self.queue = <int*>checked_malloc(n * sizeof(int))
-        self.running = <int*>checked_malloc(n * sizeof(int))
-        self.finished = <int*>checked_malloc(n * sizeof(int))
-        self.timeline_cap = 1024
-        self.timeline = <double*>checked_malloc(self.timeline_cap * 8 * sizeof(double))
+        self.meter.util_sum = 0.0
+        self.meter.allocated = 0
+        self.meter.free_sum = float(capacity.sum())
+        self.meter.frag_sum = 0.0
+        self.meter.fgd_sum = pairwise_sum(self.meter.fgd_part, g)
+        self.meter.timeline_cap = 1024
+        self.meter.timeline = <double*>checked_malloc(self.meter.timeline_cap * 8 * sizeof(double))
         self.events_cap = 64
         self.events_kind = <int*>checked_malloc(self.events_cap * sizeof(int))
         self.events_job = <int*>checked_malloc(self.events_cap * sizeof(int))
-        self.touched_jobs = <int*>checked_malloc((n + 1) * sizeof(int))
         self.now = 0.0
         self._record()
 
         # ---- encoder
-        self.W = encoder_in.pending_window
-        self.R = encoder_in.running_window
-        self.num_models = encoder_in.num_models
-        if self.num_models > MAX_MODELS:
+        self.win.W = encoder_in.pending_window
+        self.win.R = encoder_in.running_window
+        self.enc.num_models = encoder_in.num_models
+        if self.enc.num_models > MAX_MODELS:
             raise ValueError(f"the compiled core handles at most {MAX_MODELS} models")
         self._layout(encoder_in.columns, encoder_in.frag_edges)
         mem_values = encoder_in.memory_sizes
-        self.num_mem_values = len(mem_values)
-        self.mem_values = <double*>checked_malloc(self.num_mem_values * sizeof(double))
-        for i in range(self.num_mem_values):
-            self.mem_values[i] = mem_values[i]
-        self.fit_counts = <int*>checked_malloc(self.num_mem_values * sizeof(int))
-        self.level = <int*>checked_malloc(g * sizeof(int))
-        self.category = <int*>checked_malloc(g * sizeof(int))
-        self.category_counts = <int*>checked_malloc(self.num_frag * sizeof(int))
-        memset(self.category_counts, 0, self.num_frag * sizeof(int))
-        self.category_counts[0] = g
-        self.idle_gpus = g
-        self.dirty = <bint*>checked_malloc(g * sizeof(bint))
-        self.dirty_list = <int*>checked_malloc(g * sizeof(int))
-        self.window_pending = <int*>checked_malloc((self.W + 1) * sizeof(int))
-        self.priority_slots = encoder_in.priority_slots
-        if not 0 <= self.priority_slots <= self.W:
-            raise ValueError(f"priority_slots must be in [0, {self.W}], got {self.priority_slots}")
-        self.priority_pos = <int*>checked_malloc((self.priority_slots + 1) * sizeof(int))
-        self.priority_key = <double*>checked_malloc((self.priority_slots + 1) * sizeof(double))
-        self.window_running = <int*>checked_malloc((self.R + 1) * sizeof(int))
-        self.gpu_at = 0
-        self.frag_at = g * self.num_gpu_f
-        self.pending_at = self.frag_at + self.num_frag
-        self.running_at = self.pending_at + self.W * self.num_pw
-        self.global_at = self.running_at + self.R * self.num_r
-        self.buffer_array = np.zeros(self.global_at + self.num_global, dtype=np.float32)
-        self.buffer = <float*>cnp.PyArray_DATA(self.buffer_array)
-        self.num_actions = self.W * NUM_STRATEGIES + self.R + 1
-        self.mask_array = np.zeros(self.num_actions, dtype=bool)
-        self.mask = <cnp.npy_bool*>cnp.PyArray_DATA(self.mask_array)
-        self.inv_max_speed = 1.0 / float(speed.max())
-        self.inv_slots = 1.0 / self.max_jobs
-        self.inv_gpus = 1.0 / g
-        self.inv_jobs = 1.0 / n
-        self.inv_total_memory = 1.0 / float(capacity.sum())
-        self.log_gpus = encoder_in.log_gpus
-        if self.has_encoder:
-            gpu_rows = self.buffer_array[: self.frag_at].reshape(g, self.num_gpu_f)
-            num_nodes = max(self.num_nodes - 1, 1)
-            gpu_rows[:, self.cg_node] = gpu_node / num_nodes
-            gpu_rows[:, self.cg_speed] = speed * self.inv_max_speed
-            gpu_rows[:, self.cg_capacity] = capacity / self.max_capacity
-            self.buffer[self.frag_at] = 1.0
+        self.enc.num_mem_values = len(mem_values)
+        self.enc.mem_values = <double*>checked_malloc(self.enc.num_mem_values * sizeof(double))
+        for i in range(self.enc.num_mem_values):
+            self.enc.mem_values[i] = mem_values[i]
+        self.enc.fit_counts = <int*>checked_malloc(self.enc.num_mem_values * sizeof(int))
+        self.enc.level = <int*>checked_malloc(g * sizeof(int))
+        self.enc.category = <int*>checked_malloc(g * sizeof(int))
+        self.enc.category_counts = <int*>checked_malloc(self.cols.num_frag * sizeof(int))
+        memset(self.enc.category_counts, 0, self.cols.num_frag * sizeof(int))
+        self.enc.category_counts[0] = g
+        self.enc.idle_gpus = g
+        self.enc.dirty = <bint*>checked_malloc(g * sizeof(bint))
+        self.enc.dirty_list = <int*>checked_malloc(g * sizeof(int))
+        self.win.window_pending = <int*>checked_malloc((self.win.W + 1) * sizeof(int))
+        self.win.priority_slots = encoder_in.priority_slots
+        if not 0 <= self.win.priority_slots <= self.win.W:
+            raise ValueError(f"priority_slots must be in [0, {self.win.W}], got {self.win.priority_slots}")
+        self.win.priority_pos = <int*>checked_malloc((self.win.priority_slots + 1) * sizeof(int))
+        self.win.priority_key = <double*>checked_malloc((self.win.priority_slots + 1) * sizeof(double))
+        self.win.window_running = <int*>checked_malloc((self.win.R + 1) * sizeof(int))
+        self.cols.gpu_at = 0
+        self.cols.frag_at = g * self.cols.num_gpu_f
+        self.cols.pending_at = self.cols.frag_at + self.cols.num_frag
+        self.cols.running_at = self.cols.pending_at + self.win.W * self.cols.num_pw
+        self.cols.global_at = self.cols.running_at + self.win.R * self.cols.num_r
+        self.enc.buffer_array = np.zeros(self.cols.global_at + self.cols.num_global, dtype=np.float32)
+        self.enc.buffer = <float*>cnp.PyArray_DATA(self.enc.buffer_array)
+        self.enc.num_actions = self.win.W * NUM_STRATEGIES + self.win.R + 1
+        self.enc.mask_array = np.zeros(self.enc.num_actions, dtype=bool)
+        self.enc.mask = <cnp.npy_bool*>cnp.PyArray_DATA(self.enc.mask_array)
+        self.enc.inv_max_speed = 1.0 / float(speed.max())
+        self.enc.inv_slots = 1.0 / self.gpus.max_jobs
+        self.enc.inv_gpus = 1.0 / g
+        self.enc.inv_jobs = 1.0 / n
+        self.enc.inv_total_memory = 1.0 / float(capacity.sum())
+        self.enc.log_gpus = encoder_in.log_gpus
+        if self.enc.has_encoder:
+            gpu_rows = self.enc.buffer_array[: self.cols.frag_at].reshape(g, self.cols.num_gpu_f)
+            num_nodes = max(self.gpus.num_nodes - 1, 1)
+            gpu_rows[:, self.cols.cg_node] = gpu_node / num_nodes
+            gpu_rows[:, self.cols.cg_speed] = speed * self.enc.inv_max_speed
+            gpu_rows[:, self.cols.cg_capacity] = capacity / self.gpus.max_capacity
+            self.enc.buffer[self.cols.frag_at] = 1.0
         for i in range(g):
             self._mark(i)
-        self.pending_n = 0
-        self.running_n_window = 0
+        self.win.pending_n = 0
+        self.win.running_n_window = 0
         k = max(jobs_in.num_gpus) + 1
-        self.rival_seen = <long*>checked_malloc(k * sizeof(long))
-        self.rival_wait = <double*>checked_malloc(k * sizeof(double))
-        self.rival_left = <double*>checked_malloc(k * sizeof(double))
+        self.win.rival_seen = <long*>checked_malloc(k * sizeof(long))
+        self.win.rival_wait = <double*>checked_malloc(k * sizeof(double))
+        self.win.rival_left = <double*>checked_malloc(k * sizeof(double))
         shapes = {}
-        self.shape_of = <int*>checked_malloc(self.num_jobs * sizeof(int))
-        for i in range(self.num_jobs):
-            job = &self.jobs[i]
-            self.shape_of[i] = shapes.setdefault((job.num_gpus, job.size_index), len(shapes))
-        self.shape_epoch = <long*>checked_malloc(len(shapes) * sizeof(long))
-        self.shape_peak = <double*>checked_malloc(2 * len(shapes) * sizeof(double))
+        self.jobs.shape_of = <int*>checked_malloc(self.jobs.num_jobs * sizeof(int))
+        for i in range(self.jobs.num_jobs):
+            job = &self.jobs.row[i]
+            self.jobs.shape_of[i] = shapes.setdefault((job.num_gpus, job.size_index), len(shapes))
+        self.enc.shape_epoch = <long*>checked_malloc(len(shapes) * sizeof(long))
+        self.enc.shape_peak = <double*>checked_malloc(2 * len(shapes) * sizeof(double))
         for i in range(len(shapes)):
-            self.shape_epoch[i] = -1
+            self.enc.shape_epoch[i] = -1
 
         # ---- env
         weights = env_in.weights
@@ -552,30 +464,30 @@ cdef class Core(_Encoder):
         """Column indices from the names of each observation key's columns (``None``: a
         headless core, which encodes nothing)."""
         cdef int i
-        self.has_encoder = columns is not None
+        self.enc.has_encoder = columns is not None
         edges = list(frag_edges)
-        self.num_frag_edges = len(edges)
-        self.frag_edges = <double*>checked_malloc(max(len(edges), 1) * sizeof(double))
+        self.enc.num_frag_edges = len(edges)
+        self.enc.frag_edges = <double*>checked_malloc(max(len(edges), 1) * sizeof(double))
         for i in range(len(edges)):
-            self.frag_edges[i] = edges[i]
+            self.enc.frag_edges[i] = edges[i]
         if columns is None:  # headless: a minimal layout, never written
-            self.num_gpu_f = self.num_global = 0
-            self.num_frag = len(edges) + 3
-            self.num_pw = self.num_r = 0
+            self.cols.num_gpu_f = self.cols.num_global = 0
+            self.cols.num_frag = len(edges) + 3
+            self.cols.num_pw = self.cols.num_r = 0
             return
         gpus, pending, running, glob = (
             list(columns["gpus"]), list(columns["pending"]), list(columns["running"]),
             list(columns["global"]),
         )
-        self.num_gpu_f, self.num_pw, self.num_r = len(gpus), len(pending), len(running)
-        self.num_global = len(glob)
-        self.num_frag = len(columns["frag_hist"])
-        if self.num_frag != len(edges) + 3:
+        self.cols.num_gpu_f, self.cols.num_pw, self.cols.num_r = len(gpus), len(pending), len(running)
+        self.cols.num_global = len(glob)
+        self.cols.num_frag = len(columns["frag_hist"])
+        if self.cols.num_frag != len(edges) + 3:
             raise ValueError("frag_hist: idle, a bin below each edge and one above, no_slot")
-        self.cg_free, self.cg_load, self.cg_workers = (
+        self.cols.cg_free, self.cols.cg_load, self.cols.cg_workers = (
             gpus.index("free_memory"), gpus.index("load"), gpus.index("workers"),
         )
-        self.cg_node, self.cg_speed, self.cg_capacity = (
+        self.cols.cg_node, self.cols.cg_speed, self.cols.cg_capacity = (
             gpus.index("node"), gpus.index("speed"), gpus.index("capacity"),
         )
         job_columns = (
@@ -586,12 +498,12 @@ cdef class Core(_Encoder):
         for name in job_columns:
             if pending.index(name) != running.index(name):
                 raise ValueError(f"column {name!r}: pending and running rows disagree")
-        (self.cj_valid, self.cj_gpus, self.cj_memory, self.cj_intensity, self.cj_wait,
-         self.cj_sampled, self.cj_known, self.cj_predicted, self.cj_suspended,
-         self.cj_progress) = [pending.index(name) for name in job_columns]
+        (self.cols.cj_valid, self.cols.cj_gpus, self.cols.cj_memory, self.cols.cj_intensity, self.cols.cj_wait,
+         self.cols.cj_sampled, self.cols.cj_known, self.cols.cj_predicted, self.cols.cj_suspended,
+         self.cols.cj_progress) = [pending.index(name) for name in job_columns]
         models = [name for name in pending if name.startswith("model_")]
-        self.cj_model0 = pending.index(models[0])
-        if len(models) != self.num_models or pending[self.cj_model0 : self.cj_model0 + len(
+        self.cols.cj_model0 = pending.index(models[0])
+        if len(models) != self.enc.num_models or pending[self.cols.cj_model0 : self.cols.cj_model0 + len(
             models
         )] != models:
             raise ValueError("the model one-hot columns must be contiguous, one per model")
@@ -599,21 +511,21 @@ cdef class Core(_Encoder):
         def optional(names, name):
             return names.index(name) if name in names else -1
 
-        self.cp_pack = optional(pending, "pack_load")
-        if self.cp_pack >= 0 and pending.index("spread_load") != self.cp_pack + 1:
+        self.cols.cp_pack = optional(pending, "pack_load")
+        if self.cols.cp_pack >= 0 and pending.index("spread_load") != self.cols.cp_pack + 1:
             raise ValueError("spread_load must follow pack_load")
-        self.cp_drain = optional(pending, "drain_share")
-        self.cr_speed = running.index("speed")
-        self.cr_held = optional(running, "held_time")
-        self.cr_shares = optional(running, "shares_gpu")
-        self.cr_rival = optional(running, "rival_wait")
-        if self.cr_rival >= 0 and running.index("rival_remaining") != self.cr_rival + 1:
+        self.cols.cp_drain = optional(pending, "drain_share")
+        self.cols.cr_speed = running.index("speed")
+        self.cols.cr_held = optional(running, "held_time")
+        self.cols.cr_shares = optional(running, "shares_gpu")
+        self.cols.cr_rival = optional(running, "rival_wait")
+        if self.cols.cr_rival >= 0 and running.index("rival_remaining") != self.cols.cr_rival + 1:
             raise ValueError("rival_remaining must follow rival_wait")
-        self.cr_drain = optional(running, "drain_share")
-        (self.cl_time, self.cl_waiting, self.cl_backlog, self.cl_running, self.cl_transition,
-         self.cl_in_system, self.cl_finished, self.cl_util, self.cl_alloc, self.cl_free,
-         self.cl_frag, self.cl_expected, self.cl_waiting_gpus, self.cl_idle,
-         self.cl_advance) = [glob.index(name) for name in (
+        self.cols.cr_drain = optional(running, "drain_share")
+        (self.cols.cl_time, self.cols.cl_waiting, self.cols.cl_backlog, self.cols.cl_running, self.cols.cl_transition,
+         self.cols.cl_in_system, self.cols.cl_finished, self.cols.cl_util, self.cols.cl_alloc, self.cols.cl_free,
+         self.cols.cl_frag, self.cols.cl_expected, self.cols.cl_waiting_gpus, self.cols.cl_idle,
+         self.cols.cl_advance) = [glob.index(name) for name in (
             "time", "waiting", "backlog", "running", "in_transition", "in_system",
             "finished", "utilisation", "allocation", "free_memory", "fragmentation",
             "expected_fragment", "waiting_gpus", "idle_gpus", "can_advance",
@@ -625,12 +537,12 @@ cdef class Core(_Encoder):
 
     cdef void _advance(self) except *:
         cdef double t0 = self.now, dt, scaled, waits
-        cdef int in_system = self.in_system, waiting = self.queue_n, i, kind, rank
-        cdef double compute_in_use = self.util_sum, progress = 0.0
+        cdef int in_system = self.in_system, waiting = self.jobs.queue_n, i, kind, rank
+        cdef double compute_in_use = self.meter.util_sum, progress = 0.0
         cdef Job* job
         if self.weights[T_DELAY] != 0.0:  # solo-seconds of work done per second
-            for i in range(self.running_n):
-                job = &self.jobs[self.running[i]]
+            for i in range(self.jobs.running_n):
+                job = &self.jobs.row[self.jobs.running[i]]
                 if job.status == RUNNING:
                     progress += job.speed
         self._sim_advance()
@@ -641,7 +553,7 @@ cdef class Core(_Encoder):
             self.terms[T_DELAY] -= (in_system - progress) * scaled
             if self.arrived:
                 self.terms[T_MAKESPAN] -= scaled
-            self.terms[T_UTIL] += compute_in_use * self.inv_gpus * scaled
+            self.terms[T_UTIL] += compute_in_use * self.enc.inv_gpus * scaled
             self.terms[T_SLOWDOWN] -= self.inv_solo_sum * dt
             if waiting:
                 waits = waiting * t0 - self.queued_since_sum
@@ -650,20 +562,20 @@ cdef class Core(_Encoder):
         for i in range(self.events_n):
             kind = self.events_kind[i]
             rank = self.events_job[i]
-            job = &self.jobs[rank]
+            job = &self.jobs.row[rank]
             if kind == EV_ARRIVAL:
                 self.arrived = True
-                self.inv_solo_sum += self.inv_solo[rank]
+                self.inv_solo_sum += self.jobs.inv_solo[rank]
                 self.queued_since_sum += job.queued_since
-                self.waiting_gpus += job.num_gpus
+                self.win.waiting_gpus += job.num_gpus
             elif kind == EV_FINISH:
-                self.inv_solo_sum -= self.inv_solo[rank]
+                self.inv_solo_sum -= self.jobs.inv_solo[rank]
                 if self.in_system == 0:
                     self.inv_solo_sum = 0.0  # no drift across busy periods
             elif kind == EV_SUSPEND_DONE:
                 self.transition_gpus -= job.num_gpus
                 self.queued_since_sum += job.queued_since
-                self.waiting_gpus += job.num_gpus
+                self.win.waiting_gpus += job.num_gpus
             elif kind == EV_RESUME_DONE:
                 self.transition_gpus -= job.num_gpus
 
@@ -672,46 +584,46 @@ cdef class Core(_Encoder):
         cdef Job* job
         cdef bint resuming
         cdef double queued_since
-        if action == self.num_actions - 1:
+        if action == self.enc.num_actions - 1:
             self._advance()
             return
-        if action < self.W * NUM_STRATEGIES:
+        if action < self.win.W * NUM_STRATEGIES:
             slot = action // NUM_STRATEGIES
             strategy = action % NUM_STRATEGIES
-            rank = self.window_pending[slot]
-            job = &self.jobs[rank]
+            rank = self.win.window_pending[slot]
+            job = &self.jobs.row[rank]
             resuming = job.status == SUSPENDED
             queued_since = job.queued_since
-            count = self._find_placement(rank, strategy, self.scratch_gpus)
+            count = self._find_placement(rank, strategy, self.gpus.scratch_gpus)
             if count < 0:  # pragma: no cover - the mask is exact (tested)
                 raise RuntimeError(f"schedule action {action}: the job does not fit")
-            self._occupy(rank, self.scratch_gpus, count)
+            self._occupy(rank, self.gpus.scratch_gpus, count)
             self.queued_since_sum -= queued_since
-            if self.queue_n == 0:
+            if self.jobs.queue_n == 0:
                 self.queued_since_sum = 0.0  # no drift across queue stints
-            self.waiting_gpus -= job.num_gpus
+            self.win.waiting_gpus -= job.num_gpus
             if resuming:
                 self.transition_gpus += job.num_gpus
             return
-        rank = self.window_running[action - self.W * NUM_STRATEGIES]
+        rank = self.win.window_running[action - self.win.W * NUM_STRATEGIES]
         self._suspend(rank)
-        self.transition_gpus += self.jobs[rank].num_gpus
+        self.transition_gpus += self.jobs.row[rank].num_gpus
 
     cdef void _settle(self) except *:
         # a headless core keeps no mask: it only asks whether there is a choice
-        self._scan_choices(self.has_encoder)
+        self._scan_choices(self.enc.has_encoder)
         if self.auto_advance:
-            while not self.has_choice and self.can_advance and not self._time_capped():
+            while not self.win.has_choice and self.win.can_advance and not self._time_capped():
                 self._advance()
-                self._scan_choices(self.has_encoder)
+                self._scan_choices(self.enc.has_encoder)
         self.deadlock = not (
-            self.finished_n == self.num_jobs or self.has_choice or self.can_advance
+            self.jobs.finished_n == self.jobs.num_jobs or self.win.has_choice or self.win.can_advance
         )
 
     # ------------------------------------------------------------ Python API
     def start(self):
         """Settle the first decision point (what ``reset`` does); time before it is free."""
-        if not self.has_encoder:
+        if not self.enc.has_encoder:
             raise RuntimeError("this core is headless: it has no observation encoder")
         self.ops.append(None)
         self._settle()
@@ -744,7 +656,7 @@ cdef class Core(_Encoder):
         self.decisions += 1
         if not invalid:
             self._settle()
-        terminated = self.finished_n == self.num_jobs
+        terminated = self.jobs.finished_n == self.jobs.num_jobs
         truncated = False
         if not terminated:
             code = truncation_code(
@@ -763,33 +675,33 @@ cdef class Core(_Encoder):
             if self.weights[i] != 0.0:
                 reward += self.weights[i] * self.terms[i]
         self._observe()
-        return reward, terminated, truncated, self.now, self.finished_n, self.decisions
+        return reward, terminated, truncated, self.now, self.jobs.finished_n, self.decisions
 
     @property
     def done(self):
-        return self.finished_n == self.num_jobs
+        return self.jobs.finished_n == self.jobs.num_jobs
 
     @property
     def num_finished(self):
-        return self.finished_n
+        return self.jobs.finished_n
 
     @property
     def num_waiting(self):
-        return self.queue_n
+        return self.jobs.queue_n
 
     @property
     def num_running(self):
-        return self.running_n
+        return self.jobs.running_n
 
     def can_suspend(self, job_id):
         """True if the suspension rules allow suspending job ``job_id`` now (running, under
         ``max_suspends_per_job``, past ``min_service_s`` since a resume): what the mask
         encodes for the running window."""
-        return self._suspendable(&self.jobs[self._rank(job_id)])
+        return self._suspendable(&self.jobs.row[self._rank(job_id)])
 
     def suspend_refusal(self, job_id):
         """Why job ``job_id`` may not be suspended now (``None``: it may)."""
-        cdef Job* job = &self.jobs[self._rank(job_id)]
+        cdef Job* job = &self.jobs.row[self._rank(job_id)]
         cdef int rule = self._suspend_rule(job)
         if rule == SUSPEND_NOT_RUNNING:
             return (
@@ -821,8 +733,8 @@ cdef class Core(_Encoder):
         cdef int rank
         cdef double t = self.now, start, jct = 0.0
         cdef Job* job
-        for rank in range(self.num_jobs):  # ranks are in arrival order
-            job = &self.jobs[rank]
+        for rank in range(self.jobs.num_jobs):  # ranks are in arrival order
+            job = &self.jobs.row[rank]
             if job.status == FINISHED:
                 continue
             start = job.arrival if job.arrival > self.now else self.now
@@ -839,15 +751,15 @@ cdef class Core(_Encoder):
         cdef int rank
         cdef double left = 0.0
         cdef Job* job
-        for rank in range(self.num_jobs):
-            job = &self.jobs[rank]
+        for rank in range(self.jobs.num_jobs):
+            job = &self.jobs.row[rank]
             if job.status != FINISHED:
                 left += (job.iterations - self._done(job)) * job.step_time
         return left
 
     def is_valid(self, long action):
         """True if ``action`` is in the action space and the mask allows it now."""
-        return bool(0 <= action < self.num_actions and self.mask[action])
+        return bool(0 <= action < self.enc.num_actions and self.enc.mask[action])
 
     def reward_terms(self, names):
         """The reward components of the last step: a dict from ``names`` (the
@@ -871,26 +783,26 @@ cdef class Core(_Encoder):
         Raises:
             ValueError: the index is outside the action space or addresses an empty slot.
         """
-        cdef int slot, width = self.W * NUM_STRATEGIES
-        if not 0 <= action < self.num_actions:  # a Python int: any size is refused here
-            raise ValueError(f"action {action} is outside Discrete({self.num_actions})")
-        if action == self.num_actions - 1:
+        cdef int slot, width = self.win.W * NUM_STRATEGIES
+        if not 0 <= action < self.enc.num_actions:  # a Python int: any size is refused here
+            raise ValueError(f"action {action} is outside Discrete({self.enc.num_actions})")
+        if action == self.enc.num_actions - 1:
             return "advance", None, None
         if action < width:
             slot = action // NUM_STRATEGIES
-            if slot >= self.pending_n:
+            if slot >= self.win.pending_n:
                 raise ValueError(
                     f"action {action} schedules pending slot {slot}, but only "
-                    f"{self.pending_n} job(s) wait in the window"
+                    f"{self.win.pending_n} job(s) wait in the window"
                 )
-            return "schedule", self.jobs[self.window_pending[slot]].job_id, action % NUM_STRATEGIES
+            return "schedule", self.jobs.row[self.win.window_pending[slot]].job_id, action % NUM_STRATEGIES
         slot = action - width
-        if slot >= self.running_n_window:
+        if slot >= self.win.running_n_window:
             raise ValueError(
                 f"action {action} suspends running slot {slot}, but only "
-                f"{self.running_n_window} job(s) run in the window"
+                f"{self.win.running_n_window} job(s) run in the window"
             )
-        return "suspend", self.jobs[self.window_running[slot]].job_id, None
+        return "suspend", self.jobs.row[self.win.window_running[slot]].job_id, None
 
     def encode(self, kind, job_id=None, int strategy=0):
         """The action index of ``(kind, job_id, strategy)`` (``decode``'s inverse).
@@ -901,39 +813,39 @@ cdef class Core(_Encoder):
         """
         cdef int slot
         if kind == "advance":
-            return self.num_actions - 1
+            return self.enc.num_actions - 1
         if kind == "schedule":
-            for slot in range(self.pending_n):
-                if self.jobs[self.window_pending[slot]].job_id == job_id:
+            for slot in range(self.win.pending_n):
+                if self.jobs.row[self.win.window_pending[slot]].job_id == job_id:
                     return slot * NUM_STRATEGIES + strategy
             raise ValueError(
                 f"job {job_id} is not in the pending window ({self.pending_ids()}, "
-                f"{self.W} slots, {self.priority_slots} of them by least attained "
+                f"{self.win.W} slots, {self.win.priority_slots} of them by least attained "
                 "service); only those can be scheduled"
             )
         if kind == "suspend":
-            for slot in range(self.running_n_window):
-                if self.jobs[self.window_running[slot]].job_id == job_id:
-                    return self.W * NUM_STRATEGIES + slot
+            for slot in range(self.win.running_n_window):
+                if self.jobs.row[self.win.window_running[slot]].job_id == job_id:
+                    return self.win.W * NUM_STRATEGIES + slot
             raise ValueError(
-                f"job {job_id} is not in the running window (the first {self.R} running "
+                f"job {job_id} is not in the running window (the first {self.win.R} running "
                 f"jobs: {self.running_ids()}); only those can be suspended"
             )
         raise ValueError(f"unknown action kind {kind!r}; allowed: advance, schedule, suspend")
 
     def pending_ids(self):
         """Job ids of the pending window."""
-        return [self.jobs[self.window_pending[i]].job_id for i in range(self.pending_n)]
+        return [self.jobs.row[self.win.window_pending[i]].job_id for i in range(self.win.pending_n)]
 
     def running_ids(self):
         """Job ids of the running window."""
-        return [self.jobs[self.window_running[i]].job_id for i in range(self.running_n_window)]
+        return [self.jobs.row[self.win.window_running[i]].job_id for i in range(self.win.running_n_window)]
 
     def timeline_rows(self):
         """The timeline as a ``(T, 8)`` float64 array (``Simulator.timeline`` columns)."""
-        out = np.empty((self.timeline_n, 8))
+        out = np.empty((self.meter.timeline_n, 8))
         cdef double* dst = <double*>cnp.PyArray_DATA(out)
-        memcpy(dst, self.timeline, self.timeline_n * 8 * sizeof(double))
+        memcpy(dst, self.meter.timeline, self.meter.timeline_n * 8 * sizeof(double))
         return out
 
     def finished_jobs(self):
@@ -942,8 +854,8 @@ cdef class Core(_Encoder):
         resumes, migrations, queued_s)``."""
         cdef Job* job
         rows = []
-        for i in range(self.finished_n):
-            job = &self.jobs[self.finished[i]]
+        for i in range(self.jobs.finished_n):
+            job = &self.jobs.row[self.jobs.finished[i]]
             rows.append(
                 (
                     job.job_id, job.first_start, job.finish, job.gpu_seconds,
@@ -970,8 +882,8 @@ cdef class Core(_Encoder):
 
     def pending(self, limit=None):
         """Ids of waiting jobs (pending and suspended) by arrival, at most ``limit``."""
-        cdef int i, n = self.queue_n if limit is None else min(self.queue_n, max(limit, 0))
-        return [self.jobs[self.queue[i]].job_id for i in range(n)]
+        cdef int i, n = self.jobs.queue_n if limit is None else min(self.jobs.queue_n, max(limit, 0))
+        return [self.jobs.row[self.jobs.queue[i]].job_id for i in range(n)]
 
     def pending_window(self, also_waiting=()):
         """Ids of the pending window now, in arrival order (``_select_window``: the
@@ -983,30 +895,30 @@ cdef class Core(_Encoder):
         cdef int* out
         extra = sorted({self._rank(job_id) for job_id in also_waiting})
         if not extra:
-            n = self._select_window(self.queue, self.queue_n, self.window_pending)
-            self.pending_n = n
-            return [self.jobs[self.window_pending[i]].job_id for i in range(n)]
-        merged = <int*>checked_malloc((self.queue_n + len(extra)) * sizeof(int))
-        out = <int*>checked_malloc((self.W + 1) * sizeof(int))
+            n = self._select_window(self.jobs.queue, self.jobs.queue_n, self.win.window_pending)
+            self.win.pending_n = n
+            return [self.jobs.row[self.win.window_pending[i]].job_id for i in range(n)]
+        merged = <int*>checked_malloc((self.jobs.queue_n + len(extra)) * sizeof(int))
+        out = <int*>checked_malloc((self.win.W + 1) * sizeof(int))
         try:
             i = 0
             for rank in extra:  # both lists by rank: merge them
-                if self.jobs[rank].status in (PENDING, SUSPENDED, FUTURE, FINISHED):
+                if self.jobs.row[rank].status in (PENDING, SUSPENDED, FUTURE, FINISHED):
                     raise InvalidDecision(
-                        f"job {self.jobs[rank].job_id}: not holding GPUs, cannot wait again"
+                        f"job {self.jobs.row[rank].job_id}: not holding GPUs, cannot wait again"
                     )
-                while i < self.queue_n and self.queue[i] < rank:
-                    merged[m] = self.queue[i]
+                while i < self.jobs.queue_n and self.jobs.queue[i] < rank:
+                    merged[m] = self.jobs.queue[i]
                     m += 1
                     i += 1
                 merged[m] = rank
                 m += 1
-            while i < self.queue_n:
-                merged[m] = self.queue[i]
+            while i < self.jobs.queue_n:
+                merged[m] = self.jobs.queue[i]
                 m += 1
                 i += 1
             n = self._select_window(merged, m, out)
-            return [self.jobs[out[i]].job_id for i in range(n)]
+            return [self.jobs.row[out[i]].job_id for i in range(n)]
         finally:
             free(merged)
             free(out)
@@ -1014,26 +926,26 @@ cdef class Core(_Encoder):
     def running_window(self):
         """Ids of the running window: the first ``R`` running jobs in the order they
         (re)started (what suspend actions address)."""
-        return self.running_list(self.R)
+        return self.running_list(self.win.R)
 
     def running_list(self, limit=None):
         """Ids of running jobs in the order they (re)started, at most ``limit``."""
-        cdef int i, n = self.running_n if limit is None else min(self.running_n, max(limit, 0))
-        return [self.jobs[self.running[i]].job_id for i in range(n)]
+        cdef int i, n = self.jobs.running_n if limit is None else min(self.jobs.running_n, max(limit, 0))
+        return [self.jobs.row[self.jobs.running[i]].job_id for i in range(n)]
 
     def transition_list(self):
         """Ids of jobs suspending or resuming, in the order they began."""
         cdef int i
-        return [self.jobs[self.transit[i]].job_id for i in range(self.transit_n)]
+        return [self.jobs.row[self.jobs.transit[i]].job_id for i in range(self.jobs.transit_n)]
 
     def jobs_on_gpu(self, int gpu):
         """Ids of the jobs holding memory on ``gpu``, in the order they came."""
         cdef int i
-        if not 0 <= gpu < self.num_gpus:
-            raise IndexError(f"GPU {gpu} does not exist (cluster has {self.num_gpus})")
+        if not 0 <= gpu < self.gpus.num_gpus:
+            raise IndexError(f"GPU {gpu} does not exist (cluster has {self.gpus.num_gpus})")
         return [
-            self.jobs[self.gpu_jobs[gpu * self.max_jobs + i]].job_id
-            for i in range(self.gpu_jobs_n[gpu])
+            self.jobs.row[self.gpus.gpu_jobs[gpu * self.gpus.max_jobs + i]].job_id
+            for i in range(self.gpus.gpu_jobs_n[gpu])
         ]
 
     def next_event_time(self):
@@ -1043,18 +955,18 @@ cdef class Core(_Encoder):
 
     def progress_of(self, job_id):
         """Iterations done by ``job_id`` as of now."""
-        return self._done(&self.jobs[self.rank_of[job_id]])
+        return self._done(&self.jobs.row[self.rank_of[job_id]])
 
     def predicted_remaining_s(self, job_id):
         """Remaining solo time as schedulers may know it (``None`` when unknown)."""
         cdef bint known
-        cdef double value = self._predicted_remaining(&self.jobs[self.rank_of[job_id]], &known)
+        cdef double value = self._predicted_remaining(&self.jobs.row[self.rank_of[job_id]], &known)
         return value if known else None
 
     def measured_step_time_s(self, job_id):
         """Measured solo step time (``None`` before sampling, or if info is none)."""
         cdef bint known
-        cdef double value = self._measured_step(&self.jobs[self.rank_of[job_id]], &known)
+        cdef double value = self._measured_step(&self.jobs.row[self.rank_of[job_id]], &known)
         return value if known else None
 
     def predicted_work_s(self, double prior_s=0.0):
@@ -1066,12 +978,12 @@ cdef class Core(_Encoder):
             return self._predicted_work()
         cdef double work = 0.0
         cdef int i
-        for i in range(self.queue_n):
-            work += self._remaining_or_prior(&self.jobs[self.queue[i]], prior_s)
-        for i in range(self.running_n):
-            work += self._remaining_or_prior(&self.jobs[self.running[i]], prior_s)
-        for i in range(self.transit_n):
-            work += self._remaining_or_prior(&self.jobs[self.transit[i]], prior_s)
+        for i in range(self.jobs.queue_n):
+            work += self._remaining_or_prior(&self.jobs.row[self.jobs.queue[i]], prior_s)
+        for i in range(self.jobs.running_n):
+            work += self._remaining_or_prior(&self.jobs.row[self.jobs.running[i]], prior_s)
+        for i in range(self.jobs.transit_n):
+            work += self._remaining_or_prior(&self.jobs.row[self.jobs.transit[i]], prior_s)
         return work
 
     cdef double _remaining_or_prior(self, Job* job, double prior_s) noexcept:
@@ -1088,7 +1000,7 @@ cdef class Core(_Encoder):
         room for waiting job ``job_id`` now: the rule of the env's mask
         (``_job_fits``)."""
         cdef bint exclusive
-        cdef Job* job = &self.jobs[self._rank(job_id)]
+        cdef Job* job = &self.jobs.row[self._rank(job_id)]
         self._refresh_gpus()
         shared = self._job_fits(job, &exclusive)
         return shared, exclusive
@@ -1101,33 +1013,33 @@ cdef class Core(_Encoder):
         if self.measured:
             return self.measured_speed_if_placed(job_id, gpus, include_resuming)
         cdef int rank = self._rank(job_id), i, j, k, g, other
-        cdef Job* job = &self.jobs[rank]
+        cdef Job* job = &self.jobs.row[rank]
         cdef Job* mover
         cdef double own = 1.0, others = 1.0, extra_load, load, factor
         cdef int extra_count
         for g in gpus:
-            if not 0 <= g < self.num_gpus:
-                raise IndexError(f"GPU {g} does not exist (cluster has {self.num_gpus})")
+            if not 0 <= g < self.gpus.num_gpus:
+                raise IndexError(f"GPU {g} does not exist (cluster has {self.gpus.num_gpus})")
             extra_load = 0.0
             extra_count = 0
             if include_resuming:  # in the order they began, as the load is summed
-                for i in range(self.transit_n):
-                    mover = &self.jobs[self.transit[i]]
+                for i in range(self.jobs.transit_n):
+                    mover = &self.jobs.row[self.jobs.transit[i]]
                     if mover.status != RESUMING:
                         continue
                     for j in range(mover.held):
-                        if self.gpus_of[mover.offset + j] == g:
+                        if self.jobs.gpus_of[mover.offset + j] == g:
                             extra_load += mover.intensity
                             extra_count += 1
-            k = self.computing[g] + extra_count + 1
-            load = self.load[g] + extra_load + job.intensity
+            k = self.gpus.computing[g] + extra_count + 1
+            load = self.gpus.load[g] + extra_load + job.intensity
             if self.interference_py is not None:
                 models = []
                 if self.interference_models:
-                    for j in range(self.gpu_jobs_n[g]):
-                        other = self.gpu_jobs[g * self.max_jobs + j]
-                        if self.jobs[other].status == RUNNING or (
-                            include_resuming and self.jobs[other].status == RESUMING
+                    for j in range(self.gpus.gpu_jobs_n[g]):
+                        other = self.gpus.gpu_jobs[g * self.gpus.max_jobs + j]
+                        if self.jobs.row[other].status == RUNNING or (
+                            include_resuming and self.jobs.row[other].status == RESUMING
                         ):
                             models.append(self.specs[other].model)
                     models.append(self.specs[rank].model)
@@ -1136,7 +1048,7 @@ cdef class Core(_Encoder):
                 factor = 1.0
             else:
                 factor = contention_factor(load, k, self.alpha)
-            own = min(own, factor * self.gpu_speed[g])
+            own = min(own, factor * self.gpus.gpu_speed[g])
             if k > 1:
                 others = min(others, factor)
         return own, others
@@ -1145,22 +1057,22 @@ cdef class Core(_Encoder):
         """GPUs the named strategy would give ``job_id`` now (sorted), or ``None``."""
         cdef int i, count
         cdef int rank = self.rank_of[job_id]
-        count = self._find_placement(rank, self._strategy_index(job_id, strategy), self.scratch_gpus)
+        count = self._find_placement(rank, self._strategy_index(job_id, strategy), self.gpus.scratch_gpus)
         if count < 0:
             return None
-        return tuple([self.scratch_gpus[i] for i in range(count)])
+        return tuple([self.gpus.scratch_gpus[i] for i in range(count)])
 
     cdef int _strategy_index(self, job_id, strategy) except -1:
         try:
-            return self.strategy_names.index(strategy)
+            return self.gpus.strategy_names.index(strategy)
         except ValueError:
             raise InvalidDecision(
                 f"job {job_id}: unknown strategy {strategy!r}; "
-                f"allowed: {list(self.strategy_names)}"
+                f"allowed: {list(self.gpus.strategy_names)}"
             ) from None
 
     cdef Job* _waiting(self, job_id) except NULL:
-        cdef Job* job = &self.jobs[self._rank(job_id)]
+        cdef Job* job = &self.jobs.row[self._rank(job_id)]
         if job.status != PENDING and job.status != SUSPENDED:
             raise InvalidDecision(
                 f"job {job_id}: only a pending or suspended job can be placed; "
@@ -1177,15 +1089,15 @@ cdef class Core(_Encoder):
         cdef int i, count, index = self._strategy_index(job_id, strategy)
         cdef Job* job = self._waiting(job_id)
         cdef int rank = self.rank_of[job_id]
-        count = self._find_placement(rank, index, self.scratch_gpus)
+        count = self._find_placement(rank, index, self.gpus.scratch_gpus)
         if count < 0:
             raise InvalidDecision(
                 f"job {job_id}: {job.num_gpus} worker(s) of {job.memory:g} GiB do not "
                 f"fit now with strategy {strategy!r}"
             )
-        gpus = tuple([self.scratch_gpus[i] for i in range(count)])
+        gpus = tuple([self.gpus.scratch_gpus[i] for i in range(count)])
         self.ops.append(("schedule", job_id, strategy))
-        self._occupy(rank, self.scratch_gpus, count)
+        self._occupy(rank, self.gpus.scratch_gpus, count)
         return gpus
 
     def place(self, job_id, gpus):
@@ -1205,24 +1117,24 @@ cdef class Core(_Encoder):
         if len(set(gpu_list)) != len(gpu_list):
             raise InvalidDecision(f"job {job_id}: GPUs must be distinct, got {gpu_list}")
         for g in gpu_list:
-            if not 0 <= g < self.num_gpus:
+            if not 0 <= g < self.gpus.num_gpus:
                 raise InvalidDecision(
-                    f"job {job_id}: GPU {g} does not exist (cluster has {self.num_gpus})"
+                    f"job {job_id}: GPU {g} does not exist (cluster has {self.gpus.num_gpus})"
                 )
-            if self.free_mem[g] + EPS < job.memory:
+            if self.gpus.free_mem[g] + EPS < job.memory:
                 raise InvalidDecision(
-                    f"job {job_id}: GPU {g} has {self.free_mem[g]:.2f} GiB free, "
+                    f"job {job_id}: GPU {g} has {self.gpus.free_mem[g]:.2f} GiB free, "
                     f"a worker needs {job.memory:g} GiB (memory)"
                 )
-            if self.holders[g] >= self.max_jobs:
+            if self.gpus.holders[g] >= self.gpus.max_jobs:
                 raise InvalidDecision(
-                    f"job {job_id}: GPU {g} already hosts {self.max_jobs} workers "
+                    f"job {job_id}: GPU {g} already hosts {self.gpus.max_jobs} workers "
                     "(max_jobs_per_gpu)"
                 )
         for i in range(job.num_gpus):
-            self.scratch_gpus[i] = gpu_list[i]
+            self.gpus.scratch_gpus[i] = gpu_list[i]
         self.ops.append(("place", job_id, gpu_list))
-        self._occupy(self.rank_of[job_id], self.scratch_gpus, job.num_gpus)
+        self._occupy(self.rank_of[job_id], self.gpus.scratch_gpus, job.num_gpus)
 
     def suspend(self, job_id):
         """Checkpoint a running job: it keeps its GPUs for its suspend overhead, then waits.
@@ -1249,14 +1161,14 @@ cdef class Core(_Encoder):
         if self._next_event_time() == INFINITY:
             raise RuntimeError(
                 "advance(): no event left"
-                + (f" and {self.queue_n} job(s) waiting: place them first" if self.queue_n else "")
+                + (f" and {self.jobs.queue_n} job(s) waiting: place them first" if self.jobs.queue_n else "")
             )
         self.ops.append("advance")
         self._sim_advance()
         kinds = _EVENT_KINDS
         now = self.now
         return [
-            Event(now, kinds[self.events_kind[i]], self.jobs[self.events_job[i]].job_id)
+            Event(now, kinds[self.events_kind[i]], self.jobs.row[self.events_job[i]].job_id)
             for i in range(self.events_n)
         ]
 
@@ -1278,7 +1190,7 @@ cdef class Core(_Encoder):
     def cluster_totals(self):
         """``(compute_in_use, allocated_gpus, free_memory_gib, fragmented_memory_gib,
         expected_fragment_gib)``, maintained incrementally (O(1))."""
-        return self.util_sum, self.allocated, self.free_sum, self.frag_sum, self.fgd_sum
+        return self.meter.util_sum, self.meter.allocated, self.meter.free_sum, self.meter.frag_sum, self.meter.fgd_sum
 
     # ------------------------------------------------------------- pickling
     def __reduce__(self):
@@ -1336,44 +1248,44 @@ cdef class JobState:
 
     @property
     def job_id(self):
-        return self.core.jobs[self.rank].job_id
+        return self.core.jobs.row[self.rank].job_id
 
     @property
     def noise(self):
         """Relative measurement error of the sampled step time."""
-        return self.core.jobs[self.rank].noise
+        return self.core.jobs.row[self.rank].noise
 
     @property
     def suspend_overhead_s(self):
-        return self.core.jobs[self.rank].suspend_overhead
+        return self.core.jobs.row[self.rank].suspend_overhead
 
     @property
     def resume_overhead_s(self):
-        return self.core.jobs[self.rank].resume_overhead
+        return self.core.jobs.row[self.rank].resume_overhead
 
     @property
     def cross_node_factor(self):
-        return self.core.jobs[self.rank].cross_factor
+        return self.core.jobs.row[self.rank].cross_factor
 
     @property
     def status(self):
         """Current status (a ``JobStatus``)."""
-        return _STATUSES[self.core.jobs[self.rank].status]
+        return _STATUSES[self.core.jobs.row[self.rank].status]
 
     @property
     def num_gpus(self):
         """Workers (GPUs) the job needs."""
-        return self.core.jobs[self.rank].num_gpus
+        return self.core.jobs.row[self.rank].num_gpus
 
     @property
     def memory_gib(self):
         """Memory of each worker.  # [GiB]"""
-        return self.core.jobs[self.rank].memory
+        return self.core.jobs.row[self.rank].memory
 
     @property
     def intensity(self):
         """Compute fraction one worker uses alone."""
-        return self.core.jobs[self.rank].intensity
+        return self.core.jobs.row[self.rank].intensity
 
     @property
     def model(self):
@@ -1383,36 +1295,36 @@ cdef class JobState:
     @property
     def arrival_s(self):
         """Submission time.  # [s]"""
-        return self.core.jobs[self.rank].arrival
+        return self.core.jobs.row[self.rank].arrival
 
     @property
     def suspended(self):
         """True when the job waits after a suspension (resuming costs an overhead)."""
-        return self.core.jobs[self.rank].status == SUSPENDED
+        return self.core.jobs.row[self.rank].status == SUSPENDED
 
     @property
     def progress(self):
         """Fraction of iterations done as of now, in [0, 1]."""
-        cdef Job* job = &self.core.jobs[self.rank]
+        cdef Job* job = &self.core.jobs.row[self.rank]
         return self.core._done(job) / job.iterations
 
     @property
     def iterations_done(self):
         """Iterations done as of ``last_update_s`` (the record's own counter)."""
-        return self.core.jobs[self.rank].progress
+        return self.core.jobs.row[self.rank].progress
 
     @property
     def predicted_remaining_s(self):
         """Remaining solo time as schedulers may know it (``duration_info``), ``None``
         when unknown.  # [s]"""
         cdef bint known
-        cdef double value = self.core._predicted_remaining(&self.core.jobs[self.rank], &known)
+        cdef double value = self.core._predicted_remaining(&self.core.jobs.row[self.rank], &known)
         return value if known else None
 
     @property
     def wait_s(self):
         """Time waiting since the job last entered the queue (0 when holding GPUs).  # [s]"""
-        cdef Job* job = &self.core.jobs[self.rank]
+        cdef Job* job = &self.core.jobs.row[self.rank]
         if job.status == PENDING or job.status == SUSPENDED:
             return self.core.now - job.queued_since
         return 0.0
@@ -1420,12 +1332,12 @@ cdef class JobState:
     @property
     def total_wait_s(self):
         """All time spent waiting without GPUs so far.  # [s]"""
-        return self.core.jobs[self.rank].queued_s + self.wait_s
+        return self.core.jobs.row[self.rank].queued_s + self.wait_s
 
     @property
     def attained_gpu_s(self):
         """GPU-time held so far, overheads included (Tiresias's attained service).  # [GPU s]"""
-        cdef Job* job = &self.core.jobs[self.rank]
+        cdef Job* job = &self.core.jobs.row[self.rank]
         cdef double held = job.gpu_seconds
         if job.held:
             held += (self.core.now - job.held_since) * job.num_gpus
@@ -1433,88 +1345,88 @@ cdef class JobState:
 
     @property
     def last_update_s(self):
-        return self.core.jobs[self.rank].last_update
+        return self.core.jobs.row[self.rank].last_update
 
     @property
     def rate(self):
         """Iterations per second now."""
-        return self.core.jobs[self.rank].rate
+        return self.core.jobs.row[self.rank].rate
 
     @property
     def speed(self):
         """Current speed as a fraction of solo exclusive speed (0 when not running)."""
-        cdef Job* job = &self.core.jobs[self.rank]
+        cdef Job* job = &self.core.jobs.row[self.rank]
         return job.speed if job.status == RUNNING else 0.0
 
     @property
     def gpus(self):
         """GPUs held now, sorted (empty when it holds none)."""
-        cdef Job* job = &self.core.jobs[self.rank]
+        cdef Job* job = &self.core.jobs.row[self.rank]
         cdef int i
-        return tuple([self.core.gpus_of[job.offset + i] for i in range(job.held)])
+        return tuple([self.core.jobs.gpus_of[job.offset + i] for i in range(job.held)])
 
     @property
     def prev_gpus(self):
         """GPUs it held before its last release."""
-        cdef Job* job = &self.core.jobs[self.rank]
+        cdef Job* job = &self.core.jobs.row[self.rank]
         cdef int i
-        return tuple([self.core.prev_of[job.offset + i] for i in range(job.prev_held)])
+        return tuple([self.core.jobs.prev_of[job.offset + i] for i in range(job.prev_held)])
 
     @property
     def version(self):
-        return self.core.jobs[self.rank].version
+        return self.core.jobs.row[self.rank].version
 
     @property
     def first_start_s(self):
-        return self.core.jobs[self.rank].first_start
+        return self.core.jobs.row[self.rank].first_start
 
     @property
     def finish_s(self):
-        return self.core.jobs[self.rank].finish
+        return self.core.jobs.row[self.rank].finish
 
     @property
     def held_since_s(self):
-        return self.core.jobs[self.rank].held_since
+        return self.core.jobs.row[self.rank].held_since
 
     @property
     def gpu_seconds(self):
-        return self.core.jobs[self.rank].gpu_seconds
+        return self.core.jobs.row[self.rank].gpu_seconds
 
     @property
     def overhead_gpu_seconds(self):
-        return self.core.jobs[self.rank].overhead_gpu_seconds
+        return self.core.jobs.row[self.rank].overhead_gpu_seconds
 
     @property
     def transition_since_s(self):
-        return self.core.jobs[self.rank].transition_since
+        return self.core.jobs.row[self.rank].transition_since
 
     @property
     def queued_since_s(self):
-        return self.core.jobs[self.rank].queued_since
+        return self.core.jobs.row[self.rank].queued_since
 
     @property
     def queued_s(self):
-        return self.core.jobs[self.rank].queued_s
+        return self.core.jobs.row[self.rank].queued_s
 
     @property
     def suspends(self):
-        return self.core.jobs[self.rank].suspends
+        return self.core.jobs.row[self.rank].suspends
 
     @property
     def resumes(self):
-        return self.core.jobs[self.rank].resumes
+        return self.core.jobs.row[self.rank].resumes
 
     @property
     def migrations(self):
-        return self.core.jobs[self.rank].migrations
+        return self.core.jobs.row[self.rank].migrations
 
     @property
     def sampled(self):
-        return bool(self.core.jobs[self.rank].sampled)
+        return bool(self.core.jobs.row[self.rank].sampled)
 
     @property
     def cross_node(self):
-        return bool(self.core.jobs[self.rank].cross_node)
+        return bool(self.core.jobs.row[self.rank].cross_node)
 
 
 cdef JobState _job_state(Core core, int rank):

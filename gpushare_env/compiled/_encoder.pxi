@@ -9,61 +9,61 @@ cdef class _Encoder(_Simulation):
         cdef double free_gib, load
         cdef long held
         cdef float* row
-        if self.dirty_n:
-            self.gpu_epoch += 1
-        for i in range(self.dirty_n):
-            g = self.dirty_list[i]
-            self.dirty[g] = False
-            free_gib = self.free_mem[g]
-            held = self.holders[g]
-            load = self.load[g]
-            if self.has_encoder:
-                row = &self.buffer[self.gpu_at + g * self.num_gpu_f]
-                row[self.cg_free] = <float>(
-                    free_gib * self.inv_capacity[g] if free_gib > 0.0 else 0.0
+        if self.enc.dirty_n:
+            self.gpus.gpu_epoch += 1
+        for i in range(self.enc.dirty_n):
+            g = self.enc.dirty_list[i]
+            self.enc.dirty[g] = False
+            free_gib = self.gpus.free_mem[g]
+            held = self.gpus.holders[g]
+            load = self.gpus.load[g]
+            if self.enc.has_encoder:
+                row = &self.enc.buffer[self.cols.gpu_at + g * self.cols.num_gpu_f]
+                row[self.cols.cg_free] = <float>(
+                    free_gib * self.gpus.inv_capacity[g] if free_gib > 0.0 else 0.0
                 )
-                row[self.cg_load] = <float>(load * self.inv_slots if load > 0.0 else 0.0)
-                row[self.cg_workers] = <float>(held * self.inv_slots)
+                row[self.cols.cg_load] = <float>(load * self.enc.inv_slots if load > 0.0 else 0.0)
+                row[self.cols.cg_workers] = <float>(held * self.enc.inv_slots)
             if held == 0:
                 new = 0
-            elif held >= self.max_jobs:
-                new = self.num_frag - 1
+            elif held >= self.gpus.max_jobs:
+                new = self.cols.num_frag - 1
             else:
-                new = upper_bound(self.frag_edges, self.num_frag_edges, free_gib) + 1
-            old = self.category[g]
+                new = upper_bound(self.enc.frag_edges, self.enc.num_frag_edges, free_gib) + 1
+            old = self.enc.category[g]
             if new != old:
-                self.category[g] = new
-                self.category_counts[old] -= 1
-                self.category_counts[new] += 1
-                if self.has_encoder:
-                    self.buffer[self.frag_at + old] = <float>(
-                        self.category_counts[old] * self.inv_gpus
+                self.enc.category[g] = new
+                self.enc.category_counts[old] -= 1
+                self.enc.category_counts[new] += 1
+                if self.enc.has_encoder:
+                    self.enc.buffer[self.cols.frag_at + old] = <float>(
+                        self.enc.category_counts[old] * self.enc.inv_gpus
                     )
-                    self.buffer[self.frag_at + new] = <float>(
-                        self.category_counts[new] * self.inv_gpus
+                    self.enc.buffer[self.cols.frag_at + new] = <float>(
+                        self.enc.category_counts[new] * self.enc.inv_gpus
                     )
                 if new == 0:
-                    self.idle_gpus += 1
+                    self.enc.idle_gpus += 1
                 elif old == 0:
-                    self.idle_gpus -= 1
-            if held < self.max_jobs:
-                new = upper_bound(self.mem_values, self.num_mem_values, free_gib + EPS)
+                    self.enc.idle_gpus -= 1
+            if held < self.gpus.max_jobs:
+                new = upper_bound(self.enc.mem_values, self.enc.num_mem_values, free_gib + EPS)
             else:
                 new = 0
-            old = self.level[g]
+            old = self.enc.level[g]
             if new != old:
-                self.level[g] = new
+                self.enc.level[g] = new
                 if new > old:
                     for k in range(old, new):
-                        self.fit_counts[k] += 1
+                        self.enc.fit_counts[k] += 1
                 else:
                     for k in range(new, old):
-                        self.fit_counts[k] -= 1
-        self.dirty_n = 0
+                        self.enc.fit_counts[k] -= 1
+        self.enc.dirty_n = 0
 
     cdef void _fill_pending_window(self) noexcept:
         """The pending window's ranks (``window_pending``) for the queue as it is."""
-        self._select_window(self.queue, self.queue_n, self.window_pending)
+        self._select_window(self.jobs.queue, self.jobs.queue_n, self.win.window_pending)
 
     cdef int _select_window(self, int* queue, int queue_n, int* out) noexcept:
         """The pending window of ``queue`` (ranks by arrival) into ``out``, in arrival
@@ -71,36 +71,36 @@ cdef class _Encoder(_Simulation):
         ``W - P`` and the ``P`` others with the least attained GPU-seconds, ties by
         arrival (``P = priority_slots``). The one rule of the window: the env's actions,
         its mask and every policy (``Simulator.pending_window``) address what it gives."""
-        cdef int i, j, k, n = 0, P = self.priority_slots, by_arrival = self.W - self.priority_slots
+        cdef int i, j, k, n = 0, P = self.win.priority_slots, by_arrival = self.win.W - self.win.priority_slots
         cdef double key
-        if P == 0 or queue_n <= self.W:
-            n = queue_n if queue_n < self.W else self.W
+        if P == 0 or queue_n <= self.win.W:
+            n = queue_n if queue_n < self.win.W else self.win.W
             memcpy(out, queue, n * sizeof(int))
             return n
         memcpy(out, queue, by_arrival * sizeof(int))
         for i in range(by_arrival, queue_n):  # keep the P least (key, position)
-            key = self.jobs[queue[i]].gpu_seconds
-            if n == P and key >= self.priority_key[P - 1]:
+            key = self.jobs.row[queue[i]].gpu_seconds
+            if n == P and key >= self.win.priority_key[P - 1]:
                 continue
             k = n if n < P else P - 1
-            while k > 0 and self.priority_key[k - 1] > key:
-                self.priority_key[k] = self.priority_key[k - 1]
-                self.priority_pos[k] = self.priority_pos[k - 1]
+            while k > 0 and self.win.priority_key[k - 1] > key:
+                self.win.priority_key[k] = self.win.priority_key[k - 1]
+                self.win.priority_pos[k] = self.win.priority_pos[k - 1]
                 k -= 1
-            self.priority_key[k] = key
-            self.priority_pos[k] = i
+            self.win.priority_key[k] = key
+            self.win.priority_pos[k] = i
             if n < P:
                 n += 1
         for i in range(1, P):  # back to arrival order
-            k = self.priority_pos[i]
+            k = self.win.priority_pos[i]
             j = i
-            while j > 0 and self.priority_pos[j - 1] > k:
-                self.priority_pos[j] = self.priority_pos[j - 1]
+            while j > 0 and self.win.priority_pos[j - 1] > k:
+                self.win.priority_pos[j] = self.win.priority_pos[j - 1]
                 j -= 1
-            self.priority_pos[j] = k
+            self.win.priority_pos[j] = k
         for i in range(P):
-            out[by_arrival + i] = queue[self.priority_pos[i]]
-        return self.W
+            out[by_arrival + i] = queue[self.win.priority_pos[i]]
+        return self.win.W
 
     cdef void _scan_choices(self, bint write_mask) except *:
         """The one rule of which decisions are valid now: a schedule action for a job of
@@ -110,38 +110,38 @@ cdef class _Encoder(_Simulation):
         ``write_mask`` (the env) every action's bit is written; without (a headless
         run's ``settle``) the scan stops at the first choice and sets only
         ``has_choice`` and ``can_advance``."""
-        cdef int i, slot, n, rank, width = self.W * NUM_STRATEGIES
+        cdef int i, slot, n, rank, width = self.win.W * NUM_STRATEGIES
         cdef bint exclusive, shared, schedule_choice = False, can_suspend = False
-        cdef int* window = self.window_pending
+        cdef int* window = self.win.window_pending
         cdef Job* job
         self._refresh_gpus()
-        self.pending_n = self.queue_n if self.queue_n < self.W else self.W
-        self.running_n_window = self.running_n if self.running_n < self.R else self.R
-        self.can_advance = (
-            self.running_n_window > 0
-            or self.transit_n > 0
-            or self.in_system + self.finished_n < self.num_jobs
+        self.win.pending_n = self.jobs.queue_n if self.jobs.queue_n < self.win.W else self.win.W
+        self.win.running_n_window = self.jobs.running_n if self.jobs.running_n < self.win.R else self.win.R
+        self.win.can_advance = (
+            self.win.running_n_window > 0
+            or self.jobs.transit_n > 0
+            or self.in_system + self.jobs.finished_n < self.jobs.num_jobs
         )
         if write_mask:
-            memset(self.mask, 0, self.num_actions * sizeof(cnp.npy_bool))
-            self.mask[self.num_actions - 1] = self.can_advance
+            memset(self.enc.mask, 0, self.enc.num_actions * sizeof(cnp.npy_bool))
+            self.enc.mask[self.enc.num_actions - 1] = self.win.can_advance
             self._fill_pending_window()
-        elif self.priority_slots > 0 and self.queue_n > self.W:
+        elif self.win.priority_slots > 0 and self.jobs.queue_n > self.win.W:
             self._fill_pending_window()
         else:
-            window = self.queue  # the window is the queue's head: no copy needed
-        for slot in range(self.running_n_window):
-            rank = self.running[slot]
+            window = self.jobs.queue  # the window is the queue's head: no copy needed
+        for slot in range(self.win.running_n_window):
+            rank = self.jobs.running[slot]
             if write_mask:
-                self.window_running[slot] = rank
-            if self._suspendable(&self.jobs[rank]):
+                self.win.window_running[slot] = rank
+            if self._suspendable(&self.jobs.row[rank]):
                 can_suspend = True
                 if not write_mask:
-                    self.has_choice = True
+                    self.win.has_choice = True
                     return
-                self.mask[width + slot] = True
-        for slot in range(self.pending_n):
-            job = &self.jobs[window[slot]]
+                self.enc.mask[width + slot] = True
+        for slot in range(self.win.pending_n):
+            job = &self.jobs.row[window[slot]]
             shared = self._job_fits(job, &exclusive)
             if exclusive or shared:
                 schedule_choice = True
@@ -149,21 +149,21 @@ cdef class _Encoder(_Simulation):
                     break
             if write_mask:
                 # exclusive needs idle GPUs; the three sharing strategies need fragments
-                self.mask[NUM_STRATEGIES * slot + S_EXCLUSIVE] = exclusive
-                self.mask[NUM_STRATEGIES * slot + S_PACK] = shared
-                self.mask[NUM_STRATEGIES * slot + S_SPREAD] = shared
-                self.mask[NUM_STRATEGIES * slot + S_MIN_FRAG] = shared
-        self.has_choice = schedule_choice or can_suspend
+                self.enc.mask[NUM_STRATEGIES * slot + S_EXCLUSIVE] = exclusive
+                self.enc.mask[NUM_STRATEGIES * slot + S_PACK] = shared
+                self.enc.mask[NUM_STRATEGIES * slot + S_SPREAD] = shared
+                self.enc.mask[NUM_STRATEGIES * slot + S_MIN_FRAG] = shared
+        self.win.has_choice = schedule_choice or can_suspend
 
     cdef bint _job_fits(self, Job* job, bint* exclusive) noexcept:
         """Whether ``job`` fits now (GPU state refreshed): returns the sharing strategies'
         answer (enough GPUs with a free slot and the job's memory free) and sets
         ``exclusive`` (enough idle GPUs with its memory)."""
         cdef int n = job.num_gpus
-        exclusive[0] = n <= self.idle_gpus
-        if exclusive[0] and not self.equal_capacity:
+        exclusive[0] = n <= self.enc.idle_gpus
+        if exclusive[0] and not self.gpus.equal_capacity:
             exclusive[0] = self._exclusive_memory_ok(job)
-        return n <= self.fit_counts[job.size_index]
+        return n <= self.enc.fit_counts[job.size_index]
 
     cdef int _suspend_rule(self, Job* job) noexcept:
         """The suspension rules: ``SUSPEND_OK`` for a running job under its budget and
@@ -181,13 +181,13 @@ cdef class _Encoder(_Simulation):
 
     cdef bint _exclusive_memory_ok(self, Job* job) noexcept:
         cdef int i, count
-        if job.memory <= self.min_capacity + EPS:
+        if job.memory <= self.gpus.min_capacity + EPS:
             return True
-        count = self._exclusive(job.num_gpus, job.memory, self.scratch_gpus)
+        count = self._exclusive(job.num_gpus, job.memory, self.gpus.scratch_gpus)
         if count < 0:
             return False
         for i in range(count):
-            if not self.free_mem[self.scratch_gpus[i]] + EPS >= job.memory:
+            if not self.gpus.free_mem[self.gpus.scratch_gpus[i]] + EPS >= job.memory:
                 return False
         return True
 
@@ -212,18 +212,18 @@ cdef class _Encoder(_Simulation):
         cdef bint known
         cdef int i
         cdef Job* job
-        for i in range(self.queue_n):
-            job = &self.jobs[self.queue[i]]
+        for i in range(self.jobs.queue_n):
+            job = &self.jobs.row[self.jobs.queue[i]]
             value = self._predicted_remaining(job, &known)
             if known:
                 work += value * job.num_gpus
-        for i in range(self.running_n):
-            job = &self.jobs[self.running[i]]
+        for i in range(self.jobs.running_n):
+            job = &self.jobs.row[self.jobs.running[i]]
             value = self._predicted_remaining(job, &known)
             if known:
                 work += value * job.num_gpus
-        for i in range(self.transit_n):
-            job = &self.jobs[self.transit[i]]
+        for i in range(self.jobs.transit_n):
+            job = &self.jobs.row[self.jobs.transit[i]]
             value = self._predicted_remaining(job, &known)
             if known:
                 work += value * job.num_gpus
@@ -242,14 +242,14 @@ cdef class _Encoder(_Simulation):
     cdef void _job_row(self, float* row, Job* job) noexcept:
         """The spec columns of a pending / running row."""
         cdef int m
-        row[self.cj_valid] = 1.0
-        row[self.cj_gpus] = <float>(log2(1.0 + job.num_gpus) * self.log_gpus)
-        row[self.cj_memory] = <float>(job.memory / self.max_capacity)
-        row[self.cj_intensity] = <float>job.intensity
-        for m in range(self.num_models):
-            row[self.cj_model0 + m] = 0.0
+        row[self.cols.cj_valid] = 1.0
+        row[self.cols.cj_gpus] = <float>(log2(1.0 + job.num_gpus) * self.enc.log_gpus)
+        row[self.cols.cj_memory] = <float>(job.memory / self.gpus.max_capacity)
+        row[self.cols.cj_intensity] = <float>job.intensity
+        for m in range(self.enc.num_models):
+            row[self.cols.cj_model0 + m] = 0.0
         if job.model >= 0:
-            row[self.cj_model0 + job.model] = 1.0
+            row[self.cols.cj_model0 + job.model] = 1.0
 
     cdef void _observe(self) except *:
         cdef int slot, rank, c
@@ -259,76 +259,76 @@ cdef class _Encoder(_Simulation):
         cdef double util, free_share, fragmented, expected, waiting_gpus, t
         cdef bint known
         # pending rows
-        for slot in range(self.W):
-            row = &self.buffer[self.pending_at + slot * self.num_pw]
-            if slot >= self.pending_n:
-                memset(row, 0, self.num_pw * sizeof(float))
+        for slot in range(self.win.W):
+            row = &self.enc.buffer[self.cols.pending_at + slot * self.cols.num_pw]
+            if slot >= self.win.pending_n:
+                memset(row, 0, self.cols.num_pw * sizeof(float))
                 continue
-            job = &self.jobs[self.window_pending[slot]]
+            job = &self.jobs.row[self.win.window_pending[slot]]
             self._job_row(row, job)
             value = log10(now - (job.queued_since - 1.0)) * INV_DECADES
-            row[self.cj_wait] = <float>(value if value < 1.0 else 1.0)
-            row[self.cj_sampled] = 1.0 if job.sampled else 0.0
+            row[self.cols.cj_wait] = <float>(value if value < 1.0 else 1.0)
+            row[self.cols.cj_sampled] = 1.0 if job.sampled else 0.0
             predicted = self._predicted_remaining(job, &known)
-            row[self.cj_known] = 1.0 if known else 0.0
-            row[self.cj_predicted] = <float>(log_time(predicted) if known else 0.0)
-            row[self.cj_suspended] = 1.0 if job.status == SUSPENDED else 0.0
-            row[self.cj_progress] = <float>(job.progress / job.iterations)
+            row[self.cols.cj_known] = 1.0 if known else 0.0
+            row[self.cols.cj_predicted] = <float>(log_time(predicted) if known else 0.0)
+            row[self.cols.cj_suspended] = 1.0 if job.status == SUSPENDED else 0.0
+            row[self.cols.cj_progress] = <float>(job.progress / job.iterations)
         # running rows
-        for slot in range(self.R):
-            row = &self.buffer[self.running_at + slot * self.num_r]
-            if slot >= self.running_n_window:
-                memset(row, 0, self.num_r * sizeof(float))
+        for slot in range(self.win.R):
+            row = &self.enc.buffer[self.cols.running_at + slot * self.cols.num_r]
+            if slot >= self.win.running_n_window:
+                memset(row, 0, self.cols.num_r * sizeof(float))
                 continue
-            job = &self.jobs[self.window_running[slot]]
+            job = &self.jobs.row[self.win.window_running[slot]]
             self._job_row(row, job)
             step = self._measured_step(job, &known)
-            row[self.cj_wait] = <float>log_time(job.queued_s)
-            row[self.cj_sampled] = 1.0 if job.sampled else 0.0
-            row[self.cj_known] = 1.0 if known else 0.0
+            row[self.cols.cj_wait] = <float>log_time(job.queued_s)
+            row[self.cols.cj_sampled] = 1.0 if job.sampled else 0.0
+            row[self.cols.cj_known] = 1.0 if known else 0.0
             done = job.progress + job.rate * (now - job.last_update)
             if done > job.iterations:
                 done = job.iterations
             left = log10(1.0 + (job.iterations - done) * step) * INV_DECADES
-            row[self.cj_predicted] = <float>(left if left < 1.0 else 1.0)
-            row[self.cj_suspended] = 0.0
-            row[self.cj_progress] = <float>(done / job.iterations)
-            value = job.speed * self.inv_max_speed
-            row[self.cr_speed] = <float>(value if value < 1.0 else 1.0)
-            if self.cr_held >= 0:
-                row[self.cr_held] = <float>log_time(now - job.held_since)
+            row[self.cols.cj_predicted] = <float>(left if left < 1.0 else 1.0)
+            row[self.cols.cj_suspended] = 0.0
+            row[self.cols.cj_progress] = <float>(done / job.iterations)
+            value = job.speed * self.enc.inv_max_speed
+            row[self.cols.cr_speed] = <float>(value if value < 1.0 else 1.0)
+            if self.cols.cr_held >= 0:
+                row[self.cols.cr_held] = <float>log_time(now - job.held_since)
         # global
-        row = &self.buffer[self.global_at]
+        row = &self.enc.buffer[self.cols.global_at]
         t = log10(1.0 + now) * INV_DECADES
-        row[self.cl_time] = <float>(t if t < 1.0 else 1.0)
-        row[self.cl_waiting] = <float>(self.queue_n * self.inv_jobs)
-        backlog = self.queue_n - self.W
-        row[self.cl_backlog] = <float>(backlog * self.inv_jobs if backlog > 0 else 0.0)
-        row[self.cl_running] = <float>(self.running_n * self.inv_jobs)
-        row[self.cl_transition] = <float>(self.transit_n * self.inv_jobs)
-        row[self.cl_in_system] = <float>(self.in_system * self.inv_jobs)
-        row[self.cl_finished] = <float>(self.finished_n * self.inv_jobs)
-        util = self.util_sum * self.inv_gpus
-        free_share = self.free_sum * self.inv_total_memory
-        if self.free_sum > EPS:
-            fragmented = self.frag_sum / self.free_sum
-            expected = self.fgd_sum / self.free_sum
+        row[self.cols.cl_time] = <float>(t if t < 1.0 else 1.0)
+        row[self.cols.cl_waiting] = <float>(self.jobs.queue_n * self.enc.inv_jobs)
+        backlog = self.jobs.queue_n - self.win.W
+        row[self.cols.cl_backlog] = <float>(backlog * self.enc.inv_jobs if backlog > 0 else 0.0)
+        row[self.cols.cl_running] = <float>(self.jobs.running_n * self.enc.inv_jobs)
+        row[self.cols.cl_transition] = <float>(self.jobs.transit_n * self.enc.inv_jobs)
+        row[self.cols.cl_in_system] = <float>(self.in_system * self.enc.inv_jobs)
+        row[self.cols.cl_finished] = <float>(self.jobs.finished_n * self.enc.inv_jobs)
+        util = self.meter.util_sum * self.enc.inv_gpus
+        free_share = self.meter.free_sum * self.enc.inv_total_memory
+        if self.meter.free_sum > EPS:
+            fragmented = self.meter.frag_sum / self.meter.free_sum
+            expected = self.meter.fgd_sum / self.meter.free_sum
         else:
             fragmented = expected = 0.0
-        waiting_gpus = self.waiting_gpus * self.inv_gpus
-        row[self.cl_util] = <float>clip01(util)
-        row[self.cl_alloc] = <float>(self.allocated * self.inv_gpus)
-        row[self.cl_free] = <float>clip01(free_share)
-        row[self.cl_frag] = <float>clip01(fragmented)
-        row[self.cl_expected] = <float>clip01(expected)
-        row[self.cl_waiting_gpus] = <float>(waiting_gpus if waiting_gpus < 1.0 else 1.0)
-        row[self.cl_idle] = <float>(self.idle_gpus * self.inv_gpus)
-        row[self.cl_advance] = 1.0 if self.can_advance else 0.0
-        if self.cp_pack >= 0 or self.cr_shares >= 0:
+        waiting_gpus = self.win.waiting_gpus * self.enc.inv_gpus
+        row[self.cols.cl_util] = <float>clip01(util)
+        row[self.cols.cl_alloc] = <float>(self.meter.allocated * self.enc.inv_gpus)
+        row[self.cols.cl_free] = <float>clip01(free_share)
+        row[self.cols.cl_frag] = <float>clip01(fragmented)
+        row[self.cols.cl_expected] = <float>clip01(expected)
+        row[self.cols.cl_waiting_gpus] = <float>(waiting_gpus if waiting_gpus < 1.0 else 1.0)
+        row[self.cols.cl_idle] = <float>(self.enc.idle_gpus * self.enc.inv_gpus)
+        row[self.cols.cl_advance] = 1.0 if self.win.can_advance else 0.0
+        if self.cols.cp_pack >= 0 or self.cols.cr_shares >= 0:
             self._observe_placement()
-        if self.cr_rival >= 0:
+        if self.cols.cr_rival >= 0:
             self._observe_rivals()
-        if self.cp_drain >= 0 or self.cr_drain >= 0:
+        if self.cols.cp_drain >= 0 or self.cols.cr_drain >= 0:
             self._observe_drain()
 
     cdef void _observe_placement(self) except *:
@@ -341,93 +341,93 @@ cdef class _Encoder(_Simulation):
         cdef bint shares
         cdef float* row
         cdef Job* job
-        if self.dirty_n:  # GPUs changed since the mask last refreshed them (not in env steps)
-            self.gpu_epoch += 1
-        for slot in range(self.pending_n if self.cp_pack >= 0 else 0):
-            rank = self.window_pending[slot]
-            job = &self.jobs[rank]
-            shape = self.shape_of[rank]
-            if self.shape_epoch[shape] != self.gpu_epoch:
-                self.shape_epoch[shape] = self.gpu_epoch
-                self.shape_peak[2 * shape] = self._peak_load(rank, S_PACK)
-                self.shape_peak[2 * shape + 1] = self._peak_load(rank, S_SPREAD)
-            row = &self.buffer[self.pending_at + slot * self.num_pw + self.cp_pack]
+        if self.enc.dirty_n:  # GPUs changed since the mask last refreshed them (not in env steps)
+            self.gpus.gpu_epoch += 1
+        for slot in range(self.win.pending_n if self.cols.cp_pack >= 0 else 0):
+            rank = self.win.window_pending[slot]
+            job = &self.jobs.row[rank]
+            shape = self.jobs.shape_of[rank]
+            if self.enc.shape_epoch[shape] != self.gpus.gpu_epoch:
+                self.enc.shape_epoch[shape] = self.gpus.gpu_epoch
+                self.enc.shape_peak[2 * shape] = self._peak_load(rank, S_PACK)
+                self.enc.shape_peak[2 * shape + 1] = self._peak_load(rank, S_SPREAD)
+            row = &self.enc.buffer[self.cols.pending_at + slot * self.cols.num_pw + self.cols.cp_pack]
             for s in range(2):
-                peak = self.shape_peak[2 * shape + s]
+                peak = self.enc.shape_peak[2 * shape + s]
                 if peak == INFINITY:
                     row[s] = 0.0
                     continue
-                peak = (peak + job.intensity) * self.inv_slots
+                peak = (peak + job.intensity) * self.enc.inv_slots
                 row[s] = <float>(peak if peak < 1.0 else 1.0)
-        for slot in range(self.running_n_window if self.cr_shares >= 0 else 0):
-            job = &self.jobs[self.window_running[slot]]
+        for slot in range(self.win.running_n_window if self.cols.cr_shares >= 0 else 0):
+            job = &self.jobs.row[self.win.window_running[slot]]
             shares = False
             for i in range(job.held):
-                if self.holders[self.gpus_of[job.offset + i]] > 1:
+                if self.gpus.holders[self.jobs.gpus_of[job.offset + i]] > 1:
                     shares = True
                     break
-            row = &self.buffer[self.running_at + slot * self.num_r + self.cr_shares]
+            row = &self.enc.buffer[self.cols.running_at + slot * self.cols.num_r + self.cols.cr_shares]
             row[0] = 1.0 if shares else 0.0
 
     cdef double _peak_load(self, int rank, int strategy) except? -1.0:
         """The largest load on the GPUs ``strategy`` gives the job now (+inf: none fit)."""
-        cdef int* gpus = self.scratch_gpus
+        cdef int* gpus = self.gpus.scratch_gpus
         cdef int i, count = self._find_placement(rank, strategy, gpus)
         cdef double peak
         if count < 0:
             return INFINITY
-        peak = self.load[gpus[0]]
+        peak = self.gpus.load[gpus[0]]
         for i in range(1, count):
-            if self.load[gpus[i]] > peak:
-                peak = self.load[gpus[i]]
+            if self.gpus.load[gpus[i]] > peak:
+                peak = self.gpus.load[gpus[i]]
         return peak
 
     cdef void _observe_rivals(self) noexcept:
         """The ``rival_wait`` / ``rival_remaining`` columns: one pass over the whole queue,
         by GPUs requested."""
         cdef int i, slot, n
-        cdef long seen = self.rival_pass + 1
+        cdef long seen = self.win.rival_pass + 1
         cdef double now = self.now, wait, predicted
         cdef bint known
         cdef float* row
         cdef Job* job
-        self.rival_pass = seen
-        for i in range(self.queue_n):
-            job = &self.jobs[self.queue[i]]
+        self.win.rival_pass = seen
+        for i in range(self.jobs.queue_n):
+            job = &self.jobs.row[self.jobs.queue[i]]
             n = job.num_gpus
             wait = now - job.queued_since
-            if self.rival_seen[n] != seen:
-                self.rival_seen[n] = seen
-                self.rival_wait[n] = wait
-                self.rival_left[n] = INFINITY
-            elif wait > self.rival_wait[n]:
-                self.rival_wait[n] = wait
+            if self.win.rival_seen[n] != seen:
+                self.win.rival_seen[n] = seen
+                self.win.rival_wait[n] = wait
+                self.win.rival_left[n] = INFINITY
+            elif wait > self.win.rival_wait[n]:
+                self.win.rival_wait[n] = wait
             predicted = self._predicted_remaining(job, &known)
-            if known and predicted < self.rival_left[n]:
-                self.rival_left[n] = predicted
-        for slot in range(self.running_n_window):
-            n = self.jobs[self.window_running[slot]].num_gpus
-            row = &self.buffer[self.running_at + slot * self.num_r + self.cr_rival]
-            if self.rival_seen[n] != seen:
+            if known and predicted < self.win.rival_left[n]:
+                self.win.rival_left[n] = predicted
+        for slot in range(self.win.running_n_window):
+            n = self.jobs.row[self.win.window_running[slot]].num_gpus
+            row = &self.enc.buffer[self.cols.running_at + slot * self.cols.num_r + self.cols.cr_rival]
+            if self.win.rival_seen[n] != seen:
                 row[0] = 0.0
                 row[1] = 0.0
                 continue
-            row[0] = <float>log_time(self.rival_wait[n])
-            predicted = self.rival_left[n]
+            row[0] = <float>log_time(self.win.rival_wait[n])
+            predicted = self.win.rival_left[n]
             row[1] = <float>(0.0 if predicted == INFINITY else log_time(predicted))
 
     cdef void _observe_drain(self) noexcept:
         """The ``drain_share`` columns (the sum runs waiting, running, in transition)."""
         cdef int slot
-        cdef double drain = self._predicted_work() * self.inv_gpus, left
+        cdef double drain = self._predicted_work() * self.enc.inv_gpus, left
         cdef bint known
-        for slot in range(self.pending_n if self.cp_drain >= 0 else 0):
-            left = self._predicted_remaining(&self.jobs[self.window_pending[slot]], &known)
-            self.buffer[self.pending_at + slot * self.num_pw + self.cp_drain] = <float>(
+        for slot in range(self.win.pending_n if self.cols.cp_drain >= 0 else 0):
+            left = self._predicted_remaining(&self.jobs.row[self.win.window_pending[slot]], &known)
+            self.enc.buffer[self.cols.pending_at + slot * self.cols.num_pw + self.cols.cp_drain] = <float>(
                 left / (left + drain) if known and left != 0.0 else 0.0
             )
-        for slot in range(self.running_n_window if self.cr_drain >= 0 else 0):
-            left = self._predicted_remaining(&self.jobs[self.window_running[slot]], &known)
-            self.buffer[self.running_at + slot * self.num_r + self.cr_drain] = <float>(
+        for slot in range(self.win.running_n_window if self.cols.cr_drain >= 0 else 0):
+            left = self._predicted_remaining(&self.jobs.row[self.win.window_running[slot]], &known)
+            self.enc.buffer[self.cols.running_at + slot * self.cols.num_r + self.cols.cr_drain] = <float>(
                 left / (left + drain) if known and left != 0.0 else 0.0
             )

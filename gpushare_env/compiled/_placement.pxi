@@ -6,7 +6,7 @@ cdef class _Placement(_Events):
 
     cdef int _find_placement(self, int rank, int strategy, int* out) except -2:
         """GPUs (sorted, into ``out``) the strategy gives the job now; their count or -1."""
-        cdef Job* job = &self.jobs[rank]
+        cdef Job* job = &self.jobs.row[rank]
         cdef int n = job.num_gpus
         cdef int g, best_g
         cdef double memory = job.memory, score, best
@@ -14,7 +14,7 @@ cdef class _Placement(_Events):
             return self._exclusive(n, memory, out)
         if n > 1:
             return self._shared_gang(strategy, n, memory, out)
-        if self.indexed:
+        if self.gpus.indexed:
             best_g = self._indexed_single(strategy, memory)
             if best_g < 0:
                 return -1
@@ -22,7 +22,7 @@ cdef class _Placement(_Events):
             return 1
         best = INFINITY
         best_g = -1
-        for g in range(self.num_gpus):
+        for g in range(self.gpus.num_gpus):
             score = self._score(strategy, g, memory)
             if score < best:
                 best = score
@@ -34,33 +34,33 @@ cdef class _Placement(_Events):
 
     cdef inline void _holders_changed(self, int g, long before) noexcept:
         """Keep the placement index after GPU ``g``'s worker count changed from ``before``."""
-        cdef long after = self.holders[g]
-        cdef int node = self.gpu_node[g], last
-        cdef bint was_open = 0 < before < self.max_jobs, is_open = 0 < after < self.max_jobs
+        cdef long after = self.gpus.holders[g]
+        cdef int node = self.gpus.gpu_node[g], last
+        cdef bint was_open = 0 < before < self.gpus.max_jobs, is_open = 0 < after < self.gpus.max_jobs
         if before == 0 and after > 0:
-            self.idle_on_node[node] -= 1
-            self.idle_total -= 1
+            self.gpus.idle_on_node[node] -= 1
+            self.gpus.idle_total -= 1
         elif before > 0 and after == 0:
-            self.idle_on_node[node] += 1
-            self.idle_total += 1
+            self.gpus.idle_on_node[node] += 1
+            self.gpus.idle_total += 1
         if is_open and not was_open:
-            self.open_pos[g] = self.open_n
-            self.open_list[self.open_n] = g
-            self.open_n += 1
+            self.gpus.open_pos[g] = self.gpus.open_n
+            self.gpus.open_list[self.gpus.open_n] = g
+            self.gpus.open_n += 1
         elif was_open and not is_open:
-            last = self.open_list[self.open_n - 1]
-            self.open_list[self.open_pos[g]] = last
-            self.open_pos[last] = self.open_pos[g]
-            self.open_pos[g] = -1
-            self.open_n -= 1
+            last = self.gpus.open_list[self.gpus.open_n - 1]
+            self.gpus.open_list[self.gpus.open_pos[g]] = last
+            self.gpus.open_pos[last] = self.gpus.open_pos[g]
+            self.gpus.open_pos[g] = -1
+            self.gpus.open_n -= 1
 
     cdef int _first_idle(self, int min_count) noexcept:
         """The lowest idle GPU of the first node with the fewest idle GPUs (at least
         ``min_count``; 0: any node with one), or -1 (needs ``indexed``)."""
-        cdef int node, col, g, best_node = -1, best_count = self.num_gpus + 1
+        cdef int node, col, g, best_node = -1, best_count = self.gpus.num_gpus + 1
         cdef int count
-        for node in range(self.num_nodes):
-            count = self.idle_on_node[node]
+        for node in range(self.gpus.num_nodes):
+            count = self.gpus.idle_on_node[node]
             if count > 0 and count >= min_count and (min_count == 0 or count < best_count):
                 best_node = node
                 best_count = count
@@ -68,9 +68,9 @@ cdef class _Placement(_Events):
                     break
         if best_node < 0:
             return -1
-        for col in range(self.node_width):
-            g = self.node_gpus[best_node * self.node_width + col]
-            if g >= 0 and self.holders[g] == 0:
+        for col in range(self.gpus.node_width):
+            g = self.gpus.node_gpus[best_node * self.gpus.node_width + col]
+            if g >= 0 and self.gpus.holders[g] == 0:
                 return g
         return -1  # unreachable: the node has an idle GPU
 
@@ -80,11 +80,11 @@ cdef class _Placement(_Events):
         to the lower GPU, as ``np.argmin``'s first minimum."""
         cdef int i, g, best_g = -1
         cdef double score, best = INFINITY
-        if self.idle_total and self.capacity[0] + EPS >= memory:
+        if self.gpus.idle_total and self.gpus.capacity[0] + EPS >= memory:
             best_g = self._first_idle(0)
             best = self._score(strategy, best_g, memory)
-        for i in range(self.open_n):
-            g = self.open_list[i]
+        for i in range(self.gpus.open_n):
+            g = self.gpus.open_list[i]
             score = self._score(strategy, g, memory)
             if score < best or (score == best and score != INFINITY and g < best_g):
                 best = score
@@ -93,46 +93,46 @@ cdef class _Placement(_Events):
 
     cdef inline double _score(self, int strategy, int g, double memory) noexcept:
         """``find_placement``'s score of GPU ``g`` (+inf where the worker does not fit)."""
-        cdef double free_gib = self.free_mem[g], before, after, left
-        cdef long held = self.holders[g]
-        cdef int max_jobs = self.max_jobs
+        cdef double free_gib = self.gpus.free_mem[g], before, after, left
+        cdef long held = self.gpus.holders[g]
+        cdef int max_jobs = self.gpus.max_jobs
         if not (free_gib + EPS >= memory and held < max_jobs):
             return INFINITY
         if strategy == S_PACK:
             return (free_gib - memory) + (IDLE_PENALTY if held == 0 else 0.0)
         if strategy == S_SPREAD:
-            return self.load[g] + 0.01 * held
+            return self.gpus.load[g] + 0.01 * held
         before = free_gib if held >= max_jobs else free_gib * (
-            1.0 - <double>upper_bound(self.reference, self.num_reference, free_gib + EPS)
-            / <double>self.num_reference
+            1.0 - <double>upper_bound(self.meter.reference, self.meter.num_reference, free_gib + EPS)
+            / <double>self.meter.num_reference
         )
         left = free_gib - memory
         after = left if held + 1 >= max_jobs else left * (
-            1.0 - <double>upper_bound(self.reference, self.num_reference, left + EPS)
-            / <double>self.num_reference
+            1.0 - <double>upper_bound(self.meter.reference, self.meter.num_reference, left + EPS)
+            / <double>self.meter.num_reference
         )
         return (after - before) + 1e-3 * (free_gib - memory)
 
     cdef int _shared_gang(self, int strategy, int n, double memory, int* out) noexcept:
         """``_select`` of ``find_placement`` for a gang of ``n`` workers on shared GPUs:
         the node whose ``n`` lowest scores sum least, else the fewest nodes."""
-        cdef int width = self.node_width, node, col, g, total = 0, taken, count, best_node = -1
+        cdef int width = self.gpus.node_width, node, col, g, total = 0, taken, count, best_node = -1
         cdef double best_total = INFINITY, node_total
-        cdef double* score = self.scratch_score
-        cdef double* row = self.scratch_row
-        cdef int* cols = self.scratch_cols
-        cdef int* per_node = self.scratch_nodes
-        for g in range(self.num_gpus):
+        cdef double* score = self.gpus.scratch_score
+        cdef double* row = self.gpus.scratch_row
+        cdef int* cols = self.gpus.scratch_cols
+        cdef int* per_node = self.gpus.scratch_nodes
+        for g in range(self.gpus.num_gpus):
             score[g] = self._score(strategy, g, memory)
-        memset(per_node, 0, self.num_nodes * sizeof(int))
-        for node in range(self.num_nodes):
+        memset(per_node, 0, self.gpus.num_nodes * sizeof(int))
+        for node in range(self.gpus.num_nodes):
             for col in range(width):
-                g = self.node_gpus[node * width + col]
+                g = self.gpus.node_gpus[node * width + col]
                 if g >= 0 and score[g] != INFINITY:
                     per_node[node] += 1
             total += per_node[node]
         if n <= width:
-            for node in range(self.num_nodes):
+            for node in range(self.gpus.num_nodes):
                 self._node_order(node, score, row, cols)
                 node_total = pairwise_sum(row, n)
                 if node_total < best_total:  # np.argmin: the first smallest, finite only
@@ -141,7 +141,7 @@ cdef class _Placement(_Events):
             if best_node >= 0:
                 self._node_order(best_node, score, row, cols)
                 for col in range(n):
-                    out[col] = self.node_gpus[best_node * width + cols[col]]
+                    out[col] = self.gpus.node_gpus[best_node * width + cols[col]]
                 self._sort(out, n)
                 return n
         if total < n:
@@ -149,12 +149,12 @@ cdef class _Placement(_Events):
         # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
         taken = 0
         for count in range(width, 0, -1):
-            for node in range(self.num_nodes):
+            for node in range(self.gpus.num_nodes):
                 if per_node[node] != count:
                     continue
                 self._node_order(node, score, row, cols)
                 for col in range(min(count, n - taken)):
-                    out[taken] = self.node_gpus[node * width + cols[col]]
+                    out[taken] = self.gpus.node_gpus[node * width + cols[col]]
                     taken += 1
                 if taken == n:
                     self._sort(out, n)
@@ -163,10 +163,10 @@ cdef class _Placement(_Events):
 
     cdef void _node_order(self, int node, double* score, double* row, int* cols) noexcept:
         """A node's GPU scores (+inf for padding) sorted, stable: ``row`` and ``cols``."""
-        cdef int width = self.node_width, col, j, g
+        cdef int width = self.gpus.node_width, col, j, g
         cdef double value
         for col in range(width):
-            g = self.node_gpus[node * width + col]
+            g = self.gpus.node_gpus[node * width + col]
             value = score[g] if g >= 0 else INFINITY
             j = col - 1
             while j >= 0 and row[j] > value:  # insertion sort: equal values keep their order
@@ -179,37 +179,37 @@ cdef class _Placement(_Events):
     cdef int _exclusive(self, int n, double memory, int* out) noexcept:
         """``find_placement("exclusive", ...)``: idle GPUs, best-fit node, else fewest nodes."""
         cdef int g, node, best_node, best_count, count, taken, total = 0
-        cdef int* per_node = self.scratch_nodes
-        cdef int width = self.node_width
-        if self.indexed:  # equal memories: an idle GPU fits iff the capacity does
-            if self.capacity[0] + EPS < memory or self.idle_total < n:
+        cdef int* per_node = self.gpus.scratch_nodes
+        cdef int width = self.gpus.node_width
+        if self.gpus.indexed:  # equal memories: an idle GPU fits iff the capacity does
+            if self.gpus.capacity[0] + EPS < memory or self.gpus.idle_total < n:
                 return -1
             if n == 1:
                 out[0] = self._first_idle(1)
                 return 1
-            per_node = self.idle_on_node
-            total = self.idle_total
+            per_node = self.gpus.idle_on_node
+            total = self.gpus.idle_total
         else:
-            memset(per_node, 0, self.num_nodes * sizeof(int))
-            for g in range(self.num_gpus):
-                if self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
-                    per_node[self.gpu_node[g]] += 1
+            memset(per_node, 0, self.gpus.num_nodes * sizeof(int))
+            for g in range(self.gpus.num_gpus):
+                if self.gpus.holders[g] == 0 and self.gpus.free_mem[g] + EPS >= memory:
+                    per_node[self.gpus.gpu_node[g]] += 1
                     total += 1
         if total < n:
             return -1
         if n == 1:
-            best_count = self.num_gpus + 1
+            best_count = self.gpus.num_gpus + 1
             best_node = -1
-            for g in range(self.num_gpus):
-                if self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
-                    if per_node[self.gpu_node[g]] < best_count:
-                        best_count = per_node[self.gpu_node[g]]
+            for g in range(self.gpus.num_gpus):
+                if self.gpus.holders[g] == 0 and self.gpus.free_mem[g] + EPS >= memory:
+                    if per_node[self.gpus.gpu_node[g]] < best_count:
+                        best_count = per_node[self.gpus.gpu_node[g]]
                         out[0] = g
             return 1
         if n <= width:
             best_node = -1
-            best_count = self.num_gpus + 1
-            for node in range(self.num_nodes):
+            best_count = self.gpus.num_gpus + 1
+            for node in range(self.gpus.num_nodes):
                 if n <= per_node[node] < best_count:
                     best_count = per_node[node]
                     best_node = node
@@ -220,7 +220,7 @@ cdef class _Placement(_Events):
         # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
         taken = 0
         for count in range(width, 0, -1):
-            for node in range(self.num_nodes):
+            for node in range(self.gpus.num_nodes):
                 if per_node[node] == count:
                     taken = self._take_idle(node, min(count, n - taken), memory, out, taken)
                     if taken == n:
@@ -230,11 +230,11 @@ cdef class _Placement(_Events):
 
     cdef int _take_idle(self, int node, int k, double memory, int* out, int taken) noexcept:
         cdef int col, g, got = 0
-        for col in range(self.node_width):
+        for col in range(self.gpus.node_width):
             if got == k:
                 break
-            g = self.node_gpus[node * self.node_width + col]
-            if g >= 0 and self.holders[g] == 0 and self.free_mem[g] + EPS >= memory:
+            g = self.gpus.node_gpus[node * self.gpus.node_width + col]
+            if g >= 0 and self.gpus.holders[g] == 0 and self.gpus.free_mem[g] + EPS >= memory:
                 out[taken + got] = g
                 got += 1
         return taken + got

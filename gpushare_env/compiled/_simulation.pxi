@@ -6,41 +6,41 @@ cdef class _Simulation(_Placement):
 
     cdef void _record(self) except *:
         cdef double* row
-        if not self.record_timeline:
+        if not self.meter.record_timeline:
             return
-        if self.timeline_n and self.timeline[(self.timeline_n - 1) * 8] == self.now:
-            row = &self.timeline[(self.timeline_n - 1) * 8]
+        if self.meter.timeline_n and self.meter.timeline[(self.meter.timeline_n - 1) * 8] == self.now:
+            row = &self.meter.timeline[(self.meter.timeline_n - 1) * 8]
         else:
-            if self.timeline_n == self.timeline_cap:
-                self.timeline_cap *= 2
-                self.timeline = <double*>realloc(
-                    self.timeline, self.timeline_cap * 8 * sizeof(double)
+            if self.meter.timeline_n == self.meter.timeline_cap:
+                self.meter.timeline_cap *= 2
+                self.meter.timeline = <double*>realloc(
+                    self.meter.timeline, self.meter.timeline_cap * 8 * sizeof(double)
                 )
-                if self.timeline == NULL:
+                if self.meter.timeline == NULL:
                     raise MemoryError()
-            row = &self.timeline[self.timeline_n * 8]
-            self.timeline_n += 1
+            row = &self.meter.timeline[self.meter.timeline_n * 8]
+            self.meter.timeline_n += 1
         row[0] = self.now
-        row[1] = self.util_sum
-        row[2] = <double>self.allocated
-        row[3] = self.free_sum
-        row[4] = self.frag_sum
-        row[5] = self.fgd_sum
+        row[1] = self.meter.util_sum
+        row[2] = <double>self.meter.allocated
+        row[3] = self.meter.free_sum
+        row[4] = self.meter.frag_sum
+        row[5] = self.meter.fgd_sum
         row[6] = <double>self.in_system
-        row[7] = <double>self.queue_n
+        row[7] = <double>self.jobs.queue_n
 
     cdef inline void _mark(self, int g) noexcept:
-        if not self.dirty[g]:
-            self.dirty[g] = True
-            self.dirty_list[self.dirty_n] = g
-            self.dirty_n += 1
+        if not self.enc.dirty[g]:
+            self.enc.dirty[g] = True
+            self.enc.dirty_list[self.enc.dirty_n] = g
+            self.enc.dirty_n += 1
 
     cdef inline int _queue_position(self, int rank) noexcept:
         """Where ``rank`` is or goes in the sorted queue (``bisect_left``)."""
-        cdef int lo = 0, hi = self.queue_n, mid
+        cdef int lo = 0, hi = self.jobs.queue_n, mid
         while lo < hi:
             mid = (lo + hi) >> 1
-            if self.queue[mid] < rank:
+            if self.jobs.queue[mid] < rank:
                 lo = mid + 1
             else:
                 hi = mid
@@ -48,16 +48,16 @@ cdef class _Simulation(_Placement):
 
     cdef void _enqueue(self, int rank) noexcept:
         cdef int lo = self._queue_position(rank)
-        memmove(&self.queue[lo + 1], &self.queue[lo], (self.queue_n - lo) * sizeof(int))
-        self.queue[lo] = rank
-        self.queue_n += 1
-        self.jobs[rank].queued_since = self.now
+        memmove(&self.jobs.queue[lo + 1], &self.jobs.queue[lo], (self.jobs.queue_n - lo) * sizeof(int))
+        self.jobs.queue[lo] = rank
+        self.jobs.queue_n += 1
+        self.jobs.row[rank].queued_since = self.now
 
     cdef void _dequeue(self, int rank) noexcept:
         cdef int lo = self._queue_position(rank)
-        memmove(&self.queue[lo], &self.queue[lo + 1], (self.queue_n - lo - 1) * sizeof(int))
-        self.queue_n -= 1
-        cdef Job* job = &self.jobs[rank]
+        memmove(&self.jobs.queue[lo], &self.jobs.queue[lo + 1], (self.jobs.queue_n - lo - 1) * sizeof(int))
+        self.jobs.queue_n -= 1
+        cdef Job* job = &self.jobs.row[rank]
         job.queued_s += self.now - job.queued_since
 
     cdef inline double _done(self, Job* job) noexcept:
@@ -77,51 +77,51 @@ cdef class _Simulation(_Placement):
         for i in range(count):
             g = gpus[i]
             self._mark(g)
-            free_gib = self.free_mem[g]
-            held = self.holders[g]
+            free_gib = self.gpus.free_mem[g]
+            held = self.gpus.holders[g]
             alloc = 1 if held > 0 else 0
-            self.allocated += alloc - self.alloc_part[g]
-            self.alloc_part[g] = alloc
-            self.free_sum += free_gib - self.free_part[g]
-            self.free_part[g] = free_gib
-            if held > 0 and (free_gib + EPS < self.median_worker or held >= self.max_jobs):
+            self.meter.allocated += alloc - self.meter.alloc_part[g]
+            self.meter.alloc_part[g] = alloc
+            self.meter.free_sum += free_gib - self.meter.free_part[g]
+            self.meter.free_part[g] = free_gib
+            if held > 0 and (free_gib + EPS < self.meter.median_worker or held >= self.gpus.max_jobs):
                 frag = free_gib
             else:
                 frag = 0.0
-            self.frag_sum += frag - self.frag_part[g]
-            self.frag_part[g] = frag
-            if held >= self.max_jobs:
+            self.meter.frag_sum += frag - self.meter.frag_part[g]
+            self.meter.frag_part[g] = frag
+            if held >= self.gpus.max_jobs:
                 fgd = free_gib
             else:
-                fits = upper_bound(self.reference, self.num_reference, free_gib + EPS)
-                fgd = free_gib * (1.0 - <double>fits / <double>self.num_reference)
-            self.fgd_sum += fgd - self.fgd_part[g]
-            self.fgd_part[g] = fgd
+                fits = upper_bound(self.meter.reference, self.meter.num_reference, free_gib + EPS)
+                fgd = free_gib * (1.0 - <double>fits / <double>self.meter.num_reference)
+            self.meter.fgd_sum += fgd - self.meter.fgd_part[g]
+            self.meter.fgd_part[g] = fgd
 
     cdef void _touch_compute(self, int* gpus, int count, int force) except *:
         """The computing workers of ``gpus`` changed (``force``: a rank or -1)."""
         cdef int i, j, g, k, rank, n = 0
         cdef double load, util, contention
-        cdef int* affected = self.touched_jobs
+        cdef int* affected = self.jobs.touched_jobs
         cdef bint seen
         for i in range(count):
             g = gpus[i]
             self._mark(g)
-            k = self.computing[g]
-            load = self.load[g]
+            k = self.gpus.computing[g]
+            load = self.gpus.load[g]
             if k > 0:
                 if self.measured:
-                    self.factor[g] = self._slowest_measured(g)
+                    self.gpus.factor[g] = self._slowest_measured(g)
                 elif self.interference_py is not None:
-                    self.factor[g] = self._python_factor(g, k, load)
+                    self.gpus.factor[g] = self._python_factor(g, k, load)
                 elif self.interference:
-                    self.factor[g] = contention_factor(load, k, self.alpha)
+                    self.gpus.factor[g] = contention_factor(load, k, self.alpha)
                 else:
-                    self.factor[g] = 1.0
+                    self.gpus.factor[g] = 1.0
             else:
-                self.factor[g] = 1.0
-            for j in range(self.gpu_jobs_n[g]):
-                rank = self.gpu_jobs[g * self.max_jobs + j]
+                self.gpus.factor[g] = 1.0
+            for j in range(self.gpus.gpu_jobs_n[g]):
+                rank = self.gpus.gpu_jobs[g * self.gpus.max_jobs + j]
                 seen = False
                 for k in range(n):
                     if affected[k] == rank:
@@ -131,8 +131,8 @@ cdef class _Simulation(_Placement):
                     affected[n] = rank
                     n += 1
             util = load if load < 1.0 else 1.0
-            self.util_sum += util - self.util_part[g]
-            self.util_part[g] = util
+            self.meter.util_sum += util - self.meter.util_part[g]
+            self.meter.util_part[g] = util
         if force >= 0:
             seen = False
             for k in range(n):
@@ -144,7 +144,7 @@ cdef class _Simulation(_Placement):
                 n += 1
         for i in range(n):
             rank = affected[i]
-            if self.jobs[rank].status == RUNNING:
+            if self.jobs.row[rank].status == RUNNING:
                 self._update_rate(rank, rank == force)
 
     cdef double _python_factor(self, int g, int k, double load) except *:
@@ -152,9 +152,9 @@ cdef class _Simulation(_Placement):
         cdef int j, rank
         models = []
         if self.interference_models:
-            for j in range(self.gpu_jobs_n[g]):
-                rank = self.gpu_jobs[g * self.max_jobs + j]
-                if self.jobs[rank].status == RUNNING:
+            for j in range(self.gpus.gpu_jobs_n[g]):
+                rank = self.gpus.gpu_jobs[g * self.gpus.max_jobs + j]
+                if self.jobs.row[rank].status == RUNNING:
                     models.append(self.specs[rank].model)
         return self.interference_py.factor(load, k, models)
 
@@ -166,15 +166,15 @@ cdef class _Simulation(_Placement):
         jobs ``others`` (``load`` and ``k``: the GPU's total intensity and workers):
         ``1 / (1 + sum of the pairs' extra times)``, an unmeasured pair's extra time from
         the analytic pair, and the analytic factor where no pair is measured."""
-        cdef Job* a = &self.jobs[rank]
+        cdef Job* a = &self.jobs.row[rank]
         cdef Job* b
-        cdef int i, t = self.gpu_table[g], m = self.num_models
+        cdef int i, t = self.gpus.gpu_table[g], m = self.enc.num_models
         cdef double extra = 0.0, e
         cdef bint any_measured = False
         if n == 0:
             return 1.0
         for i in range(n):
-            b = &self.jobs[others[i]]
+            b = &self.jobs.row[others[i]]
             e = -1.0
             if a.model >= 0 and b.model >= 0:
                 e = self.pair_extra[(t * m + a.model) * m + b.model]
@@ -190,18 +190,18 @@ cdef class _Simulation(_Placement):
     cdef inline double _model_speed(self, Job* job, int g) noexcept:
         """A job's solo speed on GPU ``g`` relative to a V100 (measured per model)."""
         if job.model >= 0:
-            return self.gpu_model_speed[g * self.num_models + job.model]
-        return self.gpu_speed[g]
+            return self.gpus.gpu_model_speed[g * self.enc.num_models + job.model]
+        return self.gpus.gpu_speed[g]
 
     cdef int _colocated_with(self, int rank, int g, bint resuming) noexcept:
         """Fill ``colocated`` with the jobs computing on ``g`` other than ``rank`` (with
         ``resuming``: restarting ones too); return how many."""
         cdef int j, other, status, n = 0
-        for j in range(self.gpu_jobs_n[g]):
-            other = self.gpu_jobs[g * self.max_jobs + j]
-            status = self.jobs[other].status
+        for j in range(self.gpus.gpu_jobs_n[g]):
+            other = self.gpus.gpu_jobs[g * self.gpus.max_jobs + j]
+            status = self.jobs.row[other].status
             if other != rank and (status == RUNNING or (resuming and status == RESUMING)):
-                self.colocated[n] = other
+                self.jobs.colocated[n] = other
                 n += 1
         return n
 
@@ -209,20 +209,20 @@ cdef class _Simulation(_Placement):
         """Speed (x V100 solo) of computing job ``rank``'s worker on GPU ``g``."""
         cdef int n = self._colocated_with(rank, g, False)
         cdef double f = self._measured_factor(
-            rank, g, self.colocated, n, self.load[g], self.computing[g]
+            rank, g, self.jobs.colocated, n, self.gpus.load[g], self.gpus.computing[g]
         )
-        return f * self._model_speed(&self.jobs[rank], g)
+        return f * self._model_speed(&self.jobs.row[rank], g)
 
     cdef double _slowest_measured(self, int g) noexcept:
         """The smallest factor among the workers computing on ``g`` (``GPUState.factor``)."""
         cdef int j, rank, n
         cdef double f, slowest = 1.0
-        for j in range(self.gpu_jobs_n[g]):
-            rank = self.gpu_jobs[g * self.max_jobs + j]
-            if self.jobs[rank].status != RUNNING:
+        for j in range(self.gpus.gpu_jobs_n[g]):
+            rank = self.gpus.gpu_jobs[g * self.gpus.max_jobs + j]
+            if self.jobs.row[rank].status != RUNNING:
                 continue
             n = self._colocated_with(rank, g, False)
-            f = self._measured_factor(rank, g, self.colocated, n, self.load[g], self.computing[g])
+            f = self._measured_factor(rank, g, self.jobs.colocated, n, self.gpus.load[g], self.gpus.computing[g])
             if f < slowest:
                 slowest = f
         return slowest
@@ -231,15 +231,15 @@ cdef class _Simulation(_Placement):
         """``SimView.speed_if_placed`` under measured pairs: (the job's own speed x V100
         solo, the slowest co-located job's factor) if it joined ``gpus``."""
         cdef int rank = self.rank_of[job_id], n, i, j, k, member, kept
-        cdef Job* job = &self.jobs[rank]
+        cdef Job* job = &self.jobs.row[rank]
         cdef double own = 1.0, others = 1.0, load, f  # as the analytic path: own <= 1
-        cdef int* members = self.touched_jobs
+        cdef int* members = self.jobs.touched_jobs
         for g in gpus:
             n = self._colocated_with(rank, g, include_resuming)
             load = job.intensity
             for i in range(n):
-                members[i] = self.colocated[i]
-                load += self.jobs[members[i]].intensity
+                members[i] = self.jobs.colocated[i]
+                load += self.jobs.row[members[i]].intensity
             members[n] = rank
             k = n + 1
             f = self._measured_factor(rank, g, members, n, load, k) * self._model_speed(job, g)
@@ -250,16 +250,16 @@ cdef class _Simulation(_Placement):
                 kept = 0
                 for j in range(n + 1):
                     if members[j] != member:
-                        self.colocated[kept] = members[j]
+                        self.jobs.colocated[kept] = members[j]
                         kept += 1
-                f = self._measured_factor(member, g, self.colocated, kept, load, k)
+                f = self._measured_factor(member, g, self.jobs.colocated, kept, load, k)
                 if f < others:
                     others = f
         return own, others
 
     cdef void _update_rate(self, int rank, bint force) except *:
-        cdef Job* job = &self.jobs[rank]
-        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef Job* job = &self.jobs.row[rank]
+        cdef int* gpus = &self.jobs.gpus_of[job.offset]
         cdef int i, g
         cdef double slowest, value, rate, remaining, finish_in
         g = gpus[0]
@@ -270,10 +270,10 @@ cdef class _Simulation(_Placement):
                 if value < slowest:
                     slowest = value
         else:
-            slowest = self.factor[g] * self.gpu_speed[g]
+            slowest = self.gpus.factor[g] * self.gpus.gpu_speed[g]
             for i in range(1, job.held):
                 g = gpus[i]
-                value = self.factor[g] * self.gpu_speed[g]
+                value = self.gpus.factor[g] * self.gpus.gpu_speed[g]
                 if value < slowest:
                     slowest = value
         if job.cross_node:
@@ -297,24 +297,24 @@ cdef class _Simulation(_Placement):
                 )
 
     cdef void _start_compute(self, int rank) except *:
-        cdef Job* job = &self.jobs[rank]
-        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef Job* job = &self.jobs.row[rank]
+        cdef int* gpus = &self.jobs.gpus_of[job.offset]
         cdef int i, g
         job.status = RUNNING
         job.service_since = self.now
-        self.running[self.running_n] = rank
-        self.running_n += 1
+        self.jobs.running[self.jobs.running_n] = rank
+        self.jobs.running_n += 1
         for i in range(job.held):
             g = gpus[i]
-            self.load[g] = self.load[g] + job.intensity
-            self.computing[g] += 1
+            self.gpus.load[g] = self.gpus.load[g] + job.intensity
+            self.gpus.computing[g] += 1
         job.last_update = self.now
         job.rate = 0.0
         self._touch_compute(gpus, job.held, rank)
 
     cdef void _stop_compute(self, int rank, int status) noexcept:
-        cdef Job* job = &self.jobs[rank]
-        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef Job* job = &self.jobs.row[rank]
+        cdef int* gpus = &self.jobs.gpus_of[job.offset]
         cdef int i, g
         cdef long left
         self._fold(job)
@@ -322,63 +322,63 @@ cdef class _Simulation(_Placement):
         job.rate = 0.0
         job.speed = 0.0
         job.version += 1
-        for i in range(self.running_n):
-            if self.running[i] == rank:
+        for i in range(self.jobs.running_n):
+            if self.jobs.running[i] == rank:
                 memmove(
-                    &self.running[i], &self.running[i + 1], (self.running_n - i - 1) * sizeof(int)
+                    &self.jobs.running[i], &self.jobs.running[i + 1], (self.jobs.running_n - i - 1) * sizeof(int)
                 )
-                self.running_n -= 1
+                self.jobs.running_n -= 1
                 break
         for i in range(job.held):
             g = gpus[i]
-            left = self.computing[g] - 1
-            self.computing[g] = left
-            self.load[g] = self.load[g] - job.intensity if left > 0 else 0.0
+            left = self.gpus.computing[g] - 1
+            self.gpus.computing[g] = left
+            self.gpus.load[g] = self.gpus.load[g] - job.intensity if left > 0 else 0.0
 
     cdef void _release(self, int rank) noexcept:
-        cdef Job* job = &self.jobs[rank]
-        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef Job* job = &self.jobs.row[rank]
+        cdef int* gpus = &self.jobs.gpus_of[job.offset]
         cdef int i, j, g, n
         cdef long held
         cdef int* row
         job.gpu_seconds += (self.now - job.held_since) * job.num_gpus
         for i in range(job.held):
             g = gpus[i]
-            held = self.holders[g] - 1
-            self.holders[g] = held
+            held = self.gpus.holders[g] - 1
+            self.gpus.holders[g] = held
             self._holders_changed(g, held + 1)
             if held == 0:
-                self.free_mem[g] = self.capacity[g]
+                self.gpus.free_mem[g] = self.gpus.capacity[g]
             else:
-                self.free_mem[g] = self.free_mem[g] + job.memory
-            row = &self.gpu_jobs[g * self.max_jobs]
-            n = self.gpu_jobs_n[g]
+                self.gpus.free_mem[g] = self.gpus.free_mem[g] + job.memory
+            row = &self.gpus.gpu_jobs[g * self.gpus.max_jobs]
+            n = self.gpus.gpu_jobs_n[g]
             for j in range(n):
                 if row[j] == rank:
                     memmove(&row[j], &row[j + 1], (n - j - 1) * sizeof(int))
                     break
-            self.gpu_jobs_n[g] = n - 1
-        memcpy(&self.prev_of[job.offset], gpus, job.held * sizeof(int))
+            self.gpus.gpu_jobs_n[g] = n - 1
+        memcpy(&self.jobs.prev_of[job.offset], gpus, job.held * sizeof(int))
         job.prev_held = job.held
         job.held = 0
 
     cdef void _finish(self, int rank) except *:
-        cdef Job* job = &self.jobs[rank]
+        cdef Job* job = &self.jobs.row[rank]
         job.progress = job.iterations
         job.rate = 0.0
         self._stop_compute(rank, FINISHED)
         self._release(rank)
-        self._touch_memory(&self.prev_of[job.offset], job.prev_held)
-        self._touch_compute(&self.prev_of[job.offset], job.prev_held, -1)
+        self._touch_memory(&self.jobs.prev_of[job.offset], job.prev_held)
+        self._touch_compute(&self.jobs.prev_of[job.offset], job.prev_held, -1)
         job.finish = self.now
         self.in_system -= 1
-        self.finished[self.finished_n] = rank
-        self.finished_n += 1
+        self.jobs.finished[self.jobs.finished_n] = rank
+        self.jobs.finished_n += 1
 
     cdef void _occupy(self, int rank, int* chosen, int count) except *:
         """Carry out a checked placement: ``chosen`` sorted, distinct, with room."""
-        cdef Job* job = &self.jobs[rank]
-        cdef int* gpus = &self.gpus_of[job.offset]
+        cdef Job* job = &self.jobs.row[rank]
+        cdef int* gpus = &self.jobs.gpus_of[job.offset]
         cdef int i, g, node
         self._dequeue(rank)
         memcpy(gpus, chosen, count * sizeof(int))
@@ -386,18 +386,18 @@ cdef class _Simulation(_Placement):
         job.held_since = self.now
         job.cross_node = False
         if count > 1:
-            node = self.gpu_node[gpus[0]]
+            node = self.gpus.gpu_node[gpus[0]]
             for i in range(1, count):
-                if self.gpu_node[gpus[i]] != node:
+                if self.gpus.gpu_node[gpus[i]] != node:
                     job.cross_node = True
                     break
         for i in range(count):
             g = gpus[i]
-            self.free_mem[g] = self.free_mem[g] - job.memory
-            self.holders[g] += 1
-            self._holders_changed(g, self.holders[g] - 1)
-            self.gpu_jobs[g * self.max_jobs + self.gpu_jobs_n[g]] = rank
-            self.gpu_jobs_n[g] += 1
+            self.gpus.free_mem[g] = self.gpus.free_mem[g] - job.memory
+            self.gpus.holders[g] += 1
+            self._holders_changed(g, self.gpus.holders[g] - 1)
+            self.gpus.gpu_jobs[g * self.gpus.max_jobs + self.gpus.gpu_jobs_n[g]] = rank
+            self.gpus.gpu_jobs_n[g] += 1
         self._touch_memory(gpus, count)
         if job.status == PENDING:
             job.first_start = self.now
@@ -412,9 +412,9 @@ cdef class _Simulation(_Placement):
         self._record()
 
     cdef void _suspend(self, int rank) except *:
-        cdef Job* job = &self.jobs[rank]
+        cdef Job* job = &self.jobs.row[rank]
         self._stop_compute(rank, SUSPENDING)
-        self._touch_compute(&self.gpus_of[job.offset], job.held, -1)
+        self._touch_compute(&self.jobs.gpus_of[job.offset], job.held, -1)
         job.transition_since = self.now
         self._transit_add(rank)
         self._push(self.now + job.suspend_overhead, EV_SUSPEND_DONE, rank)
@@ -422,17 +422,17 @@ cdef class _Simulation(_Placement):
         self._record()
 
     cdef inline void _transit_add(self, int rank) noexcept:
-        self.transit[self.transit_n] = rank
-        self.transit_n += 1
+        self.jobs.transit[self.jobs.transit_n] = rank
+        self.jobs.transit_n += 1
 
     cdef void _transit_remove(self, int rank) noexcept:
         cdef int i
-        for i in range(self.transit_n):
-            if self.transit[i] == rank:
+        for i in range(self.jobs.transit_n):
+            if self.jobs.transit[i] == rank:
                 memmove(
-                    &self.transit[i], &self.transit[i + 1], (self.transit_n - i - 1) * sizeof(int)
+                    &self.jobs.transit[i], &self.jobs.transit[i + 1], (self.jobs.transit_n - i - 1) * sizeof(int)
                 )
-                self.transit_n -= 1
+                self.jobs.transit_n -= 1
                 return
 
     cdef void _add_event(self, int kind, int rank) except *:
@@ -447,7 +447,7 @@ cdef class _Simulation(_Placement):
         self.events_n += 1
 
     cdef void _handle(self, int kind, int rank) except *:
-        cdef Job* job = &self.jobs[rank]
+        cdef Job* job = &self.jobs.row[rank]
         cdef int i
         cdef bint moved
         if kind == EV_FINISH:
@@ -460,7 +460,7 @@ cdef class _Simulation(_Placement):
             job.overhead_gpu_seconds += (self.now - job.transition_since) * job.num_gpus
             job.suspends += 1
             self._release(rank)
-            self._touch_memory(&self.prev_of[job.offset], job.prev_held)
+            self._touch_memory(&self.jobs.prev_of[job.offset], job.prev_held)
             job.status = SUSPENDED
             self._enqueue(rank)
         elif kind == EV_RESUME_DONE:
@@ -471,7 +471,7 @@ cdef class _Simulation(_Placement):
                 moved = job.prev_held != job.held
                 if not moved:
                     for i in range(job.held):
-                        if self.prev_of[job.offset + i] != self.gpus_of[job.offset + i]:
+                        if self.jobs.prev_of[job.offset + i] != self.jobs.gpus_of[job.offset + i]:
                             moved = True
                             break
                 if moved:
@@ -485,8 +485,8 @@ cdef class _Simulation(_Placement):
         self._drop_stale()
         if self.events.n:
             t = self.events.heap[0].time
-        if self.next_arrival < self.num_jobs and self.jobs[self.next_arrival].arrival < t:
-            t = self.jobs[self.next_arrival].arrival
+        if self.jobs.next_arrival < self.jobs.num_jobs and self.jobs.row[self.jobs.next_arrival].arrival < t:
+            t = self.jobs.row[self.jobs.next_arrival].arrival
         return t
 
     cdef void _sim_advance(self) except *:
@@ -495,7 +495,7 @@ cdef class _Simulation(_Placement):
         cdef Job* job
         if t == INFINITY:
             raise RuntimeError(
-                f"advance(): no event left and {self.queue_n} job(s) waiting"
+                f"advance(): no event left and {self.jobs.queue_n} job(s) waiting"
             )
         self.now = t
         self.events_n = 0
@@ -505,13 +505,13 @@ cdef class _Simulation(_Placement):
                 top = self.events.heap[0]
                 self._pop()
                 self._handle(top.kind, top.job)
-            elif self.next_arrival < self.num_jobs and self.jobs[self.next_arrival].arrival <= t:
-                job = &self.jobs[self.next_arrival]
+            elif self.jobs.next_arrival < self.jobs.num_jobs and self.jobs.row[self.jobs.next_arrival].arrival <= t:
+                job = &self.jobs.row[self.jobs.next_arrival]
                 job.status = PENDING
                 self.in_system += 1
-                self._enqueue(self.next_arrival)
-                self._add_event(EV_ARRIVAL, self.next_arrival)
-                self.next_arrival += 1
+                self._enqueue(self.jobs.next_arrival)
+                self._add_event(EV_ARRIVAL, self.jobs.next_arrival)
+                self.jobs.next_arrival += 1
             else:
                 break
         self.events_processed += self.events_n

@@ -303,7 +303,7 @@ class Simulator:
             )
         )
         #: Per-GPU state arrays (live, written by the core).
-        self.gpus: GPUState = self.core.gpu_state
+        self.gpus: GPUState = self.core.gpus.gpu_state
         #: Job id -> ``JobState`` (read-only proxies), in arrival order.
         self.jobs: Mapping[int, JobState] = JobTable(self.core, [j.job_id for j in ordered])
         self._read_only_arrays()
@@ -339,7 +339,7 @@ class Simulator:
         self.interference = state["interference"]
         self.windows = state["windows"]
         self.core = state["core"]
-        self.gpus = self.core.gpu_state
+        self.gpus = self.core.gpus.gpu_state
         self.jobs = JobTable(self.core, state["ids"])
         self._read_only_arrays()
 
@@ -365,8 +365,8 @@ class Simulator:
         self.max_jobs_per_gpu: int = cluster.max_jobs_per_gpu
         #: The env's action mask and observation, as the core last encoded them (live,
         #: read-only; empty-layout arrays on a headless simulator).  # (A,) bool, (D,)
-        self.action_mask = _frozen(self.core.mask_array)
-        self.observation_buffer = _frozen(self.core.buffer_array)
+        self.action_mask = _frozen(self.core.enc.mask_array)
+        self.observation_buffer = _frozen(self.core.enc.buffer_array)
         self.step = self.core.step
         self.is_valid = self.core.is_valid
         self.reward_terms = self.core.reward_terms
@@ -826,12 +826,12 @@ def new_core(inputs: CoreInputs) -> Core:
     """A fresh ``Core`` from ``core_inputs``, with its ``GPUState`` over the live arrays."""
     core = Core(inputs)
     cluster = inputs.cluster
-    core.gpu_state = GPUState(
-        free_memory_gib=core.free_array,
-        load=core.load_array,
-        computing=core.computing_array,
-        holders=core.holders_array,
-        factor=core.factor_array,
+    core.gpus.gpu_state = GPUState(
+        free_memory_gib=core.gpus.free_array,
+        load=core.gpus.load_array,
+        computing=core.gpus.computing_array,
+        holders=core.gpus.holders_array,
+        factor=core.gpus.factor_array,
         gpu_node=cluster.gpu_node,
         node_gpus=cluster.node_gpus,
         num_nodes=cluster.node_gpus.shape[0],

@@ -79,3 +79,42 @@ def test_one_truncation_rule_for_the_env_and_the_headless_runner() -> None:
     assert truncation_reason(3, 10, 50.0, 50.0, True) == "time"
     assert truncation_reason(3, None, 49.0, 50.0, True) == "deadlock"
     assert truncation_reason(10**9, None, 1e12) is None
+
+
+#: The most C fields one compiled class may declare: the core's state is split into parts
+#: (``_parts.pxi``) that each own their memory, so adding a resource touches the part it
+#: belongs to, not one class of everything.
+MAX_FIELDS = 60
+_MODULE_STATEMENT = re.compile(r"^(?=[^\s#])", re.M)
+_FIELD = re.compile(r"^    cdef (?!class\b)(?:(?:public|readonly) )?[\w.]+\*?(?:\[\w+\])? (?P<names>[\w, ]+?)\s*(?:#.*)?$", re.M)
+
+
+def _fields(source: str) -> list[str]:
+    """The C fields a class body declares (``cdef TYPE a, b  # ...`` lines, not methods;
+    the body ends at the next statement of the module)."""
+    body = _MODULE_STATEMENT.split(source.split("\n", 1)[-1], 1)[0]
+    return [n.strip() for m in _FIELD.finditer(body) for n in m["names"].split(",")]
+
+
+def test_the_field_count_reads_declarations_not_methods() -> None:
+    source = (
+        "cdef class _Part:\n"
+        "    cdef int* row  # by rank\n"
+        "    cdef public object a_array, b_array\n"
+        "    cdef double[NUM_TERMS] weights\n"
+        "    cdef readonly int num_gpus\n"
+        "    cdef int _method(self, int rank) noexcept:\n"
+        "        cdef int local = 0\n"
+        "\n"
+        "cdef void module_function(double* a):\n"
+        "    cdef int at\n"
+    )
+    ((_, _, body),) = _parse(source)
+    assert _fields(body) == ["row", "a_array", "b_array", "weights", "num_gpus"]
+
+
+def test_no_compiled_class_holds_more_than_sixty_fields() -> None:
+    counts = {name: len(_fields(source)) for name, _, source in _classes()}
+    assert {"GpuTable", "JobTable", "Windows", "Meter", "Encoder", "_State"} <= counts.keys()
+    assert sum(counts.values()) > 150  # every field of the core was counted
+    assert max(counts.values()) <= MAX_FIELDS, counts

@@ -1,7 +1,7 @@
 """The compiled core's stub (``gpushare_env/compiled/_core.pyi``) against the built module.
 
 Cython writes no stub, so ``_core.pyi`` is kept by hand; these tests keep it from going
-stale. Every name the stub declares for ``Core`` and ``JobState`` exists on the compiled
+stale. Every name the stub declares for ``Core``, its parts and ``JobState`` exists on the compiled
 class, with the same kind (a method, or an attribute / property); every public method
 and attribute of the compiled classes is declared; every module-level function declared
 takes the parameters the compiled one takes (names, order, which have defaults and what
@@ -22,7 +22,17 @@ import gpushare_env.sim  # noqa: F401  (the core imports gpushare_env.sim: impor
 from gpushare_env.compiled import _core
 
 STUB = Path(_core.__file__).with_name("_core.pyi")
-CLASSES = ("Core", "EventHeap", "JobState")
+CLASSES = (
+    "Core",
+    "EventHeap",
+    "GpuTable",
+    "JobTable",
+    "Meter",
+    "Windows",
+    "Columns",
+    "Encoder",
+    "JobState",
+)
 
 
 def _stub() -> ast.Module:

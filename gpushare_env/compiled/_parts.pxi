@@ -1,0 +1,346 @@
+# The compiled core's parts (included by _core.pyx after _event_heap.pxi): the tables the
+# core is made of, each owning and freeing its memory. The core holds one of each as a
+# typed attribute (_state.pxi); the behaviour classes read them as self.gpus.free_mem,
+# self.jobs.row[rank], ... The constructor (Core.__init__) fills them from CoreInputs.
+
+
+@cython.final
+cdef class GpuTable:
+    """The cluster: each GPU's capacity, speed, node, workers, free memory and load, the
+    node layout, and the incremental placement index."""
+
+    cdef readonly int num_gpus
+    cdef readonly int num_nodes
+    cdef readonly int node_width
+    cdef readonly int max_jobs  # workers one GPU may hold
+    cdef int* gpu_node
+    cdef int* node_gpus  # (num_nodes, node_width), -1 padded
+    cdef double* capacity
+    cdef double* inv_capacity
+    cdef double* gpu_speed
+    cdef int* gpu_jobs  # (num_gpus, max_jobs) ranks in insertion order
+    cdef int* gpu_jobs_n
+    # the live per-GPU arrays, numpy-owned; the pointers write through to them
+    cdef double* free_mem
+    cdef double* load
+    cdef long* computing
+    cdef long* holders
+    cdef double* factor
+    cdef public object free_array, load_array, computing_array, holders_array, factor_array
+    cdef public object gpu_state  # GPUState over the live arrays (what SimView reads)
+    cdef object strategy_names
+    cdef bint equal_capacity
+    cdef double min_capacity
+    cdef double max_capacity
+    # measured pairs (MeasuredContention), per GPU
+    cdef int* gpu_table  # (G) each GPU's table
+    cdef double* gpu_model_speed  # (G, models) each model's solo speed on each GPU
+    # scratch for placements
+    cdef double* scratch_row  # (node_width) a node's GPU scores, sorted
+    cdef int* scratch_cols  # (node_width) their columns
+    cdef int* scratch_gpus  # (num_gpus)
+    cdef double* scratch_score  # (num_gpus)
+    cdef int* scratch_nodes  # (num_nodes)
+    # incremental placement index (equal GPU memories, GPUs numbered node by node): idle
+    # GPUs per node and the "open" GPUs (some workers, a free slot), so that one-worker
+    # placements and exclusive gangs need no pass over the cluster
+    cdef bint indexed
+    cdef int* idle_on_node  # (num_nodes)
+    cdef int idle_total
+    cdef int* open_list
+    cdef int* open_pos  # (num_gpus) index in open_list, -1 if not open
+    cdef int open_n
+    cdef long gpu_epoch  # bumped whenever a GPU's memory, workers or load changed
+
+    cdef void build(self, cluster_in) except *:
+        """The cluster of ``cluster_in`` (a ``ClusterInput``), every GPU idle."""
+        cdef int i, g
+        capacity = np.ascontiguousarray(cluster_in.gpu_memory_gib, dtype=np.float64)
+        gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
+        node_gpus = np.ascontiguousarray(cluster_in.node_gpus, dtype=np.int64)
+        speed = np.ascontiguousarray(cluster_in.gpu_speed, dtype=np.float64)
+        self.num_gpus = g = len(capacity)
+        self.num_nodes = node_gpus.shape[0]
+        self.node_width = node_gpus.shape[1]
+        self.max_jobs = cluster_in.max_jobs_per_gpu
+        self.gpu_node = <int*>checked_malloc(g * sizeof(int))
+        self.node_gpus = <int*>checked_malloc(self.num_nodes * self.node_width * sizeof(int))
+        self.capacity = <double*>checked_malloc(g * sizeof(double))
+        self.inv_capacity = <double*>checked_malloc(g * sizeof(double))
+        self.gpu_speed = <double*>checked_malloc(g * sizeof(double))
+        for i in range(g):
+            self.gpu_node[i] = gpu_node[i]
+            self.capacity[i] = capacity[i]
+            self.inv_capacity[i] = 1.0 / capacity[i]
+            self.gpu_speed[i] = speed[i]
+        flat_nodes = node_gpus.ravel().tolist()
+        for i in range(self.num_nodes * self.node_width):
+            self.node_gpus[i] = flat_nodes[i]
+        self.gpu_jobs = <int*>checked_malloc(g * self.max_jobs * sizeof(int))
+        self.gpu_jobs_n = <int*>checked_malloc(g * sizeof(int))
+        self.max_capacity = float(capacity.max())
+        self.min_capacity = float(capacity.min())
+        self.equal_capacity = bool(np.all(capacity == capacity[0]))
+        self.free_array = capacity.copy()
+        self.load_array = np.zeros(g)
+        self.computing_array = np.zeros(g, dtype=np.int64)
+        self.holders_array = np.zeros(g, dtype=np.int64)
+        self.factor_array = np.ones(g)
+        self.free_mem = <double*>cnp.PyArray_DATA(self.free_array)
+        self.load = <double*>cnp.PyArray_DATA(self.load_array)
+        self.computing = <long*>cnp.PyArray_DATA(self.computing_array)
+        self.holders = <long*>cnp.PyArray_DATA(self.holders_array)
+        self.factor = <double*>cnp.PyArray_DATA(self.factor_array)
+        self.scratch_row = <double*>checked_malloc(self.node_width * sizeof(double))
+        self.scratch_cols = <int*>checked_malloc(self.node_width * sizeof(int))
+        self.strategy_names = tuple(cluster_in.strategies)
+        if len(self.strategy_names) != NUM_STRATEGIES:
+            raise ValueError(
+                f"the core has {NUM_STRATEGIES} placement strategies, given "
+                f"{len(self.strategy_names)}: {self.strategy_names}"
+            )
+        self.scratch_gpus = <int*>checked_malloc(g * sizeof(int))
+        self.scratch_score = <double*>checked_malloc(g * sizeof(double))
+        self.scratch_nodes = <int*>checked_malloc(self.num_nodes * sizeof(int))
+        members = [gpu for gpu in flat_nodes if gpu >= 0]
+        self.indexed = self.equal_capacity and members == list(range(g))
+        self.idle_on_node = <int*>checked_malloc(self.num_nodes * sizeof(int))
+        for i in range(self.num_nodes):
+            self.idle_on_node[i] = sum(1 for gpu in flat_nodes[
+                i * self.node_width : (i + 1) * self.node_width] if gpu >= 0)
+        self.idle_total = g
+        self.open_list = <int*>checked_malloc(g * sizeof(int))
+        self.open_pos = <int*>checked_malloc(g * sizeof(int))
+        for i in range(g):
+            self.open_pos[i] = -1
+
+    def __dealloc__(self):
+        free(self.gpu_node)
+        free(self.node_gpus)
+        free(self.capacity)
+        free(self.inv_capacity)
+        free(self.gpu_speed)
+        free(self.gpu_jobs)
+        free(self.gpu_jobs_n)
+        free(self.gpu_table)
+        free(self.gpu_model_speed)
+        free(self.scratch_row)
+        free(self.scratch_cols)
+        free(self.scratch_gpus)
+        free(self.scratch_score)
+        free(self.scratch_nodes)
+        free(self.idle_on_node)
+        free(self.open_list)
+        free(self.open_pos)
+
+
+@cython.final
+cdef class JobTable:
+    """The jobs: one C record per job by rank (arrival order), their GPUs, and the
+    queue, running, in-transition and finished lists."""
+
+    cdef Job* row  # (num_jobs) by rank
+    cdef readonly int num_jobs
+    cdef int* gpus_of  # flat, each job's slice at its offset
+    cdef int* prev_of  # the GPUs each job held before its last suspension
+    cdef double* inv_solo  # (num_jobs) 1 / solo duration
+    cdef int* shape_of  # (num_jobs) the job's shape (GPUs requested, worker memory)
+    cdef int* queue  # waiting ranks, sorted (rank order = (arrival, id) order)
+    cdef int queue_n
+    cdef int* running  # RUNNING ranks in the order they started
+    cdef int running_n
+    cdef int* finished  # ranks in finishing order
+    cdef int finished_n
+    cdef int* transit  # SUSPENDING / RESUMING ranks in the order they began
+    cdef int transit_n
+    cdef int next_arrival
+    cdef int* touched_jobs  # scratch for _touch_compute
+    cdef int* colocated  # (max_jobs + 1) scratch: the workers beside one
+
+    cdef void build(self, jobs_in, int max_jobs) except *:
+        """The jobs of ``jobs_in`` (a ``JobsInput``) in (arrival, id) order, none arrived."""
+        cdef int i, n, offset
+        cdef Job* job
+        ids = jobs_in.job_id
+        n = self.num_jobs = len(ids)
+        self.row = <Job*>checked_malloc(n * sizeof(Job))
+        total_gpus = int(sum(jobs_in.num_gpus))
+        self.gpus_of = <int*>checked_malloc(total_gpus * sizeof(int))
+        self.prev_of = <int*>checked_malloc(total_gpus * sizeof(int))
+        self.inv_solo = <double*>checked_malloc(n * sizeof(double))
+        self.transit = <int*>checked_malloc(n * sizeof(int))
+        offset = 0
+        for i in range(n):
+            job = &self.row[i]
+            job.job_id = ids[i]
+            job.num_gpus = jobs_in.num_gpus[i]
+            job.memory = jobs_in.memory_gib[i]
+            job.intensity = jobs_in.intensity[i]
+            job.iterations = jobs_in.iterations[i]
+            job.step_time = jobs_in.step_time_s[i]
+            job.arrival = jobs_in.arrival_s[i]
+            job.model = jobs_in.model_index[i]
+            job.noise = jobs_in.noise[i]
+            job.suspend_overhead = jobs_in.suspend_overhead_s[i]
+            job.resume_overhead = jobs_in.resume_overhead_s[i]
+            job.cross_factor = jobs_in.cross_node_factor[i]
+            job.size_index = jobs_in.size_index[i]
+            job.status = FUTURE
+            job.offset = offset
+            job.first_start = float("nan")
+            job.finish = float("nan")
+            offset += job.num_gpus
+            self.inv_solo[i] = jobs_in.inv_solo_s[i]
+        self.colocated = <int*>checked_malloc((max_jobs + 1) * sizeof(int))
+        self.queue = <int*>checked_malloc(n * sizeof(int))
+        self.running = <int*>checked_malloc(n * sizeof(int))
+        self.finished = <int*>checked_malloc(n * sizeof(int))
+        self.touched_jobs = <int*>checked_malloc((n + 1) * sizeof(int))
+
+    def __dealloc__(self):
+        free(self.row)
+        free(self.gpus_of)
+        free(self.prev_of)
+        free(self.inv_solo)
+        free(self.shape_of)
+        free(self.queue)
+        free(self.running)
+        free(self.finished)
+        free(self.transit)
+        free(self.touched_jobs)
+        free(self.colocated)
+
+
+@cython.final
+cdef class Meter:
+    """The cluster's running sums (utilisation, allocation, free memory, fragmentation and
+    expected fragmentation, each with its per-GPU parts) and the timeline."""
+
+    cdef double median_worker  # [GiB] the workload's median worker memory
+    cdef double* reference  # the workload's worker memories, sorted [GiB]
+    cdef int num_reference
+    cdef double* util_part
+    cdef int* alloc_part
+    cdef double* free_part
+    cdef double* frag_part
+    cdef double* fgd_part
+    cdef double util_sum
+    cdef long allocated
+    cdef double free_sum
+    cdef double frag_sum
+    cdef double fgd_sum
+    cdef bint record_timeline
+    cdef double* timeline  # (timeline_cap, 8)
+    cdef long timeline_n
+    cdef long timeline_cap
+
+    def __dealloc__(self):
+        free(self.reference)
+        free(self.util_part)
+        free(self.alloc_part)
+        free(self.free_part)
+        free(self.frag_part)
+        free(self.fgd_part)
+        free(self.timeline)
+
+
+@cython.final
+cdef class Windows:
+    """The decision windows: the pending jobs a decision may choose (W, some slots by
+    least attained service), the running jobs it may suspend (R), and what the last scan
+    found (a choice, a possible advance, the rivals of each request size)."""
+
+    cdef readonly int W
+    cdef readonly int R
+    cdef int* window_pending  # ranks in the window
+    cdef int priority_slots  # pending slots chosen by least attained service
+    cdef int* priority_pos  # their queue positions, while choosing  # (priority_slots + 1)
+    cdef double* priority_key  # and their attained GPU-seconds  # (priority_slots + 1)
+    cdef int pending_n
+    cdef int* window_running
+    cdef int running_n_window
+    cdef int waiting_gpus
+    cdef bint has_choice
+    cdef bint can_advance
+    # the rivals pass, by GPUs requested: the pass that last saw such a waiting job, the
+    # longest wait and the shortest predicted remaining time (+inf: none predicted)
+    cdef long* rival_seen  # (largest request + 1)
+    cdef long rival_pass
+    cdef double* rival_wait  # [s]
+    cdef double* rival_left  # [s]
+
+    def __dealloc__(self):
+        free(self.window_pending)
+        free(self.priority_pos)
+        free(self.priority_key)
+        free(self.window_running)
+        free(self.rival_seen)
+        free(self.rival_wait)
+        free(self.rival_left)
+
+
+@cython.final
+cdef class Columns:
+    """Where each feature sits in the observation: column indices looked up by name in
+    the layout the env passes in (the feature registry, gpushare_env.envs.features), -1
+    for an optional column that is off, and each key's offset in the flat buffer."""
+
+    cdef int num_gpu_f, num_frag, num_pw, num_r, num_global  # columns per key
+    cdef int gpu_at, frag_at, pending_at, running_at, global_at  # offsets in the buffer
+    cdef int cg_free, cg_load, cg_workers, cg_node, cg_speed, cg_capacity
+    cdef int cj_valid, cj_gpus, cj_memory, cj_intensity, cj_model0
+    cdef int cj_wait, cj_sampled, cj_known, cj_predicted, cj_suspended, cj_progress
+    cdef int cp_pack, cp_drain
+    cdef int cr_speed, cr_held, cr_shares, cr_rival, cr_drain
+    cdef int cl_time, cl_waiting, cl_backlog, cl_running, cl_transition, cl_in_system
+    cdef int cl_finished, cl_util, cl_alloc, cl_free, cl_frag, cl_expected, cl_waiting_gpus
+    cdef int cl_idle, cl_advance
+
+
+@cython.final
+cdef class Encoder:
+    """The encoder's state: the observation buffer and action mask (numpy-owned), the
+    per-GPU fragment categories kept up to date by dirty marks, the pack / spread answers
+    by job shape, and the normalisers."""
+
+    cdef bint has_encoder  # False: a headless core (no layout given), it encodes nothing
+    cdef int num_models
+    cdef int num_actions
+    cdef public object buffer_array  # float32, every observation key
+    cdef float* buffer
+    cdef public object mask_array
+    cdef cnp.npy_bool* mask
+    cdef double* frag_edges  # upper edges of the shared-GPU bins of frag_hist [GiB]
+    cdef int num_frag_edges
+    cdef double* mem_values
+    cdef int num_mem_values
+    cdef int* fit_counts
+    cdef int* level
+    cdef int* category
+    cdef int* category_counts  # (num_frag)
+    cdef int idle_gpus
+    cdef bint* dirty
+    cdef int* dirty_list
+    cdef int dirty_n
+    # pack / spread answers by job shape (GPUs requested, worker memory): the largest load
+    # on the GPUs each strategy picks (+inf: none fit), valid while no GPU changed
+    cdef long* shape_epoch  # (shapes) the gpu_epoch of the answers, -1: none yet
+    cdef double* shape_peak  # (shapes, 2) pack, spread
+    cdef double inv_max_speed
+    cdef double inv_slots
+    cdef double inv_gpus
+    cdef double inv_jobs
+    cdef double inv_total_memory
+    cdef double log_gpus
+
+    def __dealloc__(self):
+        free(self.frag_edges)
+        free(self.mem_values)
+        free(self.fit_counts)
+        free(self.level)
+        free(self.category)
+        free(self.category_counts)
+        free(self.dirty)
+        free(self.dirty_list)
+        free(self.shape_epoch)
+        free(self.shape_peak)
