@@ -154,11 +154,11 @@ class Gandiva(Policy):
         ranks = {job_id: self._rank(view, job_id) for job_id in pending}
         order = sorted(pending, key=ranks.__getitem__)  # step 2
         blocked: JobState | None = None
-        memo: dict[tuple[int, float, float], str | None] = {}  # same shape, same answer
+        memo: dict[tuple[float, ...], str | None] = {}  # same shape, same answer
         load = self._packing_load(view, running) if order else view.load
         for job_id in order:
             job = view.job(job_id)
-            shape = (job.num_gpus, job.memory_gib, job.intensity)
+            shape = (job.num_gpus, job.memory_gib, job.intensity, *job.node_request)
             if shape not in memo:
                 memo[shape] = self._placement(view, job, load)  # steps 3-4
             strategy = memo[shape]

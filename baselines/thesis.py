@@ -638,7 +638,13 @@ class ThesisHeuristic(Policy):
         shared, exclusive = view.fits(job.job_id)
         if not shared and not exclusive:
             return None
-        shape = (job.num_gpus, job.memory_gib, job.intensity, job.cross_node_factor)
+        shape = (
+            job.num_gpus,
+            job.memory_gib,
+            job.intensity,
+            job.cross_node_factor,
+            *job.node_request,
+        )
         if shape not in memo:
             memo[shape] = self._acceptable(view, job, shared, exclusive)
         placed = memo[shape]

@@ -3,7 +3,8 @@
 The harness runs heuristics either through ``GPUShare-v0`` or on the simulator directly
 (``--headless``). Both take every episode setting from one env config, so no setting can
 be honoured by one path only: hypothesis draws configurations (windows and their priority
-share, suspension rules, caps, prediction, interference, clusters and workloads) and
+share, suspension rules, caps, prediction, interference, the sharing model, clusters and
+workloads) and
 every heuristic must give the same metrics both ways, to the last digit.
 """
 
@@ -22,6 +23,7 @@ from gpushare_env.runner import run_headless
 from gpushare_env.sim import SimConfig, Windows, make_cluster
 from gpushare_env.sim.engine import DURATION_INFO
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
+from gpushare_env.sim.setting_table import SHARING_MODELS
 from gpushare_env.workloads import make_workload
 from gpushare_eval.runs import execute_run
 from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
@@ -40,6 +42,7 @@ configs = st.fixed_dictionaries(
         "min_service_s": st.sampled_from([0.0, 300.0, 3600.0]),
         "duration_info": st.sampled_from(DURATION_INFO),
         "interference": st.sampled_from(INTERFERENCE_MODELS),
+        "sharing": st.sampled_from(SHARING_MODELS),
         "sample_iterations": st.sampled_from([0, 50]),
         "auto_advance": st.booleans(),
         "max_decisions": st.one_of(st.none(), st.integers(5, 60)),

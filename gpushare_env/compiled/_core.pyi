@@ -96,6 +96,9 @@ class GpuTable:
     holders_array: _I64
     factor_array: _F64
     gpu_state: GPUState  # None until new_core sets it: every Core Python sees has one
+    shares: bool  # the requested-shares model
+    node_cpu_array: _F64  # (N,) CPU free on each node [milli-cores] (shares model)
+    node_mem_array: _F64  # (N,) host memory free on each node [MiB] (shares model)
 
 class JobTable:
     num_jobs: int
@@ -214,6 +217,8 @@ class JobState:
     def memory_gib(self) -> float: ...
     @property
     def intensity(self) -> float: ...
+    @property
+    def node_request(self) -> tuple[float, float, int]: ...
     @property
     def model(self) -> str: ...
     @property

@@ -140,6 +140,10 @@ cdef struct Job:
     int migrations
     bint sampled
     bint cross_node
+    # the shares model (SimInput.shares): what the job holds on its node while placed
+    double cpu  # [milli-cores]
+    double host_mem  # [MiB]
+    long long model_mask  # bit m: may run on GPU model m (-1: any)
 
 
 cdef struct Entry:
@@ -303,7 +307,7 @@ cdef class Core(_Encoder):
         env_in = inputs.env
         self.ops = []
         # ---- cluster and jobs
-        self.gpus.build(cluster_in)
+        self.gpus.build(cluster_in, sim_in.shares)
         capacity = self.gpus.free_array.copy()
         speed = np.ascontiguousarray(cluster_in.gpu_speed, dtype=np.float64)
         gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
@@ -1092,7 +1096,8 @@ cdef class Core(_Encoder):
         count = self._find_placement(rank, index, self.gpus.scratch_gpus)
         if count < 0:
             raise InvalidDecision(
-                f"job {job_id}: {job.num_gpus} worker(s) of {job.memory:g} GiB do not "
+                f"job {job_id}: {job.num_gpus} worker(s) of {job.memory:g} "
+                f"{'milli-GPU' if self.gpus.shares else 'GiB'} do not "
                 f"fit now with strategy {strategy!r}"
             )
         gpus = tuple([self.gpus.scratch_gpus[i] for i in range(count)])
@@ -1121,20 +1126,44 @@ cdef class Core(_Encoder):
                 raise InvalidDecision(
                     f"job {job_id}: GPU {g} does not exist (cluster has {self.gpus.num_gpus})"
                 )
-            if self.gpus.free_mem[g] + EPS < job.memory:
-                raise InvalidDecision(
-                    f"job {job_id}: GPU {g} has {self.gpus.free_mem[g]:.2f} GiB free, "
-                    f"a worker needs {job.memory:g} GiB (memory)"
-                )
-            if self.gpus.holders[g] >= self.gpus.max_jobs:
-                raise InvalidDecision(
-                    f"job {job_id}: GPU {g} already hosts {self.gpus.max_jobs} workers "
-                    "(max_jobs_per_gpu)"
-                )
+            if not self._fits(g, job):
+                raise InvalidDecision(f"job {job_id}: {self._unfit_text(g, job)}")
+        if self.gpus.shares and len({self.gpus.gpu_node[g] for g in gpu_list}) > 1:
+            raise InvalidDecision(
+                f"job {job_id}: GPUs {gpu_list} are on several nodes; under the shares "
+                "model a job's GPUs are on one node"
+            )
         for i in range(job.num_gpus):
             self.gpus.scratch_gpus[i] = gpu_list[i]
         self.ops.append(("place", job_id, gpu_list))
         self._occupy(self.rank_of[job_id], self.gpus.scratch_gpus, job.num_gpus)
+
+    cdef str _unfit_text(self, int g, Job* job):
+        """Why ``_fits(g, job)`` is false, for ``place``'s error."""
+        cdef int node = self.gpus.gpu_node[g]
+        if self.gpus.free_mem[g] + EPS < job.memory:
+            if self.gpus.shares:
+                return (
+                    f"GPU {g} has {self.gpus.free_mem[g]:g} milli-GPU free, a worker needs "
+                    f"{job.memory:g} milli-GPU (its requested share)"
+                )
+            return (
+                f"GPU {g} has {self.gpus.free_mem[g]:.2f} GiB free, a worker needs "
+                f"{job.memory:g} GiB (memory)"
+            )
+        if self.gpus.holders[g] >= self.gpus.max_jobs:
+            return f"GPU {g} already hosts {self.gpus.max_jobs} workers (max_jobs_per_gpu)"
+        if not (job.model_mask >> self.gpus.gpu_model[g]) & 1:
+            return f"GPU {g}'s model is not among the job's request.gpu_models"
+        if self.gpus.node_cpu_free[node] + EPS < job.cpu:
+            return (
+                f"node {node} of GPU {g} has {self.gpus.node_cpu_free[node]:g} milli-CPU "
+                f"free, the job requests {job.cpu:g}"
+            )
+        return (
+            f"node {node} of GPU {g} has {self.gpus.node_mem_free[node]:g} MiB of host "
+            f"memory free, the job requests {job.host_mem:g}"
+        )
 
     def suspend(self, job_id):
         """Checkpoint a running job: it keeps its GPUs for its suspend overhead, then waits.
@@ -1279,13 +1308,22 @@ cdef class JobState:
 
     @property
     def memory_gib(self):
-        """Memory of each worker.  # [GiB]"""
+        """Memory of each worker, as the fit rule counts it (under the shares model: its
+        requested share of a GPU, in milli-GPU, as ``free_memory_gib``).  # [GiB]"""
         return self.core.jobs.row[self.rank].memory
 
     @property
     def intensity(self):
-        """Compute fraction one worker uses alone."""
+        """Compute fraction one worker uses alone (under the shares model: its share)."""
         return self.core.jobs.row[self.rank].intensity
+
+    @property
+    def node_request(self):
+        """``(cpu_milli, host_memory_mib, model_mask)`` the job asks of its node under the
+        shares model (``(0.0, 0.0, -1)`` under the memory model): with ``num_gpus`` and
+        ``memory_gib``, jobs alike in these fit exactly the same placements."""
+        cdef Job* job = &self.core.jobs.row[self.rank]
+        return (job.cpu, job.host_mem, job.model_mask)
 
     @property
     def model(self):

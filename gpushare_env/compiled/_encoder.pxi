@@ -160,10 +160,26 @@ cdef class _Encoder(_Simulation):
         answer (enough GPUs with a free slot and the job's memory free) and sets
         ``exclusive`` (enough idle GPUs with its memory)."""
         cdef int n = job.num_gpus
+        if self.gpus.shares:  # node limits and one-node gangs: the counts do not tell
+            exclusive[0] = self._fits_one_node(job, True)
+            return self._fits_one_node(job, False)
         exclusive[0] = n <= self.enc.idle_gpus
         if exclusive[0] and not self.gpus.equal_capacity:
             exclusive[0] = self._exclusive_memory_ok(job)
         return n <= self.enc.fit_counts[job.size_index]
+
+    cdef bint _fits_one_node(self, Job* job, bint idle) noexcept:
+        """Some node has ``job.num_gpus`` GPUs that ``_fits`` (``idle``: ``_fits_idle``)."""
+        cdef int node, col, g, count, width = self.gpus.node_width
+        for node in range(self.gpus.num_nodes):
+            count = 0
+            for col in range(width):
+                g = self.gpus.node_gpus[node * width + col]
+                if g >= 0 and (self._fits_idle(g, job) if idle else self._fits(g, job)):
+                    count += 1
+            if count >= job.num_gpus:
+                return True
+        return False
 
     cdef int _suspend_rule(self, Job* job) noexcept:
         """The suspension rules: ``SUSPEND_OK`` for a running job under its budget and
@@ -183,7 +199,7 @@ cdef class _Encoder(_Simulation):
         cdef int i, count
         if job.memory <= self.gpus.min_capacity + EPS:
             return True
-        count = self._exclusive(job.num_gpus, job.memory, self.gpus.scratch_gpus)
+        count = self._exclusive(job.num_gpus, job, self.gpus.scratch_gpus)
         if count < 0:
             return False
         for i in range(count):

@@ -51,9 +51,17 @@ cdef class GpuTable:
     cdef int* open_pos  # (num_gpus) index in open_list, -1 if not open
     cdef int open_n
     cdef long gpu_epoch  # bumped whenever a GPU's memory, workers or load changed
+    # the shares model (SimInput.shares): a worker's "memory" is its share of a GPU of
+    # 1000 milli-GPU; each node's CPU and host memory and each GPU's model are limits too
+    cdef readonly bint shares
+    cdef int* gpu_model  # (num_gpus) index into the cluster's sorted GPU type names
+    cdef double* node_cpu_free  # (num_nodes) [milli-cores]
+    cdef double* node_mem_free  # (num_nodes) [MiB]
+    cdef public object node_cpu_array, node_mem_array  # numpy owners of the two above
 
-    cdef void build(self, cluster_in) except *:
-        """The cluster of ``cluster_in`` (a ``ClusterInput``), every GPU idle."""
+    cdef void build(self, cluster_in, bint shares) except *:
+        """The cluster of ``cluster_in`` (a ``ClusterInput``), every GPU idle; ``shares``:
+        the requested-shares model (no incremental index, node limits kept)."""
         cdef int i, g
         capacity = np.ascontiguousarray(cluster_in.gpu_memory_gib, dtype=np.float64)
         gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
@@ -113,6 +121,17 @@ cdef class GpuTable:
         self.open_pos = <int*>checked_malloc(g * sizeof(int))
         for i in range(g):
             self.open_pos[i] = -1
+        self.shares = shares
+        if shares:
+            self.indexed = False  # the index ignores node limits and GPU models
+        model = np.ascontiguousarray(cluster_in.gpu_model, dtype=np.int64)
+        self.gpu_model = <int*>checked_malloc(g * sizeof(int))
+        for i in range(g):
+            self.gpu_model[i] = model[i]
+        self.node_cpu_array = np.array(cluster_in.node_cpu_milli, dtype=np.float64)
+        self.node_mem_array = np.array(cluster_in.node_memory_mib, dtype=np.float64)
+        self.node_cpu_free = <double*>cnp.PyArray_DATA(self.node_cpu_array)
+        self.node_mem_free = <double*>cnp.PyArray_DATA(self.node_mem_array)
 
     def __dealloc__(self):
         free(self.gpu_node)
@@ -132,6 +151,7 @@ cdef class GpuTable:
         free(self.idle_on_node)
         free(self.open_list)
         free(self.open_pos)
+        free(self.gpu_model)
 
 
 @cython.final
@@ -185,6 +205,9 @@ cdef class JobTable:
             job.resume_overhead = jobs_in.resume_overhead_s[i]
             job.cross_factor = jobs_in.cross_node_factor[i]
             job.size_index = jobs_in.size_index[i]
+            job.cpu = jobs_in.cpu_milli[i]
+            job.host_mem = jobs_in.host_memory_mib[i]
+            job.model_mask = jobs_in.model_mask[i]
             job.status = FUTURE
             job.offset = offset
             job.first_start = float("nan")

@@ -9,13 +9,13 @@ cdef class _Placement(_Events):
         cdef Job* job = &self.jobs.row[rank]
         cdef int n = job.num_gpus
         cdef int g, best_g
-        cdef double memory = job.memory, score, best
+        cdef double score, best
         if strategy == S_EXCLUSIVE:
-            return self._exclusive(n, memory, out)
+            return self._exclusive(n, job, out)
         if n > 1:
-            return self._shared_gang(strategy, n, memory, out)
+            return self._shared_gang(strategy, n, job, out)
         if self.gpus.indexed:
-            best_g = self._indexed_single(strategy, memory)
+            best_g = self._indexed_single(strategy, job)
             if best_g < 0:
                 return -1
             out[0] = best_g
@@ -23,7 +23,7 @@ cdef class _Placement(_Events):
         best = INFINITY
         best_g = -1
         for g in range(self.gpus.num_gpus):
-            score = self._score(strategy, g, memory)
+            score = self._score(strategy, g, job)
             if score < best:
                 best = score
                 best_g = g
@@ -31,6 +31,27 @@ cdef class _Placement(_Events):
             return -1
         out[0] = best_g
         return 1
+
+    cdef inline bint _fits(self, int g, Job* job) noexcept:
+        """The fit rule, the one every placement, mask and check asks: may a worker of
+        ``job`` go on GPU ``g`` now? Its memory (under the shares model, its share of the
+        GPU) free and a worker slot; under the shares model also a GPU model the job
+        allows and the job's CPU and host memory free on the GPU's node."""
+        cdef int node
+        if not (self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs):
+            return False
+        if not self.gpus.shares:
+            return True
+        node = self.gpus.gpu_node[g]
+        return (
+            (job.model_mask >> self.gpus.gpu_model[g]) & 1
+            and self.gpus.node_cpu_free[node] + EPS >= job.cpu
+            and self.gpus.node_mem_free[node] + EPS >= job.host_mem
+        )
+
+    cdef inline bint _fits_idle(self, int g, Job* job) noexcept:
+        """``_fits`` on a GPU no worker holds (an exclusive placement's rule)."""
+        return self.gpus.holders[g] == 0 and self._fits(g, job)
 
     cdef inline void _holders_changed(self, int g, long before) noexcept:
         """Keep the placement index after GPU ``g``'s worker count changed from ``before``."""
@@ -74,29 +95,30 @@ cdef class _Placement(_Events):
                 return g
         return -1  # unreachable: the node has an idle GPU
 
-    cdef int _indexed_single(self, int strategy, double memory) noexcept:
+    cdef int _indexed_single(self, int strategy, Job* job) noexcept:
         """``find_placement`` of one worker from the index: every idle GPU scores alike
         (equal memories), so the lowest one stands for all; then the open GPUs.  Ties go
         to the lower GPU, as ``np.argmin``'s first minimum."""
         cdef int i, g, best_g = -1
         cdef double score, best = INFINITY
-        if self.gpus.idle_total and self.gpus.capacity[0] + EPS >= memory:
+        if self.gpus.idle_total and self.gpus.capacity[0] + EPS >= job.memory:
             best_g = self._first_idle(0)
-            best = self._score(strategy, best_g, memory)
+            best = self._score(strategy, best_g, job)
         for i in range(self.gpus.open_n):
             g = self.gpus.open_list[i]
-            score = self._score(strategy, g, memory)
+            score = self._score(strategy, g, job)
             if score < best or (score == best and score != INFINITY and g < best_g):
                 best = score
                 best_g = g
         return best_g if best != INFINITY else -1
 
-    cdef inline double _score(self, int strategy, int g, double memory) noexcept:
+    cdef inline double _score(self, int strategy, int g, Job* job) noexcept:
         """``find_placement``'s score of GPU ``g`` (+inf where the worker does not fit)."""
         cdef double free_gib = self.gpus.free_mem[g], before, after, left
+        cdef double memory = job.memory
         cdef long held = self.gpus.holders[g]
         cdef int max_jobs = self.gpus.max_jobs
-        if not (free_gib + EPS >= memory and held < max_jobs):
+        if not self._fits(g, job):
             return INFINITY
         if strategy == S_PACK:
             return (free_gib - memory) + (IDLE_PENALTY if held == 0 else 0.0)
@@ -113,9 +135,10 @@ cdef class _Placement(_Events):
         )
         return (after - before) + 1e-3 * (free_gib - memory)
 
-    cdef int _shared_gang(self, int strategy, int n, double memory, int* out) noexcept:
+    cdef int _shared_gang(self, int strategy, int n, Job* job, int* out) noexcept:
         """``_select`` of ``find_placement`` for a gang of ``n`` workers on shared GPUs:
-        the node whose ``n`` lowest scores sum least, else the fewest nodes."""
+        the node whose ``n`` lowest scores sum least, else (not under the shares model,
+        where a job's GPUs are on one node) the fewest nodes."""
         cdef int width = self.gpus.node_width, node, col, g, total = 0, taken, count, best_node = -1
         cdef double best_total = INFINITY, node_total
         cdef double* score = self.gpus.scratch_score
@@ -123,7 +146,7 @@ cdef class _Placement(_Events):
         cdef int* cols = self.gpus.scratch_cols
         cdef int* per_node = self.gpus.scratch_nodes
         for g in range(self.gpus.num_gpus):
-            score[g] = self._score(strategy, g, memory)
+            score[g] = self._score(strategy, g, job)
         memset(per_node, 0, self.gpus.num_nodes * sizeof(int))
         for node in range(self.gpus.num_nodes):
             for col in range(width):
@@ -144,7 +167,7 @@ cdef class _Placement(_Events):
                     out[col] = self.gpus.node_gpus[best_node * width + cols[col]]
                 self._sort(out, n)
                 return n
-        if total < n:
+        if total < n or self.gpus.shares:
             return -1
         # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
         taken = 0
@@ -176,13 +199,14 @@ cdef class _Placement(_Events):
             row[j + 1] = value
             cols[j + 1] = col
 
-    cdef int _exclusive(self, int n, double memory, int* out) noexcept:
-        """``find_placement("exclusive", ...)``: idle GPUs, best-fit node, else fewest nodes."""
+    cdef int _exclusive(self, int n, Job* job, int* out) noexcept:
+        """``find_placement("exclusive", ...)``: idle GPUs, best-fit node, else (not under
+        the shares model) the fewest nodes."""
         cdef int g, node, best_node, best_count, count, taken, total = 0
         cdef int* per_node = self.gpus.scratch_nodes
         cdef int width = self.gpus.node_width
         if self.gpus.indexed:  # equal memories: an idle GPU fits iff the capacity does
-            if self.gpus.capacity[0] + EPS < memory or self.gpus.idle_total < n:
+            if self.gpus.capacity[0] + EPS < job.memory or self.gpus.idle_total < n:
                 return -1
             if n == 1:
                 out[0] = self._first_idle(1)
@@ -192,7 +216,7 @@ cdef class _Placement(_Events):
         else:
             memset(per_node, 0, self.gpus.num_nodes * sizeof(int))
             for g in range(self.gpus.num_gpus):
-                if self.gpus.holders[g] == 0 and self.gpus.free_mem[g] + EPS >= memory:
+                if self._fits_idle(g, job):
                     per_node[self.gpus.gpu_node[g]] += 1
                     total += 1
         if total < n:
@@ -201,7 +225,7 @@ cdef class _Placement(_Events):
             best_count = self.gpus.num_gpus + 1
             best_node = -1
             for g in range(self.gpus.num_gpus):
-                if self.gpus.holders[g] == 0 and self.gpus.free_mem[g] + EPS >= memory:
+                if self._fits_idle(g, job):
                     if per_node[self.gpus.gpu_node[g]] < best_count:
                         best_count = per_node[self.gpus.gpu_node[g]]
                         out[0] = g
@@ -214,27 +238,29 @@ cdef class _Placement(_Events):
                     best_count = per_node[node]
                     best_node = node
             if best_node >= 0:
-                taken = self._take_idle(best_node, n, memory, out, 0)
+                taken = self._take_idle(best_node, n, job, out, 0)
                 self._sort(out, taken)
                 return taken
+        if self.gpus.shares:
+            return -1
         # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
         taken = 0
         for count in range(width, 0, -1):
             for node in range(self.gpus.num_nodes):
                 if per_node[node] == count:
-                    taken = self._take_idle(node, min(count, n - taken), memory, out, taken)
+                    taken = self._take_idle(node, min(count, n - taken), job, out, taken)
                     if taken == n:
                         self._sort(out, taken)
                         return taken
         return -1
 
-    cdef int _take_idle(self, int node, int k, double memory, int* out, int taken) noexcept:
+    cdef int _take_idle(self, int node, int k, Job* job, int* out, int taken) noexcept:
         cdef int col, g, got = 0
         for col in range(self.gpus.node_width):
             if got == k:
                 break
             g = self.gpus.node_gpus[node * self.gpus.node_width + col]
-            if g >= 0 and self.gpus.holders[g] == 0 and self.gpus.free_mem[g] + EPS >= memory:
+            if g >= 0 and self._fits_idle(g, job):
                 out[taken + got] = g
                 got += 1
         return taken + got

@@ -342,6 +342,10 @@ cdef class _Simulation(_Placement):
         cdef long held
         cdef int* row
         job.gpu_seconds += (self.now - job.held_since) * job.num_gpus
+        if self.gpus.shares and job.held:
+            g = self.gpus.gpu_node[gpus[0]]
+            self.gpus.node_cpu_free[g] += job.cpu
+            self.gpus.node_mem_free[g] += job.host_mem
         for i in range(job.held):
             g = gpus[i]
             held = self.gpus.holders[g] - 1
@@ -391,6 +395,10 @@ cdef class _Simulation(_Placement):
                 if self.gpus.gpu_node[gpus[i]] != node:
                     job.cross_node = True
                     break
+        if self.gpus.shares:  # one node: the job's CPU and host memory are taken there once
+            node = self.gpus.gpu_node[gpus[0]]
+            self.gpus.node_cpu_free[node] -= job.cpu
+            self.gpus.node_mem_free[node] -= job.host_mem
         for i in range(count):
             g = gpus[i]
             self.gpus.free_mem[g] = self.gpus.free_mem[g] - job.memory

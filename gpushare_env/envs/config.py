@@ -202,6 +202,7 @@ class SimulatorConfig(DeclaredGroup):
     suspend_overhead_s: float | None = declared("simulator.suspend_overhead_s")  # [s]
     resume_overhead_s: float | None = declared("simulator.resume_overhead_s")  # [s]
     interference: str = declared("simulator.interference")
+    sharing: str = declared("simulator.sharing")
 
     def sim_config(self) -> SimConfig:
         """The ``SimConfig`` of these settings (the others at the simulator's defaults)."""

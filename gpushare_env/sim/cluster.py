@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,11 +18,26 @@ from gpushare_env.sim.limits import (
     MIN_GPU_MEMORY_GIB,
 )
 from gpushare_env.sim.settings import is_finite, is_int, range_text, unknown_keys_error
+from gpushare_env.sim.types import Request
 
-__all__ = ["PRESETS", "Cluster", "ClusterConfig", "NodeGroup", "make_cluster", "unfit_reason"]
+__all__ = [
+    "PRESETS",
+    "Cluster",
+    "ClusterConfig",
+    "NodeGroup",
+    "gpu_models",
+    "make_cluster",
+    "model_mask",
+    "shares_unfit_reason",
+    "unfit_reason",
+]
 
 
-_GROUP_KEYS = ("nodes", "gpus_per_node", "gpu_type", "memory_gib")
+_GROUP_KEYS = ("nodes", "gpus_per_node", "gpu_type", "memory_gib", "cpu_milli", "memory_mib")
+
+#: The most CPU (milli-cores) and host memory (MiB) a node may declare.
+_MAX_NODE_CPU_MILLI = 2**31 - 1
+_MAX_NODE_MEMORY_MIB = 2**40
 
 #: Tolerance of memory comparisons, the engine's own.  [GiB]
 _EPS = 1e-9
@@ -39,12 +55,18 @@ class NodeGroup:
         gpus_per_node: GPUs per server, an int >= 1 and <= 256.
         gpu_type: Key of ``GPU_TYPES``.
         memory_gib: Overrides the type's memory when given, >= 1e-3 and <= 1e6.  # [GiB]
+        cpu_milli: CPU of each server, in milli-cores (``None``: no limit). Only the
+            requested-shares model (``SimConfig.sharing``) reads it.
+        memory_mib: Host memory of each server (``None``: no limit); as ``cpu_milli``.
+            # [MiB]
     """
 
     nodes: int
     gpus_per_node: int
     gpu_type: str = "v100"
     memory_gib: float | None = None  # [GiB]
+    cpu_milli: int | None = None
+    memory_mib: int | None = None  # [MiB]
 
     def __post_init__(self) -> None:
         self._check("cluster")
@@ -70,6 +92,18 @@ class NodeGroup:
                     f"{range_text(MIN_GPU_MEMORY_GIB, MAX_GPU_MEMORY_GIB)}, got {memory!r}"
                 )
             object.__setattr__(self, "memory_gib", float(memory))
+        for name, high in (
+            ("cpu_milli", _MAX_NODE_CPU_MILLI),
+            ("memory_mib", _MAX_NODE_MEMORY_MIB),
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                if not (is_int(value) and 1 <= value <= high):
+                    raise ValueError(
+                        f"{where}.{name} must be None or an int {range_text(1, high)}, "
+                        f"got {value!r}"
+                    )
+                object.__setattr__(self, name, int(value))
 
     @classmethod
     def from_dict(cls, spec: Any, where: str) -> NodeGroup:
@@ -86,7 +120,7 @@ class NodeGroup:
         if missing:
             raise ValueError(
                 f"{where}: missing key(s) {missing} (a node group needs nodes and "
-                "gpus_per_node; gpu_type and memory_gib are optional)"
+                "gpus_per_node; gpu_type, memory_gib, cpu_milli and memory_mib are optional)"
             )
         group = object.__new__(cls)
         for key in _GROUP_KEYS:
@@ -218,6 +252,8 @@ class Cluster:
         gpu_speed: Speed factor of each GPU relative to a V100.  # (G,)
         gpu_type: Type name of each GPU.  # (G,)
         node_gpus: GPU indices of each node, padded with -1.  # (N, max GPUs per node)
+        node_cpu_milli: CPU of each node, in milli-cores (inf: no limit).  # (N,)
+        node_memory_mib: Host memory of each node (inf: no limit).  # (N,) [MiB]
     """
 
     config: ClusterConfig
@@ -226,6 +262,8 @@ class Cluster:
     gpu_speed: np.ndarray  # (G,) float64
     gpu_type: tuple[str, ...]
     node_gpus: np.ndarray = field(repr=False)  # (N, M) int64, -1 padded
+    node_cpu_milli: np.ndarray = field(repr=False)  # (N,) float64
+    node_memory_mib: np.ndarray = field(repr=False)  # (N,) float64 [MiB]
 
     @property
     def num_gpus(self) -> int:
@@ -259,6 +297,8 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
     speed: list[float] = []
     types: list[str] = []
     rows: list[list[int]] = []
+    node_cpu: list[float] = []
+    node_memory: list[float] = []
     node = 0
     for group in config.groups:
         gpu_type: GPUType = GPU_TYPES[group.gpu_type]
@@ -270,6 +310,8 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
             memory.extend([mem] * group.gpus_per_node)
             speed.extend([gpu_type.speed] * group.gpus_per_node)
             types.extend([gpu_type.name] * group.gpus_per_node)
+            node_cpu.append(math.inf if group.cpu_milli is None else float(group.cpu_milli))
+            node_memory.append(math.inf if group.memory_mib is None else float(group.memory_mib))
             node += 1
     width = max(len(r) for r in rows)
     node_gpus = np.full((len(rows), width), -1, dtype=np.int64)
@@ -282,6 +324,8 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
         gpu_speed=np.asarray(speed, dtype=np.float64),
         gpu_type=tuple(types),
         node_gpus=node_gpus,
+        node_cpu_milli=np.asarray(node_cpu, dtype=np.float64),
+        node_memory_mib=np.asarray(node_memory, dtype=np.float64),
     )
 
 
@@ -321,3 +365,78 @@ def unfit_reason(
             f">= {memory_gib:g} GiB, the cluster has only {large}",
         )
     return None
+
+
+#: GPU models a cluster may mix under the shares model (a job's allowed models are a bit
+#: set in the core).
+MAX_GPU_MODELS = 63
+
+
+def gpu_models(cluster: Cluster) -> tuple[str, ...]:
+    """The cluster's GPU type names, sorted: ``ClusterInput.gpu_model`` indexes them.
+
+    Raises:
+        ValueError: more than ``MAX_GPU_MODELS`` types.
+    """
+    models = tuple(sorted(set(cluster.gpu_type)))
+    if len(models) > MAX_GPU_MODELS:
+        raise ValueError(
+            f"cluster {cluster.config.name}: {len(models)} GPU types, at most "
+            f"{MAX_GPU_MODELS} are supported"
+        )
+    return models
+
+
+def model_mask(request: Request, models: tuple[str, ...]) -> int:
+    """The bit set over ``models`` of the GPU models ``request`` allows (-1: any)."""
+    if not request.gpu_models:
+        return -1
+    return sum(1 << i for i, name in enumerate(models) if name in request.gpu_models)
+
+
+def shares_unfit_reason(
+    num_gpus: int, request: Request, cluster: Cluster
+) -> tuple[str, str] | None:
+    """``unfit_reason`` under the shares model: a job fits an empty cluster iff one node
+    has ``num_gpus`` GPUs of a model it allows and the CPU and host memory it requests
+    (its GPUs are on one node; any share of a GPU fits an idle one).
+
+    Returns:
+        ``(reason, detail)`` (``"too_many_gpus"``, ``"no_allowed_model"``,
+        ``"too_much_cpu"``, ``"too_much_host_memory"``, ``"no_node"``) or ``None``.
+    """
+    allowed = [not request.gpu_models or name in request.gpu_models for name in cluster.gpu_type]
+    width = int(cluster.node_gpus.shape[1])
+    if num_gpus > width:
+        return "too_many_gpus", f"num_gpus {num_gpus} > the largest node's {width} GPUs"
+    if not any(allowed):
+        return (
+            "no_allowed_model",
+            f"request.gpu_models {list(request.gpu_models)}: the cluster has only "
+            f"{sorted(set(cluster.gpu_type))}",
+        )
+    if request.cpu_milli > float(cluster.node_cpu_milli.max()):
+        return (
+            "too_much_cpu",
+            f"request.cpu_milli {request.cpu_milli} > the largest node's "
+            f"{cluster.node_cpu_milli.max():g}",
+        )
+    if request.host_memory_mib > float(cluster.node_memory_mib.max()):
+        return (
+            "too_much_host_memory",
+            f"request.host_memory_mib {request.host_memory_mib} > the largest node's "
+            f"{cluster.node_memory_mib.max():g} MiB",
+        )
+    for node, row in enumerate(cluster.node_gpus):
+        count = sum(1 for g in row if g >= 0 and allowed[g])
+        if (
+            count >= num_gpus
+            and cluster.node_cpu_milli[node] >= request.cpu_milli
+            and cluster.node_memory_mib[node] >= request.host_memory_mib
+        ):
+            return None
+    return (
+        "no_node",
+        f"no node has {num_gpus} GPU(s) of {list(request.gpu_models) or 'any model'} with "
+        f"{request.cpu_milli} milli-CPU and {request.host_memory_mib} MiB free",
+    )

@@ -31,7 +31,8 @@ class JobsInput:
         specs: The jobs as given (what ``Core.specs`` and the finished records carry).
         job_id: Job ids.
         num_gpus: Workers (one GPU each).
-        memory_gib: Memory of one worker.
+        memory_gib: Memory of one worker (under the shares model: its share of a GPU,
+            in milli-GPU; so for every field below in GiB).
         intensity: Compute share a worker uses of a GPU.
         iterations: Iterations to run.
         step_time_s: Time of one iteration alone on a V100.
@@ -43,12 +44,16 @@ class JobsInput:
         cross_node_factor: Speed factor of a placement across nodes.
         size_index: Index of ``memory_gib`` in ``EncoderInput.memory_sizes``.
         inv_solo_s: One over the job's solo duration.
+        cpu_milli: CPU the job holds on its node while placed (shares model; 0 else).
+        host_memory_mib: Host memory the job holds on its node (shares model; 0 else).
+        model_mask: Bit ``m`` set: the job may run on GPU model ``m`` of
+            ``ClusterInput.gpu_model`` (-1: any).
     """
 
     specs: tuple[JobSpec, ...]  # (J,)
     job_id: tuple[int, ...]  # (J,)
     num_gpus: tuple[int, ...]  # (J,)
-    memory_gib: tuple[float, ...]  # (J,) [GiB]
+    memory_gib: tuple[float, ...]  # (J,) [GiB] or [milli-GPU]
     intensity: tuple[float, ...]  # (J,) [0, 1]
     iterations: tuple[float, ...]  # (J,)
     step_time_s: tuple[float, ...]  # (J,) [s]
@@ -60,6 +65,9 @@ class JobsInput:
     cross_node_factor: tuple[float, ...]  # (J,) (0, 1]
     size_index: tuple[int, ...]  # (J,)
     inv_solo_s: tuple[float, ...]  # (J,) [1/s]
+    cpu_milli: tuple[float, ...]  # (J,) [milli-cores]
+    host_memory_mib: tuple[float, ...]  # (J,) [MiB]
+    model_mask: tuple[int, ...]  # (J,) bit set over the cluster's GPU models
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -67,20 +75,27 @@ class ClusterInput:
     """The cluster (``Cluster``'s arrays) and the placement strategies' names.
 
     Attributes:
-        gpu_memory_gib: Memory of each GPU.
+        gpu_memory_gib: What a GPU holds of the jobs' per-worker demand: its memory under
+            the memory model, 1000 milli-GPU under the shares model.
         gpu_node: Node of each GPU.
         node_gpus: GPUs of each node, padded with -1.
         gpu_speed: Speed of each GPU relative to a V100.
         max_jobs_per_gpu: Jobs a GPU may hold at once.
+        gpu_model: Each GPU's model, an index into the cluster's sorted type names.
+        node_cpu_milli: CPU of each node (inf: no limit).
+        node_memory_mib: Host memory of each node (inf: no limit).
         strategies: The placement strategies' names, in the action space's order (the core
             refuses any other count than its own).
     """
 
-    gpu_memory_gib: np.ndarray  # (G,) [GiB]
+    gpu_memory_gib: np.ndarray  # (G,) [GiB] or [milli-GPU]
     gpu_node: np.ndarray  # (G,) int
     node_gpus: np.ndarray  # (N, max GPUs per node) int, -1 padded
     gpu_speed: np.ndarray  # (G,) [x V100]
     max_jobs_per_gpu: int
+    gpu_model: np.ndarray  # (G,) int, < 63
+    node_cpu_milli: np.ndarray  # (N,) [milli-cores]
+    node_memory_mib: np.ndarray  # (N,) [MiB]
     strategies: tuple[str, ...]
 
 
@@ -121,6 +136,9 @@ class SimInput:
         reference_memory_gib: The workload's worker memories, sorted (the expected
             fragment's reference).
         median_worker_gib: Their median.
+        shares: The requested-shares model (``SimConfig.sharing``): a worker's "memory"
+            is its share of a GPU (milli-GPU), the node's CPU, host memory and the job's
+            GPU models are hard limits, and a job's GPUs are on one node.
     """
 
     alpha: float
@@ -135,6 +153,7 @@ class SimInput:
     min_service_s: float  # [s]
     reference_memory_gib: tuple[float, ...]  # (J,) [GiB], ascending
     median_worker_gib: float  # [GiB]
+    shares: bool
 
 
 @dataclass(frozen=True, slots=True)

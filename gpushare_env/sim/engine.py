@@ -38,7 +38,13 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from gpushare_env.sim.catalog import MODELS
-from gpushare_env.sim.cluster import Cluster, unfit_reason
+from gpushare_env.sim.cluster import (
+    Cluster,
+    gpu_models,
+    model_mask,
+    shares_unfit_reason,
+    unfit_reason,
+)
 from gpushare_env.sim.core_inputs import (
     ClusterInput,
     CoreInputs,
@@ -59,12 +65,14 @@ from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.setting_table import DURATION_INFO, declared
 from gpushare_env.sim.settings import DeclaredGroup, document_settings
 from gpushare_env.sim.types import (
+    GPU_MILLI,
     Event,
     EventKind,
     InvalidDecision,
     JobRecord,
     JobSpec,
     JobStatus,
+    Request,
     Timeline,
 )
 
@@ -145,6 +153,7 @@ class SimConfig(DeclaredGroup):
     max_suspends_per_job: int | None = declared("limits.max_suspends_per_job")
     min_service_s: float = declared("limits.min_service_s")  # [s]
     interference: str = declared("simulator.interference")
+    sharing: str = declared("simulator.sharing")
 
 
 @dataclass(slots=True)
@@ -642,6 +651,12 @@ class Simulator:
         used = np.zeros(num_gpus)
         load = np.zeros(num_gpus)
         holders = np.zeros(num_gpus, dtype=np.int64)
+        # what the core counts a worker as: memory, or its share under the shares model
+        inputs = self.core.inputs
+        rank_of = self.core.rank_of
+        capacity = inputs.cluster.gpu_memory_gib
+        node_cpu = self.cluster.node_cpu_milli.copy()
+        node_memory = self.cluster.node_memory_mib.copy()
         queue = self.pending()
         queued = set(queue)
         assert len(queued) == len(queue), "a job is queued twice"
@@ -651,18 +666,28 @@ class Simulator:
             gpus = job.gpus
             holds = status in (JobStatus.RUNNING, JobStatus.SUSPENDING, JobStatus.RESUMING)
             assert bool(gpus) == holds, f"job {job_id} {status.name} gpus={gpus}"
+            rank = rank_of[job_id]
+            if gpus and inputs.sim.shares:
+                node = int(self.cluster.gpu_node[gpus[0]])
+                assert all(self.cluster.gpu_node[g] == node for g in gpus), (job_id, gpus)
+                node_cpu[node] -= inputs.jobs.cpu_milli[rank]
+                node_memory[node] -= inputs.jobs.host_memory_mib[rank]
             for g in gpus:
-                used[g] += job.spec.memory_gib
+                used[g] += inputs.jobs.memory_gib[rank]
                 holders[g] += 1
                 if status == JobStatus.RUNNING:
-                    load[g] += job.spec.intensity
+                    load[g] += inputs.jobs.intensity[rank]
                 assert job_id in self.gpu_jobs(g), (job_id, g)
             assert self.progress_of(job_id) <= job.spec.iterations + 1e-6
             in_queue = status in (JobStatus.PENDING, JobStatus.SUSPENDED)
             assert in_queue == (job_id in queued), job_id
             assert (status == JobStatus.RUNNING) == (job_id in running), job_id
-        assert np.all(used <= self.cluster.gpu_memory_gib + 1e-6), "memory over-committed"
-        assert np.allclose(state.free_memory_gib, self.cluster.gpu_memory_gib - used)
+        assert np.all(used <= capacity + 1e-6), "memory (or shares) over-committed"
+        assert np.allclose(state.free_memory_gib, capacity - used)
+        if inputs.sim.shares:
+            assert np.all(node_cpu >= -1e-6) and np.all(node_memory >= -1e-6), "node over-committed"
+            assert np.allclose(self.core.gpus.node_cpu_array, node_cpu)
+            assert np.allclose(self.core.gpus.node_mem_array, node_memory)
         assert np.allclose(state.load, load)
         assert np.array_equal(state.holders, holders)
         assert np.all(holders <= state.max_jobs_per_gpu)
@@ -683,8 +708,12 @@ class Simulator:
             dup = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
             raise ValueError(f"job {dup}: duplicate job_id in the workload")
         memory_desc = np.sort(self.cluster.gpu_memory_gib)[::-1]
+        shares = self.config.sharing == "shares"
         for j in jobs:
-            unfit = unfit_reason(j.num_gpus, j.memory_gib, memory_desc)
+            if shares:
+                unfit = shares_unfit_reason(j.num_gpus, j.request or Request(), self.cluster)
+            else:
+                unfit = unfit_reason(j.num_gpus, j.memory_gib, memory_desc)
             if unfit is not None:
                 raise ValueError(
                     f"job {j.job_id} can never fit the cluster {self.cluster.describe()}: "
@@ -733,8 +762,19 @@ def core_inputs(
     windows: Windows,
     episode: EpisodeOptions | None,
 ) -> CoreInputs:
-    """What ``Core`` is built from for an episode of ``ordered`` jobs (by arrival, id)."""
-    sizes = sorted({s.memory_gib for s in ordered})
+    """What ``Core`` is built from for an episode of ``ordered`` jobs (by arrival, id).
+
+    Under the shares model (``config.sharing``) a worker's demand on a GPU is its
+    requested share (``JobSpec.request.gpu_milli``, a whole GPU without a request) of a
+    GPU of 1000 milli-GPU, and its compute intensity that share: jobs within a GPU's
+    shares do not contend for compute (only ``alpha``'s per-neighbour term applies). The
+    observation's fragment edges, given in GiB of the largest GPU, scale to milli-GPU.
+    """
+    shares = config.sharing == "shares"
+    models = gpu_models(cluster)
+    requests = [s.request or Request() for s in ordered] if shares else []
+    demand = [float(r.gpu_milli) for r in requests] if shares else [s.memory_gib for s in ordered]
+    sizes = sorted(set(demand))
     overheads = []
     for spec in ordered:
         model = MODELS.get(spec.model)
@@ -749,8 +789,10 @@ def core_inputs(
         specs=tuple(ordered),
         job_id=tuple(s.job_id for s in ordered),
         num_gpus=tuple(s.num_gpus for s in ordered),
-        memory_gib=tuple(s.memory_gib for s in ordered),
-        intensity=tuple(s.intensity for s in ordered),
+        memory_gib=tuple(demand),
+        intensity=tuple(r.gpu_milli / GPU_MILLI for r in requests)
+        if shares
+        else tuple(s.intensity for s in ordered),
         iterations=tuple(float(s.iterations) for s in ordered),
         step_time_s=tuple(s.step_time_s for s in ordered),
         arrival_s=tuple(s.arrival_s for s in ordered),
@@ -761,18 +803,30 @@ def core_inputs(
         suspend_overhead_s=tuple(o[0] for o in overheads),
         resume_overhead_s=tuple(o[1] for o in overheads),
         cross_node_factor=tuple(o[2] for o in overheads),
-        size_index=tuple(sizes.index(s.memory_gib) for s in ordered),
+        size_index=tuple(sizes.index(d) for d in demand),
         inv_solo_s=tuple(1.0 / s.solo_duration_s for s in ordered),
+        cpu_milli=tuple(float(r.cpu_milli) for r in requests) if shares else (0.0,) * len(ordered),
+        host_memory_mib=(
+            tuple(float(r.host_memory_mib) for r in requests) if shares else (0.0,) * len(ordered)
+        ),
+        model_mask=tuple(model_mask(r, models) for r in requests)
+        if shares
+        else (-1,) * len(ordered),
     )
     cluster_input = ClusterInput(
-        gpu_memory_gib=cluster.gpu_memory_gib,
+        gpu_memory_gib=np.full(cluster.num_gpus, float(GPU_MILLI))
+        if shares
+        else cluster.gpu_memory_gib,
         gpu_node=cluster.gpu_node,
         node_gpus=cluster.node_gpus,
         gpu_speed=cluster.gpu_speed,
         max_jobs_per_gpu=cluster.max_jobs_per_gpu,
+        gpu_model=np.asarray([models.index(t) for t in cluster.gpu_type], dtype=np.int64),
+        node_cpu_milli=cluster.node_cpu_milli,
+        node_memory_mib=cluster.node_memory_mib,
         strategies=tuple(STRATEGIES),
     )
-    reference = np.sort(np.asarray([j.memory_gib for j in ordered], dtype=np.float64))
+    reference = np.sort(np.asarray(demand, dtype=np.float64))
     num_gpus = cluster.num_gpus
     builtin = isinstance(interference, (LinearContention, NoInterference, MeasuredContention))
     measured = None
@@ -797,6 +851,7 @@ def core_inputs(
         min_service_s=float(config.min_service_s),
         reference_memory_gib=tuple(reference.tolist()),
         median_worker_gib=float(np.median(reference)),
+        shares=shares,
     )
     # headless: no layout, the core encodes nothing
     options = episode or EpisodeOptions()
@@ -806,7 +861,9 @@ def core_inputs(
         running_window=running_window,
         priority_slots=windows.priority_slots,
         columns=dict(options.columns) if options.columns is not None else None,
-        frag_edges=tuple(options.frag_edges),
+        frag_edges=tuple(options.frag_edges)
+        if not shares
+        else tuple(e * GPU_MILLI / float(cluster.gpu_memory_gib.max()) for e in options.frag_edges),
         num_models=len(_MODEL_NAMES),
         memory_sizes=tuple(sizes),
         log_gpus=1.0 / math.log2(1.0 + num_gpus),

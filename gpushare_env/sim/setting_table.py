@@ -44,12 +44,16 @@ __all__ = [
     "ON_UNFIT",
     "REWARD_COMPONENTS",
     "SETTINGS",
+    "SHARING_MODELS",
     "declared",
     "env_settings",
     "index_settings",
     "setting",
     "sim_settings",
 ]
+
+#: The sharing models (``SimConfig.sharing``): what limits the jobs on one GPU.
+SHARING_MODELS = ("memory", "shares")
 
 #: What schedulers see of job lengths (``simulator.duration_info``).
 DURATION_INFO: tuple[str, ...] = ("none", "sampled", "oracle")
@@ -340,6 +344,18 @@ _DECLARED: tuple[Setting, ...] = (
         flat="interference",
         details="The model a ``Simulator`` given no ``InterferenceModel`` uses; "
         "docs/model.md, *Measured interference*; ``gpushare_env.sim.interference``.",
+        sim=True,
+    ),
+    Setting(
+        "simulator.sharing",
+        "memory",
+        Choice(SHARING_MODELS),
+        "what limits jobs on one GPU: memory (GPU memory a hard limit, compute contended) "
+        "or shares (each job's requested share of a GPU, its node's CPU and host memory and "
+        "its allowed GPU models hard limits)",
+        flat="sharing",
+        details="docs/model.md, *Two sharing models*; a job's ``JobSpec.request`` holds "
+        "what it asks under ``shares``.",
         sim=True,
     ),
     Setting(

@@ -31,6 +31,7 @@ __all__ = [
     "JobRecord",
     "JobSpec",
     "JobStatus",
+    "Request",
     "Timeline",
 ]
 
@@ -69,6 +70,54 @@ class Event(NamedTuple):
     job_id: int
 
 
+#: Milli-GPU of one whole GPU: a request's ``gpu_milli`` is at most this.
+GPU_MILLI = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What a job asks of the cluster under the requested-shares model
+    (``SimConfig.sharing = "shares"``; Kubernetes GPU-share requests, as in Alibaba's
+    ``cluster-trace-gpu-v2023``): a share of each of its GPUs, CPU and host memory on its
+    node, and the GPU models it may run on. The memory model ignores it.
+
+    Every field is checked on creation (``ValueError`` naming it).
+
+    Attributes:
+        gpu_milli: Share of each of its GPUs, in milli-GPU (1-1000; a job of several GPUs
+            asks 1000 of each in the trace, but any share is accepted).
+        cpu_milli: CPU of the whole job on its node, in milli-cores (>= 0).
+        host_memory_mib: Host memory of the whole job on its node (>= 0).  # [MiB]
+        gpu_models: GPU type names the job may run on (``Cluster.gpu_type``); empty: any.
+    """
+
+    gpu_milli: int = GPU_MILLI
+    cpu_milli: int = 0
+    host_memory_mib: int = 0
+    gpu_models: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name, low, high in (
+            ("gpu_milli", 1, GPU_MILLI),
+            ("cpu_milli", 0, 2**31 - 1),
+            ("host_memory_mib", 0, 2**40),
+        ):
+            value = getattr(self, name)
+            if not (is_int(value) and low <= value <= high):
+                raise ValueError(
+                    f"request.{name} must be an int {range_text(low, high)}, got {value!r}"
+                )
+            object.__setattr__(self, name, int(value))
+        models = self.gpu_models
+        if isinstance(models, list):
+            models = tuple(models)
+        if not (isinstance(models, tuple) and all(isinstance(m, str) and m for m in models)):
+            raise ValueError(
+                f"request.gpu_models must be a tuple of GPU type names, got {self.gpu_models!r}"
+            )
+        object.__setattr__(self, "gpu_models", models)
+
+
 _INT_FIELDS = ("job_id", "batch_size", "num_gpus", "iterations")
 _FLOAT_FIELDS = ("arrival_s", "memory_gib", "intensity", "iter_time_s")
 
@@ -95,6 +144,8 @@ class JobSpec:
         memory_gib: Per-worker GPU memory.  # [GiB]
         intensity: Fraction of a GPU's compute one worker uses alone, in (0, 1].
         iter_time_s: Solo time of one step of one worker on a V100.  # [s]
+        request: What the job requests under the requested-shares model (``None``: one
+            whole GPU per worker, nothing else); the memory model ignores it.
     """
 
     job_id: int
@@ -106,6 +157,7 @@ class JobSpec:
     memory_gib: float  # [GiB]
     intensity: float
     iter_time_s: float  # [s]
+    request: Request | None = None
 
     def __post_init__(self) -> None:
         # The fast path (a workload builds 1e5 of these): plain Python numbers within the
@@ -128,6 +180,7 @@ class JobSpec:
             and 0.0 < self.intensity <= 1.0
             and MIN_ITER_TIME_S <= self.iter_time_s <= MAX_DURATION_S
             and 1 <= self.batch_size <= MAX_BATCH_SIZE
+            and (self.request is None or type(self.request) is Request)
         ):
             self._normalise_or_refuse()
         # rounding to whole steps may take a trace's duration of 1e8 s one step beyond
@@ -160,6 +213,8 @@ class JobSpec:
                     problems.append(f"{name} must be a finite number, got {value!r}")
         if not isinstance(self.model, str):
             problems.append(f"model must be a str, got {self.model!r}")
+        if not (self.request is None or isinstance(self.request, Request)):
+            problems.append(f"request must be None or a Request, got {self.request!r}")
         if problems:
             raise ValueError(f"job {self.job_id!r}: " + "; ".join(problems))
         checks = (

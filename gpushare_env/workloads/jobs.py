@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from gpushare_env.sim.catalog import MODELS, scaling_efficiency
-from gpushare_env.sim.cluster import unfit_reason
+from gpushare_env.sim.cluster import Cluster, shares_unfit_reason, unfit_reason
 from gpushare_env.sim.limits import (
     MAX_ARRIVAL_S,
     MAX_BATCH_SIZE,
@@ -30,7 +30,7 @@ from gpushare_env.sim.limits import (
     is_int,
     range_text,
 )
-from gpushare_env.sim.types import JobSpec
+from gpushare_env.sim.types import JobSpec, Request
 
 __all__ = [
     "FitResult",
@@ -327,7 +327,8 @@ class FitResult:
         rejected: Count per reason: ``"too_many_gpus"`` (more workers than the cluster has
             GPUs), ``"too_much_memory"`` (a worker larger than the largest GPU) or
             ``"too_few_large_gpus"`` (fewer GPUs with a worker's memory than workers: a
-            mixed cluster's case, checked when ``gpu_memory_gib`` is given).
+            mixed cluster's case, checked when ``gpu_memory_gib`` is given); under the
+            shares model the reasons of ``shares_unfit_reason``.
         rejected_ids: Identifiers of the rejected jobs, in input order.
     """
 
@@ -348,6 +349,7 @@ def fit_to_cluster(
     on_unfit: Literal["reject", "error"] = "reject",
     *,
     gpu_memory_gib: Sequence[float] | np.ndarray | None = None,
+    shares_cluster: Cluster | None = None,
 ) -> FitResult:
     """Drop (or refuse) the jobs that could never be placed on the cluster.
 
@@ -364,6 +366,9 @@ def fit_to_cluster(
         max_worker_mem_gib: Memory of the largest GPU.  [GiB]
         on_unfit: ``"reject"`` drops such jobs and counts them; ``"error"`` raises.
         gpu_memory_gib: Every GPU's memory, for the exact check.  (G,) [GiB]
+        shares_cluster: The cluster, when the simulator runs the shares model
+            (``SimConfig.sharing``): its rule decides instead (``shares_unfit_reason``:
+            a node with the job's GPUs of a model it allows, its CPU and host memory).
 
     Returns:
         The kept jobs and the rejection counts.
@@ -394,7 +399,10 @@ def fit_to_cluster(
     rejected: dict[str, int] = {}
     rejected_ids: list[int] = []
     for job in jobs:
-        unfit = unfit_reason(job.num_gpus, job.memory_gib, memory_desc)
+        if shares_cluster is not None:
+            unfit = shares_unfit_reason(job.num_gpus, job.request or Request(), shares_cluster)
+        else:
+            unfit = unfit_reason(job.num_gpus, job.memory_gib, memory_desc)
         if unfit is None:
             kept.append(job)
             continue

@@ -222,6 +222,7 @@ _NON_DEFAULT: dict[str, object] = {
     "suspend_overhead_s": 62.0,
     "resume_overhead_s": 0.0,
     "interference": "measured",
+    "sharing": "shares",
     "max_decisions": 500,
     "max_time_s": 100.0,
     "auto_advance": False,

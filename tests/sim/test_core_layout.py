@@ -86,7 +86,11 @@ def test_one_truncation_rule_for_the_env_and_the_headless_runner() -> None:
 #: belongs to, not one class of everything.
 MAX_FIELDS = 60
 _MODULE_STATEMENT = re.compile(r"^(?=[^\s#])", re.M)
-_FIELD = re.compile(r"^    cdef (?!class\b)(?:(?:public|readonly) )?[\w.]+\*?(?:\[\w+\])? (?P<names>[\w, ]+?)\s*(?:#.*)?$", re.M)
+_FIELD = re.compile(
+    r"^    cdef (?!class\b)(?:(?:public|readonly) )?[\w.]+\*?(?:\[\w+\])? "
+    r"(?P<names>[\w, ]+?)\s*(?:#.*)?$",
+    re.M,
+)
 
 
 def _fields(source: str) -> list[str]:

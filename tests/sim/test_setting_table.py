@@ -61,6 +61,7 @@ _DEFAULTS: dict[str, Any] = {
     "simulator.suspend_overhead_s": None,
     "simulator.resume_overhead_s": None,
     "simulator.interference": "analytic",
+    "simulator.sharing": "memory",
     "simulator.cross_node_factor": None,
     "simulator.record_timeline": True,
     "invalid_action": "noop",
