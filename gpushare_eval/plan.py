@@ -24,6 +24,7 @@ from gpushare_env.envs import make_env
 from gpushare_env.presets import EVALUATION_PRESETS, EvaluationPreset
 from gpushare_env.seeding import policy_seed
 from gpushare_env.sim.limits import MAX_JOBS
+from gpushare_env.workloads.openb import is_openb_pod_list
 from gpushare_eval.runs import agent_algorithm, load_agent
 from gpushare_eval.specs import (
     AGENT_ENV_KEYS,
@@ -642,6 +643,12 @@ def make_plan(
         size = _window_for(workload, window, chosen)
         if size is not None:
             config["pending_window"] = config["running_window"] = size
+        if isinstance(workload.spec, str) and is_openb_pod_list(workload.spec):
+            config["sharing"] = "shares"
+            notes.append(
+                f"trace {workload.label}: an openb pod list runs under the requested-shares "
+                "model (sharing=shares; --sweep sharing=memory to compare)"
+            )
         env_configs[workload.label] = config
     if sweep:
         workload_specs = _swept_workloads(workload_specs, env_configs, sweep)

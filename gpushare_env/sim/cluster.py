@@ -33,7 +33,15 @@ __all__ = [
 ]
 
 
-_GROUP_KEYS = ("nodes", "gpus_per_node", "gpu_type", "memory_gib", "cpu_milli", "memory_mib")
+_GROUP_KEYS = (
+    "nodes",
+    "gpus_per_node",
+    "gpu_type",
+    "memory_gib",
+    "cpu_milli",
+    "memory_mib",
+    "model",
+)
 
 #: The most CPU (milli-cores) and host memory (MiB) a node may declare.
 _MAX_NODE_CPU_MILLI = 2**31 - 1
@@ -59,6 +67,9 @@ class NodeGroup:
             requested-shares model (``SimConfig.sharing``) reads it.
         memory_mib: Host memory of each server (``None``: no limit); as ``cpu_milli``.
             # [MiB]
+        model: The GPUs' model name as jobs' requests name it (``Request.gpu_models``),
+            when it differs from ``gpu_type`` (a trace's own model names, whose speed and
+            memory ``gpu_type`` stands for); ``None``: ``gpu_type``.
     """
 
     nodes: int
@@ -67,6 +78,7 @@ class NodeGroup:
     memory_gib: float | None = None  # [GiB]
     cpu_milli: int | None = None
     memory_mib: int | None = None  # [MiB]
+    model: str | None = None
 
     def __post_init__(self) -> None:
         self._check("cluster")
@@ -104,6 +116,8 @@ class NodeGroup:
                         f"got {value!r}"
                     )
                 object.__setattr__(self, name, int(value))
+        if self.model is not None and not (isinstance(self.model, str) and self.model.strip()):
+            raise ValueError(f"{where}.model must be None or a non-empty str, got {self.model!r}")
 
     @classmethod
     def from_dict(cls, spec: Any, where: str) -> NodeGroup:
@@ -120,7 +134,7 @@ class NodeGroup:
         if missing:
             raise ValueError(
                 f"{where}: missing key(s) {missing} (a node group needs nodes and "
-                "gpus_per_node; gpu_type, memory_gib, cpu_milli and memory_mib are optional)"
+                "gpus_per_node; the other keys are optional)"
             )
         group = object.__new__(cls)
         for key in _GROUP_KEYS:
@@ -241,6 +255,43 @@ PRESETS: dict[str, ClusterConfig] = {
 }
 
 
+def _openb(nodes: int, gpus: int, model: str, cpu_milli: int, memory_mib: int) -> NodeGroup:
+    # the trace's durations are wall times on the GPUs the tasks ran on, so every model
+    # runs at speed 1.0 (a V100's); V100M32 keeps its 32 GiB, the rest stand at 16 GiB
+    # (G2 and G3 are undisclosed; memory is the memory model's limit, not the shares')
+    gpu_type = "v100_32g" if model == "V100M32" else "v100"
+    return NodeGroup(nodes, gpus, gpu_type, None, cpu_milli, memory_mib, model)
+
+
+#: Alibaba's GPU-sharing cluster (``cluster-trace-gpu-v2023``,
+#: ``openb_node_list_gpu_node.csv``: 1,213 nodes, 6,212 GPUs of 7 models), its nodes
+#: grouped by (GPUs, model, CPU, host memory); tests/workloads/test_openb_over_time.py
+#: checks it against the shipped node list. For the requested-shares model
+#: (``simulator.sharing = "shares"``); a GPU holds at most 64 tasks, no cap in practice
+#: (the trace's smallest share, 50 milli-GPU, fits 20 tasks on one GPU).
+PRESETS["alibaba_openb"] = ClusterConfig(
+    (
+        _openb(2, 1, "A10", 128_000, 1_048_576),
+        _openb(549, 8, "G2", 96_000, 393_216),
+        _openb(39, 8, "G3", 128_000, 786_432),
+        _openb(3, 1, "P100", 8_000, 61_440),
+        _openb(2, 2, "P100", 8_000, 61_440),
+        _openb(107, 2, "P100", 16_000, 122_880),
+        _openb(22, 2, "P100", 64_000, 262_144),
+        _openb(387, 2, "T4", 104_000, 524_288),
+        _openb(17, 4, "T4", 96_000, 393_216),
+        _openb(19, 1, "V100M16", 8_000, 32_768),
+        _openb(28, 4, "V100M16", 32_000, 131_072),
+        _openb(7, 8, "V100M16", 64_000, 262_144),
+        _openb(1, 8, "V100M16", 82_000, 344_064),
+        _openb(9, 4, "V100M32", 48_000, 376_832),
+        _openb(21, 8, "V100M32", 96_000, 786_432),
+    ),
+    max_jobs_per_gpu=64,
+    name="alibaba_openb",
+)
+
+
 @dataclass(slots=True)
 class Cluster:
     """The static layout of a cluster as flat per-GPU arrays (GPUs are numbered node by node).
@@ -252,6 +303,7 @@ class Cluster:
         gpu_speed: Speed factor of each GPU relative to a V100.  # (G,)
         gpu_type: Type name of each GPU.  # (G,)
         node_gpus: GPU indices of each node, padded with -1.  # (N, max GPUs per node)
+        gpu_model: Model name of each GPU (``NodeGroup.model``, else its type).  # (G,)
         node_cpu_milli: CPU of each node, in milli-cores (inf: no limit).  # (N,)
         node_memory_mib: Host memory of each node (inf: no limit).  # (N,) [MiB]
     """
@@ -262,6 +314,7 @@ class Cluster:
     gpu_speed: np.ndarray  # (G,) float64
     gpu_type: tuple[str, ...]
     node_gpus: np.ndarray = field(repr=False)  # (N, M) int64, -1 padded
+    gpu_model: tuple[str, ...] = field(repr=False)
     node_cpu_milli: np.ndarray = field(repr=False)  # (N,) float64
     node_memory_mib: np.ndarray = field(repr=False)  # (N,) float64 [MiB]
 
@@ -285,7 +338,8 @@ class Cluster:
         parts = []
         for g in self.config.groups:
             mem = g.memory_gib if g.memory_gib is not None else GPU_TYPES[g.gpu_type].memory_gib
-            parts.append(f"{g.nodes} nodes x {g.gpus_per_node} {g.gpu_type} ({mem:g} GiB)")
+            kind = g.gpu_type if g.model is None else f"{g.model} (as {g.gpu_type})"
+            parts.append(f"{g.nodes} nodes x {g.gpus_per_node} {kind} ({mem:g} GiB)")
         return f"{self.config.name}: " + " + ".join(parts)
 
 
@@ -296,6 +350,7 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
     memory: list[float] = []
     speed: list[float] = []
     types: list[str] = []
+    models: list[str] = []
     rows: list[list[int]] = []
     node_cpu: list[float] = []
     node_memory: list[float] = []
@@ -310,6 +365,7 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
             memory.extend([mem] * group.gpus_per_node)
             speed.extend([gpu_type.speed] * group.gpus_per_node)
             types.extend([gpu_type.name] * group.gpus_per_node)
+            models.extend([group.model or gpu_type.name] * group.gpus_per_node)
             node_cpu.append(math.inf if group.cpu_milli is None else float(group.cpu_milli))
             node_memory.append(math.inf if group.memory_mib is None else float(group.memory_mib))
             node += 1
@@ -324,6 +380,7 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
         gpu_speed=np.asarray(speed, dtype=np.float64),
         gpu_type=tuple(types),
         node_gpus=node_gpus,
+        gpu_model=tuple(models),
         node_cpu_milli=np.asarray(node_cpu, dtype=np.float64),
         node_memory_mib=np.asarray(node_memory, dtype=np.float64),
     )
@@ -373,15 +430,16 @@ MAX_GPU_MODELS = 63
 
 
 def gpu_models(cluster: Cluster) -> tuple[str, ...]:
-    """The cluster's GPU type names, sorted: ``ClusterInput.gpu_model`` indexes them.
+    """The cluster's GPU model names (``Cluster.gpu_model``), sorted:
+    ``ClusterInput.gpu_model`` indexes them.
 
     Raises:
         ValueError: more than ``MAX_GPU_MODELS`` types.
     """
-    models = tuple(sorted(set(cluster.gpu_type)))
+    models = tuple(sorted(set(cluster.gpu_model)))
     if len(models) > MAX_GPU_MODELS:
         raise ValueError(
-            f"cluster {cluster.config.name}: {len(models)} GPU types, at most "
+            f"cluster {cluster.config.name}: {len(models)} GPU models, at most "
             f"{MAX_GPU_MODELS} are supported"
         )
     return models
@@ -405,7 +463,7 @@ def shares_unfit_reason(
         ``(reason, detail)`` (``"too_many_gpus"``, ``"no_allowed_model"``,
         ``"too_much_cpu"``, ``"too_much_host_memory"``, ``"no_node"``) or ``None``.
     """
-    allowed = [not request.gpu_models or name in request.gpu_models for name in cluster.gpu_type]
+    allowed = [not request.gpu_models or name in request.gpu_models for name in cluster.gpu_model]
     width = int(cluster.node_gpus.shape[1])
     if num_gpus > width:
         return "too_many_gpus", f"num_gpus {num_gpus} > the largest node's {width} GPUs"
@@ -413,7 +471,7 @@ def shares_unfit_reason(
         return (
             "no_allowed_model",
             f"request.gpu_models {list(request.gpu_models)}: the cluster has only "
-            f"{sorted(set(cluster.gpu_type))}",
+            f"{sorted(set(cluster.gpu_model))}",
         )
     if request.cpu_milli > float(cluster.node_cpu_milli.max()):
         return (

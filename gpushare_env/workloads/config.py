@@ -48,6 +48,7 @@ from gpushare_env.workloads.generators import (
     thesis_workload,
 )
 from gpushare_env.workloads.jobs import as_generator, random_run
+from gpushare_env.workloads.openb import is_openb_pod_list, openb_jobs
 from gpushare_env.workloads.philly_trace import parse_time, read_philly_job_log
 
 __all__ = ["WORKLOAD_PRESETS", "WorkloadConfig", "make_workload"]
@@ -313,17 +314,32 @@ class WorkloadConfig:
                 models=self.models,
                 max_gpus=max_gpus,
             )
+        # an openb pod list's arrivals offer ``load`` to a known cluster, else keep their times
+        known = self.num_cluster_gpus or cluster_gpus
         if self.cut == "random":
             generator = as_generator(rng)
-            whole = self._load_trace(generator, None, num_cluster_gpus)
+            whole = self._load_trace(generator, None, num_cluster_gpus, known)
             return random_run(whole, count, generator)
-        return self._load_trace(rng, count, num_cluster_gpus)
+        return self._load_trace(rng, count, num_cluster_gpus, known)
 
     def _load_trace(
-        self, rng: np.random.Generator | int, count: int | None, num_cluster_gpus: int
+        self,
+        rng: np.random.Generator | int,
+        count: int | None,
+        num_cluster_gpus: int,
+        known_cluster_gpus: int | None,
     ) -> list[JobSpec]:
         assert self.path is not None  # checked in __post_init__
         scale = 1.0 if self.duration_scale is None else self.duration_scale
+        if is_openb_pod_list(self.path):
+            read = openb_jobs(
+                self.path,
+                load=self.load if known_cluster_gpus else None,
+                num_cluster_gpus=known_cluster_gpus,
+                max_jobs=count,
+            )
+            _log.info("%s: %s", self.path, read.describe())
+            return read.jobs
         if Path(self.path).suffix.lower() == ".json":
             load = read_philly_job_log(
                 self.path,

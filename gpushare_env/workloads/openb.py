@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from gpushare_env.sim.catalog import scaling_efficiency
+from gpushare_env.sim.types import JobSpec, Request
 from gpushare_env.workloads.jobs import TraceError
 
 __all__ = [
@@ -51,10 +53,13 @@ __all__ = [
     "NODE_COLUMNS",
     "POD_COLUMNS",
     "POD_COLUMNS_SHORT",
+    "OpenbJobs",
     "OpenbNode",
     "OpenbTask",
     "alibaba_openb_nodes",
+    "is_openb_pod_list",
     "node_models",
+    "openb_jobs",
     "read_openb_nodes",
     "read_openb_pods",
     "shipped_node_list_path",
@@ -272,6 +277,144 @@ def read_openb_pods(
 
 
 # -- helpers ---------------------------------------------------------------------------
+
+
+#: The ``model`` of the jobs ``openb_jobs`` makes (none of the catalog's: the trace names
+#: no model), and the GPU memory their share stands for under the memory model.  [GiB]
+OPENB_MODEL = "openb_task"
+OPENB_SHARE_GIB = 16.0
+
+
+@dataclass(frozen=True, slots=True)
+class OpenbJobs:
+    """The GPU tasks of a pod list as jobs over time (``openb_jobs``), and what was left out.
+
+    Attributes:
+        jobs: The jobs, in arrival order.
+        never_scheduled: Tasks left out: no ``scheduled_time`` (``Pending`` at the end).
+        cut_at_end: Tasks left out: deleted at the trace's last timestamp, so their
+            duration is not known.
+        cpu_only: Tasks left out: no GPU (the simulator's jobs hold at least one GPU).
+        no_times: Tasks left out: a 5-column list has no times.
+        time_scale: Factor applied to the gaps between arrivals (1.0: the trace's times).
+    """
+
+    jobs: list[JobSpec]
+    never_scheduled: int
+    cut_at_end: int
+    cpu_only: int
+    no_times: int
+    time_scale: float
+
+    def describe(self) -> str:
+        """One line: kept and left-out counts."""
+        return (
+            f"{len(self.jobs):,} GPU tasks as jobs; left out: {self.never_scheduled:,} never "
+            f"scheduled, {self.cut_at_end:,} cut at the trace's end, {self.cpu_only:,} "
+            f"CPU-only, {self.no_times:,} without times; arrival gaps x{self.time_scale:.4g}"
+        )
+
+
+def is_openb_pod_list(path: PathLike) -> bool:
+    """Whether ``path`` is a CSV file whose header is the 11-column pod list's."""
+    if Path(path).suffix.lower() != ".csv":
+        return False
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            header = next(csv.reader(handle), [])
+    except (OSError, UnicodeDecodeError):
+        return False
+    return tuple(cell.strip() for cell in header) == POD_COLUMNS
+
+
+def openb_jobs(
+    path: PathLike,
+    *,
+    load: float | None = None,
+    num_cluster_gpus: int | None = None,
+    max_jobs: int | None = None,
+) -> OpenbJobs:
+    """A pod list's GPU tasks as jobs over time, for the requested-shares model.
+
+    Each task that was scheduled and deleted before the trace's last timestamp becomes a
+    job arriving at its ``creation_time`` (relative to the first kept task's), in the
+    trace's order, of solo duration ``deletion_time - scheduled_time`` (the trace's wall
+    time on its GPUs), with ``JobSpec.request`` = its ``gpu_milli``, ``cpu_milli``,
+    ``memory_mib`` and ``gpu_spec``. The job's id is its row's position in the file
+    (``openb-pod-0001`` is job 1), its model ``OPENB_MODEL``; under the memory model it
+    needs its share of a 16 GiB GPU and uses its share of the compute. Left out, and
+    counted: tasks never scheduled, cut at the trace's end, CPU-only, or without times.
+
+    Args:
+        path: An 11-column pod list.
+        load: Rescale the gaps between arrivals so that the jobs' GPU-seconds (share x
+            GPUs x duration) over the arrival span offer this load to ``num_cluster_gpus``
+            GPUs. ``None``: the trace's times (Alibaba's arrivals offer a tiny load:
+            ``data/alibaba_openb/README.md``).
+        num_cluster_gpus: The GPUs ``load`` refers to.
+        max_jobs: Keep the first ``max_jobs`` jobs (``None``: all).
+
+    Raises:
+        TraceError: A bad pod list (``read_openb_pods``), or one with no GPU task left.
+        ValueError: ``load`` without ``num_cluster_gpus``, or a bad ``load``.
+    """
+    if load is not None and (num_cluster_gpus is None or not 0 < load < float("inf")):
+        raise ValueError(
+            f"openb_jobs: load needs num_cluster_gpus and must be > 0, got load={load!r}, "
+            f"num_cluster_gpus={num_cluster_gpus!r}"
+        )
+    tasks = read_openb_pods(path)
+    end = max((t.deletion_time for t in tasks if t.deletion_time is not None), default=None)
+    kept: list[tuple[int, int, OpenbTask, int]] = []  # (creation, position, task, duration)
+    never = cut = cpu_only = no_times = 0
+    for position, task in enumerate(tasks):
+        if task.num_gpu == 0:
+            cpu_only += 1
+        elif task.creation_time is None:
+            no_times += 1
+        elif task.scheduled_time is None:
+            never += 1
+        elif task.deletion_time is None or task.deletion_time == end:
+            cut += 1
+        else:  # at least a second: an iteration
+            duration = max(1, task.deletion_time - task.scheduled_time)
+            kept.append((task.creation_time, position, task, duration))
+    if not kept:
+        raise TraceError(
+            "no GPU task with a known duration (scheduled, and deleted before the trace's "
+            "end): nothing to run over time",
+            path=path,
+            line=2,
+            field="scheduled_time",
+        )
+    kept.sort(key=lambda item: (item[0], item[1]))
+    if max_jobs is not None:
+        kept = kept[:max_jobs]
+    first = kept[0][0]
+    scale = 1.0
+    if load is not None and num_cluster_gpus is not None:
+        span = kept[-1][0] - first
+        work = sum(t.num_gpu * t.gpu_milli / MILLI_PER_GPU * d for _, _, t, d in kept)
+        if span > 0:
+            scale = work / (load * num_cluster_gpus * span)
+    jobs = []
+    for creation, position, task, duration in kept:
+        share = task.gpu_milli / MILLI_PER_GPU
+        jobs.append(
+            JobSpec(
+                position,
+                float((creation - first) * scale),
+                OPENB_MODEL,
+                1,
+                task.num_gpu,
+                duration,  # one iteration a second of the trace's time
+                share * OPENB_SHARE_GIB,
+                share,
+                scaling_efficiency(task.num_gpu),
+                Request(task.gpu_milli, task.cpu_milli, task.memory_mib, task.gpu_spec),
+            )
+        )
+    return OpenbJobs(jobs, never, cut, cpu_only, no_times, scale)
 
 
 def _shipped(file_name: str) -> Path:

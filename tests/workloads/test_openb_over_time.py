@@ -1,0 +1,164 @@
+"""The openb trace over time: its tasks as jobs (``openb_jobs``), the ``alibaba_openb``
+cluster preset, and both run under the requested-shares model, headless and in the env."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from gpushare_env.envs import EnvConfig
+from gpushare_env.sim import make_cluster
+from gpushare_env.sim.catalog import scaling_efficiency
+from gpushare_env.workloads import TraceError, WorkloadConfig
+from gpushare_env.workloads.openb import (
+    MILLI_PER_GPU,
+    alibaba_openb_nodes,
+    is_openb_pod_list,
+    openb_jobs,
+    read_openb_pods,
+    shipped_pod_list_path,
+)
+from gpushare_eval.plan import make_plan
+from gpushare_eval.runs import execute_run
+from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
+
+LONG_HEADER = (
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+    "creation_time,deletion_time,scheduled_time\n"
+)
+
+
+def test_the_cluster_preset_is_the_shipped_node_list():
+    cluster = make_cluster("alibaba_openb")
+    nodes = alibaba_openb_nodes()
+    want = Counter((n.num_gpu, n.model, n.cpu_milli, n.memory_mib) for n in nodes)
+    got = Counter()
+    for node, row in enumerate(cluster.node_gpus):
+        gpus = [g for g in row if g >= 0]
+        models = {cluster.gpu_model[g] for g in gpus}
+        assert len(models) == 1
+        key = (len(gpus), models.pop(), cluster.node_cpu_milli[node], cluster.node_memory_mib[node])
+        got[key] += 1
+    assert got == want
+    assert (cluster.num_nodes, cluster.num_gpus) == (1213, 6212)
+    assert set(cluster.gpu_speed) == {1.0}  # durations are the trace's wall times
+
+
+def test_the_default_pod_list_as_jobs_keeps_every_task_with_a_known_duration():
+    read = openb_jobs(shipped_pod_list_path())
+    tasks = read_openb_pods(shipped_pod_list_path())
+    # 8,152 tasks: 1,088 CPU-only, 861 GPU tasks never scheduled, 32 cut at the end
+    assert (read.cpu_only, read.never_scheduled, read.cut_at_end, read.no_times) == (
+        1088,
+        861,
+        32,
+        0,
+    )
+    assert len(read.jobs) + read.cpu_only + read.never_scheduled + read.cut_at_end == len(tasks)
+    assert read.time_scale == 1.0
+    arrivals = [job.arrival_s for job in read.jobs]
+    assert arrivals == sorted(arrivals) and arrivals[0] == 0.0
+    first = min(t.creation_time for t in tasks if t.num_gpu and t.scheduled_time is not None)
+    for job in read.jobs[:: len(read.jobs) // 50]:
+        task = tasks[job.job_id]
+        assert job.solo_duration_s == pytest.approx(task.deletion_time - task.scheduled_time)
+        assert job.arrival_s == task.creation_time - first
+        assert job.request is not None
+        assert (job.request.gpu_milli, job.request.cpu_milli, job.request.host_memory_mib) == (
+            task.gpu_milli,
+            task.cpu_milli,
+            task.memory_mib,
+        )
+        assert job.num_gpus == task.num_gpu
+        assert job.intensity == task.gpu_milli / MILLI_PER_GPU
+        assert job.iter_time_s == scaling_efficiency(job.num_gpus)
+
+
+def test_arrivals_are_rescaled_to_the_offered_load():
+    read = openb_jobs(shipped_pod_list_path(), load=0.9, num_cluster_gpus=6212, max_jobs=500)
+    jobs = read.jobs
+    assert len(jobs) == 500
+    work = sum(j.num_gpus * j.intensity * j.solo_duration_s for j in jobs)
+    span = jobs[-1].arrival_s - jobs[0].arrival_s
+    assert work / (6212 * span) == pytest.approx(0.9)
+    # a trace workload on a known cluster rescales; without one it keeps the trace's times
+    workload = WorkloadConfig.from_any(str(shipped_pod_list_path()))
+    assert (
+        workload.generate(0, num_jobs=500) == openb_jobs(shipped_pod_list_path(), max_jobs=500).jobs
+    )
+    on_cluster = workload.generate(0, num_jobs=500, cluster_gpus=6212)
+    offered = openb_jobs(
+        shipped_pod_list_path(), load=workload.load, num_cluster_gpus=6212, max_jobs=500
+    )
+    assert on_cluster == offered.jobs
+
+
+def test_a_pod_list_with_nothing_to_run_over_time_is_refused(tmp_path):
+    path = tmp_path / "pods.csv"
+    path.write_text(
+        LONG_HEADER
+        + "p0,1000,1024,0,0,,LS,Running,0,100,0\n"  # CPU-only
+        + "p1,1000,1024,1,500,,LS,Pending,5,100,\n"  # never scheduled
+        + "p2,1000,1024,1,500,,LS,Running,5,100,6\n"  # cut: deleted at the last timestamp
+    )
+    assert is_openb_pod_list(path)
+    with pytest.raises(TraceError, match=r"pods\.csv.*no GPU task with a known duration"):
+        openb_jobs(path)
+    with pytest.raises(ValueError, match="load needs num_cluster_gpus"):
+        openb_jobs(shipped_pod_list_path(), load=0.9)
+    other = tmp_path / "jobs.csv"
+    other.write_text("job_id,arrival_s\n0,0\n")
+    assert not is_openb_pod_list(other)
+
+
+def test_the_harness_runs_an_openb_pod_list_under_the_shares_model(tmp_path):
+    plan = make_plan(
+        policies=["fifo_pack"],
+        traces=[str(shipped_pod_list_path())],
+        cluster="alibaba_openb",
+        seeds=[0],
+        num_jobs=50,
+        headless=True,
+    )
+    config = EnvConfig.from_any(plan.runs[0].env_config)
+    assert config.simulator.sharing == "shares"
+    assert any("requested-shares model" in note for note in plan.notes)
+
+
+#: A small cluster of openb's kinds of node (14 GPUs), where its tasks queue.
+SMALL_OPENB = {
+    "groups": [
+        {"nodes": 3, "gpus_per_node": 2, "gpu_type": "v100", "model": "T4",
+         "cpu_milli": 104_000, "memory_mib": 524_288},
+        {"nodes": 1, "gpus_per_node": 8, "gpu_type": "v100", "model": "G2",
+         "cpu_milli": 96_000, "memory_mib": 393_216},
+    ],
+    "max_jobs_per_gpu": 64,
+}  # fmt: skip
+
+
+def _run(policy: str, headless: bool) -> dict[str, object]:
+    trace = str(shipped_pod_list_path())
+    config = {"cluster": SMALL_OPENB, "workload": trace, "num_jobs": 150, "sharing": "shares",
+              "pending_window": 32, "running_window": 32}  # fmt: skip
+    spec = RunSpec(
+        index=0,
+        policy=PolicySpec(label=policy, name=policy, params={"seed": 0}),
+        workload=WorkloadSpec("openb", trace, 150),
+        seed=0,
+        env_config=config,
+        headless=headless,
+        keep_jobs=False,
+    )
+    output = execute_run(spec)
+    assert output.error is None, output.error
+    return {k: v for k, v in output.row.items() if k not in ("mode", "wall_s")}
+
+
+@pytest.mark.parametrize("policy", ["thesis", "fgd", "gandiva"])
+def test_openb_jobs_give_the_same_metrics_headless_and_in_the_env(policy):
+    in_env, headless = _run(policy, headless=False), _run(policy, headless=True)
+    assert in_env["jobs_total"] == 150 and in_env["status"] == "complete"
+    assert float(in_env["mean_queue_s"]) > 0  # the tasks contend: decisions matter
+    assert in_env == headless
