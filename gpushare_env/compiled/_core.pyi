@@ -48,6 +48,7 @@ _Finished: TypeAlias = tuple[int, float, float, float, float, int, int, int, flo
 REWARD_TERMS: Final[int]
 C_ENUMS: Final[dict[str, dict[str, int]]]
 TRUNCATION_REASONS: Final[tuple[None, Literal["decisions"], Literal["time"], Literal["deadlock"]]]
+NO_NODE_REQUEST: Final[tuple[float, float, int]]  # JobState.node_request under the memory model
 
 def time_feature(seconds: float) -> float: ...
 def linear_contention(load: float, count: int, alpha: float) -> float: ...

@@ -37,12 +37,18 @@ cdef class _Placement(_Events):
         ``job`` go on GPU ``g`` now? Its memory (under the shares model, its share of the
         GPU) free and a worker slot; under the shares model also a GPU model the job
         allows and the job's CPU and host memory free on the GPU's node."""
-        cdef int node
-        if not (self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs):
+        return self._fits_with(self.gpus.free_mem[g], self.gpus.holders[g], g, job)
+
+    cdef inline bint _fits_with(self, double free, long held, int g, Job* job) noexcept:
+        """``_fits`` given GPU ``g``'s free memory (share) and workers, already read."""
+        if not (free + EPS >= job.memory and held < self.gpus.max_jobs):
             return False
-        if not self.gpus.shares:
-            return True
-        node = self.gpus.gpu_node[g]
+        return not self.gpus.shares or self._fits_node(g, job)
+
+    cdef bint _fits_node(self, int g, Job* job) noexcept:
+        """``_fits``'s shares-model part (out of line: ``_fits`` stays small enough for
+        the C compiler to inline into every placement loop)."""
+        cdef int node = self.gpus.gpu_node[g]
         return (
             (job.model_mask >> self.gpus.gpu_model[g]) & 1
             and self.gpus.node_cpu_free[node] + EPS >= job.cpu
@@ -118,7 +124,7 @@ cdef class _Placement(_Events):
         cdef double memory = job.memory
         cdef long held = self.gpus.holders[g]
         cdef int max_jobs = self.gpus.max_jobs
-        if not self._fits(g, job):
+        if not self._fits_with(free_gib, held, g, job):
             return INFINITY
         if strategy == S_PACK:
             return (free_gib - memory) + (IDLE_PENALTY if held == 0 else 0.0)
