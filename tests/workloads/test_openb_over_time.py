@@ -162,3 +162,25 @@ def test_openb_jobs_give_the_same_metrics_headless_and_in_the_env(policy):
     assert in_env["jobs_total"] == 150 and in_env["status"] == "complete"
     assert float(in_env["mean_queue_s"]) > 0  # the tasks contend: decisions matter
     assert in_env == headless
+
+
+def test_a_task_no_node_can_hold_follows_the_envs_on_unfit_rule(tmp_path):
+    import gymnasium as gym
+
+    from gpushare_env.workloads.jobs import UnfitJobError
+
+    path = tmp_path / "pods.csv"
+    path.write_text(
+        LONG_HEADER
+        + "p0,1000,1024,1,500,,LS,Succeeded,0,100,1\n"
+        + "p1,1000,1024,2,1000,A10,LS,Succeeded,5,200,6\n"  # A10 nodes hold one GPU
+        + "p2,1000,1024,1,250,T4,LS,Succeeded,7,300,8\n"
+        + "p3,1000,1024,1,250,,LS,Running,9,400,9\n"  # ends the trace: cut
+    )
+    jobs = openb_jobs(path).jobs
+    assert [job.job_id for job in jobs] == [0, 1, 2]
+    config = {"cluster": "alibaba_openb", "jobs": jobs, "sharing": "shares"}
+    _, info = gym.make("GPUShare-v0", config=config).reset(seed=0)
+    assert (info["num_jobs"], info["rejected_jobs"], info["rejected_job_ids"]) == (2, 1, (1,))
+    with pytest.raises(UnfitJobError, match=r"job 1 can never fit.*A10"):
+        gym.make("GPUShare-v0", config={**config, "on_unfit": "error"}).reset(seed=0)
