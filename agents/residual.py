@@ -133,9 +133,13 @@ class HeuristicProposals(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any]):
     def __init__(self, env: gym.Env[Any, Any], base: str = "thesis", accept_action: bool = False):
         super().__init__(env)
         if not isinstance(env.action_space, spaces.Discrete):
-            raise ValueError(f"HeuristicProposals: needs a Discrete action space, got {env.action_space}")
+            raise ValueError(
+                f"HeuristicProposals: needs a Discrete action space, got {env.action_space}"
+            )
         if not isinstance(accept_action, bool):
-            raise ValueError(f"HeuristicProposals: accept_action must be a bool, got {accept_action!r}")
+            raise ValueError(
+                f"HeuristicProposals: accept_action must be a bool, got {accept_action!r}"
+            )
         self.num_env_actions = int(env.action_space.n)
         self.accept_action = accept_action
         self.observation_space = proposal_space(env.observation_space, self.num_env_actions)
@@ -154,7 +158,7 @@ class HeuristicProposals(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any]):
         return np.append(mask, True) if self.accept_action else mask
 
     def action_masks(self) -> np.ndarray:
-        """The valid actions: the env's, and with ``accept_action`` the accept action.  # (A [+ 1],) bool"""
+        """The valid actions: the env's, and the accept action if any.  # (A [+ 1],) bool"""
         return self._mask(self.env.unwrapped.action_masks())  # type: ignore[attr-defined]
 
     def reset(
@@ -173,7 +177,9 @@ class HeuristicProposals(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any]):
     def step(self, action: Any) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         """Play ``action`` (the accept action plays the proposal), then propose again."""
         if self._proposal is None:
-            raise RuntimeError("HeuristicProposals: call reset() first (or after the episode ended)")
+            raise RuntimeError(
+                "HeuristicProposals: call reset() first (or after the episode ended)"
+            )
         index = self.env.unwrapped.action_index(action)  # type: ignore[attr-defined]
         if self.accept_action and index == self.num_env_actions:
             index = self._proposal
@@ -184,7 +190,13 @@ class HeuristicProposals(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any]):
         info["accepted"] = accepted
         if "action_mask" in info:
             info["action_mask"] = self._mask(info["action_mask"])
-        return with_proposal(obs, self._proposal, self.num_env_actions), reward, terminated, truncated, info
+        return (
+            with_proposal(obs, self._proposal, self.num_env_actions),
+            reward,
+            terminated,
+            truncated,
+            info,
+        )
 
 
 def is_residual(model: Any) -> bool:

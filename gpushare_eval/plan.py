@@ -374,7 +374,7 @@ def _check_agents(
             from agents.residual import is_residual, proposal_space
 
             if is_residual(model):  # it reads its base heuristic's proposal too
-                observation_space = proposal_space(observation_space, env.action_space.n)
+                observation_space = proposal_space(observation_space, int(env.action_space.n))  # type: ignore[attr-defined]
             same = (model.observation_space, model.action_space) == (
                 observation_space,
                 env.action_space,

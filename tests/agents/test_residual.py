@@ -216,7 +216,8 @@ def test_gpushare_evaluate_plays_a_saved_residual_agent(untrained: Any, tmp_path
     _, path, _ = untrained
     argv = ["--policies", "thesis", str(path), "--workload", "thesis", "--cluster", "tiny",
             "--num-jobs", "12", "--seeds", "0", "1", "--workers", "1", "--window", "8",
-            "--agent-windows", "evaluation", "--no-plots", "--quiet", "--out", str(tmp_path)]  # fmt: skip
+            "--agent-windows", "evaluation", "--no-plots", "--quiet"]  # fmt: skip
+    argv += ["--out", str(tmp_path)]
     assert evaluate.main(argv) == 0
     with open(tmp_path / "runs.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
