@@ -34,6 +34,7 @@ left; heuristics keep no plan that an override would break beyond their next dec
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
@@ -249,6 +250,9 @@ class ResidualPredictor:
         self.agent = EvalPredictor(model, _SpacesOf(spaces_, env.action_space))
         self.proposals = 0  # decisions asked
         self.accepted = 0  # of which the agent played the proposal
+        #: Overrides by (proposed kind, chosen kind), kinds ``schedule``, ``suspend``,
+        #: ``advance`` (over every episode this predictor played).
+        self.overrides: Counter[tuple[str, str]] = Counter()
 
     def predict(
         self,
@@ -265,8 +269,19 @@ class ResidualPredictor:
             obs, state, episode_start, deterministic=deterministic, action_masks=action_masks
         )
         self.proposals += 1
-        self.accepted += int(int(action) == proposal)
+        chosen = int(action)
+        if chosen == proposal:
+            self.accepted += 1
+        else:
+            self.overrides[(self._kind(proposal), self._kind(chosen))] += 1
         return action, state
+
+    def _kind(self, action: int) -> str:
+        """``schedule``, ``suspend`` or ``advance``: the kind of an action index."""
+        suspends_from = self.num_actions - 1 - int(self.env.unwrapped.config.windows.running)
+        if action < suspends_from:
+            return "schedule"
+        return "suspend" if action < self.num_actions - 1 else "advance"
 
 
 class _SpacesOf:

@@ -176,6 +176,10 @@ def test_an_untrained_residual_policy_is_its_heuristic(untrained: Any) -> None:
     assert model.policy.accept_bias == 8.0
     for seed in (0, 5):
         assert run_episode(model, config, seed) == run_episode("thesis", config, seed)
+    env = gym.make("GPUShare-v0", config=config)
+    player = ResidualPredictor(model, env)
+    episode = rollout(player, env, seed=0)
+    assert player.proposals == player.accepted == episode.steps and not player.overrides
 
 
 def test_playing_and_training_see_the_same_decisions(untrained: Any) -> None:
