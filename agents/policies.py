@@ -234,10 +234,14 @@ class _SlotHeadMixin:
     def _predict(
         self, observation: Any, deterministic: bool = False, action_masks: Any = None
     ) -> torch.Tensor:
-        """Actions; deterministic ones by :func:`kind_mode` when ``kind_mode`` is set."""
+        """Actions; deterministic ones by :func:`kind_mode` when ``kind_mode`` is set,
+        except for a residual policy (``accept_bias`` > 0): its deterministic action is
+        the most likely one, the proposal unless a learned logit outweighs the prior (by
+        kind, a queue of hundreds of startable jobs could outweigh a proposed
+        ``advance`` or ``suspend`` by their number alone)."""
         args = (observation, action_masks) if self.masked else (observation,)
         distribution = self.get_distribution(*args)  # type: ignore[attr-defined]
-        if not (deterministic and self.kind_mode):
+        if not (deterministic and self.kind_mode) or self.accept_bias:
             return distribution.get_actions(deterministic=deterministic)
         head: SlotHead = self.mlp_extractor
         return kind_mode(distribution.distribution.probs, head.pending_window, head.running_window)
