@@ -64,9 +64,11 @@ class HeuristicEvalCallback(BaseCallback):
 
     The reference heuristic is played once on the same (config, seed) episodes. Logged
     under ``eval/``: the model's mean JCT and makespan (hours), and the ratios
-    ``jct_ratio`` / ``makespan_ratio`` (model / reference, means over episodes). The
-    model with the lowest ``score = jct_ratio + max(0, makespan_ratio - 1)`` is saved as
-    ``best_model.zip`` and the history as ``evaluations.json``.
+    ``jct_ratio`` / ``makespan_ratio`` (model / reference, means over episodes) and
+    ``worst_jct_ratio`` (the largest episode's). The model with the lowest score is
+    saved as ``best_model.zip`` and the history as ``evaluations.json``; the score is
+    ``jct_ratio + max(0, makespan_ratio - 1)`` (``select_by="mean"``) or
+    ``worst_jct_ratio`` (``"worst"``: the episode the model loses most on).
 
     Args:
         env_configs: Configs evaluated (e.g. one per workload).
@@ -75,6 +77,7 @@ class HeuristicEvalCallback(BaseCallback):
         out_dir: Folder of ``best_model.zip`` and ``evaluations.json``.
         reference: Baseline name compared with.
         at_start: Also evaluate before the first update (the warm start's quality).
+        select_by: ``"mean"`` or ``"worst"``, the score that picks the best model.
     """
 
     def __init__(
@@ -86,8 +89,12 @@ class HeuristicEvalCallback(BaseCallback):
         reference: str = "thesis",
         at_start: bool = True,
         verbose: int = 1,
+        select_by: str = "mean",
     ) -> None:
         super().__init__(verbose)
+        if select_by not in ("mean", "worst"):
+            raise ValueError(f"select_by must be 'mean' or 'worst', got {select_by!r}")
+        self.select_by = select_by
         self.env_configs = [dict(c) for c in env_configs]
         self.seeds = [int(s) for s in seeds]
         self.eval_every = int(eval_every)
@@ -126,12 +133,19 @@ class HeuristicEvalCallback(BaseCallback):
         started = time.perf_counter()
         mine = run_episodes(self.model, self.env_configs, self.seeds)
         pairs = list(zip(mine, self.reference_metrics, strict=True))
-        jct_ratio = float(np.mean([m["mean_jct_s"] / r["mean_jct_s"] for m, r in pairs]))
+        ratios = [m["mean_jct_s"] / r["mean_jct_s"] for m, r in pairs]
+        jct_ratio = float(np.mean(ratios))
+        worst_jct_ratio = float(np.max(ratios))
         makespan_ratio = float(np.mean([m["makespan_s"] / r["makespan_s"] for m, r in pairs]))
         truncated = any(m["truncated"] for m in mine)
         # a truncated episode's metrics cover only the jobs that finished (a livelocked
         # policy looks fast): such a model is never "best"
-        score = math.inf if truncated else jct_ratio + max(0.0, makespan_ratio - 1.0)
+        if truncated:
+            score = math.inf
+        elif self.select_by == "worst":
+            score = worst_jct_ratio
+        else:
+            score = jct_ratio + max(0.0, makespan_ratio - 1.0)
         summary = {
             "timesteps": float(self.num_timesteps),
             "mean_jct_h": float(np.mean([m["mean_jct_s"] for m in mine])) / _HOUR,
@@ -141,6 +155,8 @@ class HeuristicEvalCallback(BaseCallback):
             "invalid": float(np.mean([m["invalid"] for m in mine])),
             "truncated": float(np.mean([m["truncated"] for m in mine])),
             "jct_ratio": jct_ratio,
+            "worst_jct_ratio": worst_jct_ratio,
+            "geomean_jct_ratio": float(np.exp(np.mean(np.log(ratios)))),
             "makespan_ratio": makespan_ratio,
             "score": score,
             "seconds": time.perf_counter() - started,
@@ -160,6 +176,7 @@ class HeuristicEvalCallback(BaseCallback):
             json.dumps(
                 {
                     "reference": self.reference,
+                    "select_by": self.select_by,
                     "seeds": self.seeds,
                     "reference_mean_jct_h": float(
                         np.mean([r["mean_jct_s"] for r in self.reference_metrics]) / _HOUR
@@ -176,6 +193,7 @@ class HeuristicEvalCallback(BaseCallback):
         if self.verbose:
             print(
                 f"[eval {self.num_timesteps}] jct/{self.reference}={jct_ratio:.4f} "
+                f"worst={worst_jct_ratio:.4f} "
                 f"makespan/{self.reference}={makespan_ratio:.4f} "
                 f"invalid={summary['invalid']:.1f} ({summary['seconds']:.0f} s)",
                 flush=True,

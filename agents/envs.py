@@ -115,8 +115,10 @@ class SeededEpisodes(gym.Wrapper[Any, Any, Any, Any]):
         return obs, float(reward) * self.reward_scale, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """The wrapped env's valid-action mask.  # (A,) bool"""
-        return self.env.unwrapped.action_masks()  # type: ignore[attr-defined]
+        """The wrapped env's valid-action mask (of the outermost wrapper that has one:
+        ``agents.residual.HeuristicProposals`` may add an action).  # (A,) bool"""
+        masks: Callable[[], np.ndarray] = self.env.get_wrapper_attr("action_masks")
+        return masks()
 
 
 class InProcessVecEnv(DummyVecEnv):
@@ -164,6 +166,7 @@ def make_env_fn(
     reward_reference: str | None = None,
     plays: Plays | None = None,
     curriculum: tuple[int, int, int] | None = None,
+    residual: str | None = None,
 ) -> Callable[[], gym.Env[Any, Any]]:
     """A picklable constructor of one training env (for ``SubprocVecEnv``).
 
@@ -172,6 +175,8 @@ def make_env_fn(
     reward. ``plays``: the agent's own finished plays, which replace the heuristic as
     the reference of a seed once there are any (the envs built in one process share it).
     ``curriculum``: ``(first, full, steps)`` of :class:`SeededEpisodes`.
+    ``residual``: a base heuristic whose proposal the observation shows
+    (:class:`agents.residual.HeuristicProposals`); ``None``: none.
     """
     config = dict(env_config)
     seed_list = [int(s) for s in seeds]
@@ -185,6 +190,10 @@ def make_env_fn(
             from agents.reference import RelativeReward
 
             env = RelativeReward(env, config, reward_reference, plays)
+        if residual is not None:
+            from agents.residual import HeuristicProposals
+
+            env = HeuristicProposals(env, residual)
         return SeededEpisodes(env, seed_list, stream_seed, reward_scale, curriculum)
 
     return _init
@@ -201,6 +210,7 @@ def make_vec_env(
     reference_plays: int = 0,
     ray: bool = False,
     curriculum: tuple[int, int] | None = None,
+    residual: str | None = None,
 ) -> VecEnv:
     """``n_envs`` training envs, env ``i`` on ``env_configs[i % len(env_configs)]``.
 
@@ -225,6 +235,8 @@ def make_vec_env(
         curriculum: ``(first_jobs, steps)``: episodes grow from ``first_jobs`` jobs to
             each config's ``num_jobs`` over the first ``steps`` env steps of the run
             (counted over all envs; :class:`SeededEpisodes`); ``None``: full episodes.
+        residual: Show this heuristic's proposal in every observation
+            (:class:`agents.residual.HeuristicProposals`); ``None``: none.
         ray: Each env in a Ray actor (:class:`agents.ray_vec_env.RayVecEnv`; needs
             ``gpushare-env[ray]``); ``subprocess`` is then ignored.
     """
@@ -258,6 +270,7 @@ def make_vec_env(
             reward_reference,
             plays,
             stages(env_configs[i % len(env_configs)]),
+            residual,
         )
         for i in range(n_envs)
     ]

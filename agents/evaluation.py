@@ -50,7 +50,7 @@ def run_episode(policy: Any, env_config: Mapping[str, Any], seed: int) -> dict[s
         import baselines
 
         policy = baselines.make(policy, env, seed=policy_seed(seed))
-    episode = rollout(for_play(policy), env, seed=seed)
+    episode = rollout(for_play(policy, env), env, seed=seed)
     env.close()
     metrics = {
         k: float(v)

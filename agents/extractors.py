@@ -200,6 +200,9 @@ class PermutationExtractor(BaseFeaturesExtractor):
             observation options; default: the standard ones).
         pending_columns: Columns of a pending row (``pending_features`` of the env's
             observation options; default: the standard ones).
+        proposal: Append ``obs["proposal"]`` (a base heuristic's action as a one-hot over
+            the env's actions, ``agents.residual``) to the output, after the slot codes,
+            for a policy that adds it to its logits (``SlotHead``'s ``accept_bias``).
     """
 
     def __init__(
@@ -209,6 +212,7 @@ class PermutationExtractor(BaseFeaturesExtractor):
         slot_dim: int = 4,
         running_columns: int = len(RUNNING_FEATURES),
         pending_columns: int = len(PENDING_FEATURES),
+        proposal: bool = False,
     ):
         sizes = {key: int(np.prod(space.shape or (0,))) for key, space in observation_space.items()}
         # observation.cluster_summary: obs["cluster"] (fixed width) in place of the GPU rows
@@ -226,7 +230,14 @@ class PermutationExtractor(BaseFeaturesExtractor):
         self.running_window = sizes["running"] // running_columns
         extra = sizes["frag_hist"] + sizes["global"]
         slots = self.pending_window + self.running_window
-        super().__init__(observation_space, features_dim=6 * row_dim + extra + slot_dim * slots)
+        if proposal and "proposal" not in sizes:
+            raise ValueError(
+                "PermutationExtractor: proposal=True needs obs['proposal'] (agents.residual)"
+            )
+        #: Entries of the proposal appended to the output (0: none).
+        self.proposal_dim = sizes["proposal"] if proposal else 0
+        features_dim = 6 * row_dim + extra + slot_dim * slots + self.proposal_dim
+        super().__init__(observation_space, features_dim=features_dim)
         self.slot_dim = slot_dim
         if self.summarised:  # as wide as the GPU rows' [mean, max] pool
             self.cluster_encoder = nn.Sequential(
@@ -267,4 +278,6 @@ class PermutationExtractor(BaseFeaturesExtractor):
         ]
         if pending_codes is not None and running_codes is not None:
             parts += [pending_codes.flatten(1), running_codes.flatten(1)]
+        if self.proposal_dim:
+            parts.append(observations["proposal"])
         return torch.cat(parts, dim=-1)

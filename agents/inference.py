@@ -19,7 +19,7 @@ import torch
 
 from gpushare_env.rollout import takes_action_masks
 
-__all__ = ["EvalPredictor", "for_play"]
+__all__ = ["EvalPredictor", "for_play", "play_predictor"]
 
 
 class EvalPredictor:
@@ -68,8 +68,32 @@ class EvalPredictor:
         return (result if vectorized else result.squeeze(axis=0)), state
 
 
-def for_play(policy: Any) -> Any:
-    """``EvalPredictor(policy)`` for an SB3 model, anything else (a heuristic) as it is."""
+def play_predictor(model: Any, env: Any) -> Any:
+    """What plays a loaded SB3 ``model`` in ``env``: :class:`EvalPredictor`, or for a
+    residual model (one that observes a base heuristic's proposal)
+    :class:`agents.residual.ResidualPredictor`, which asks the heuristic itself."""
+    from agents.residual import ResidualPredictor, is_residual
+
+    if is_residual(model):
+        return ResidualPredictor(model, env)
+    return EvalPredictor(model, env)
+
+
+def for_play(policy: Any, env: Any = None) -> Any:
+    """:func:`play_predictor` for an SB3 model (``EvalPredictor(policy)`` without an env),
+    anything else (a heuristic) as it is.
+
+    Raises:
+        ValueError: a residual model without the env it plays in.
+    """
     from stable_baselines3.common.base_class import BaseAlgorithm
 
-    return EvalPredictor(policy) if isinstance(policy, BaseAlgorithm) else policy
+    if not isinstance(policy, BaseAlgorithm):
+        return policy
+    if env is None:
+        from agents.residual import is_residual
+
+        if is_residual(policy):
+            raise ValueError("for_play: a residual model needs the env it plays in")
+        return EvalPredictor(policy)
+    return play_predictor(policy, env)

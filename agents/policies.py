@@ -104,6 +104,11 @@ class SlotHead(nn.Module):
         critic: What the value MLP reads (``CRITIC_INPUTS``): ``"features"``, the whole
             feature vector, or ``"context"``, the pooled part alone (then no weight
             depends on the cluster's size or the windows).
+        accept_bias: With an extractor that appends a base heuristic's proposal
+            (``proposal_dim`` > 0, ``agents.residual``): the logits are
+            ``head logits + accept_bias x proposal``, a fixed prior towards the proposed
+            action that the learned logits must outweigh to override it. Without one it
+            must be 0.
     """
 
     def __init__(
@@ -113,6 +118,7 @@ class SlotHead(nn.Module):
         value_arch: list[int],
         activation: type[nn.Module] = nn.Tanh,
         critic: str = "features",
+        accept_bias: float = 0.0,
     ):
         super().__init__()
         if not isinstance(extractor, PermutationExtractor) or extractor.slot_dim <= 0:
@@ -123,8 +129,12 @@ class SlotHead(nn.Module):
         self.code_dim = extractor.slot_dim
         self.pending_window = extractor.pending_window
         self.running_window = extractor.running_window
+        self.proposal_dim = int(getattr(extractor, "proposal_dim", 0))
+        if accept_bias and not self.proposal_dim:
+            raise ValueError("SlotHead: accept_bias needs an extractor with proposal=True")
+        self.accept_bias = float(accept_bias)
         codes = self.code_dim * (self.pending_window + self.running_window)
-        self.context_dim = extractor.features_dim - codes
+        self.context_dim = extractor.features_dim - codes - self.proposal_dim
         self.context_net = nn.Sequential(nn.Linear(self.context_dim, hidden), nn.ReLU())
         self.pending_head = _mlp(self.code_dim + hidden, hidden, STRATEGIES_PER_SLOT)
         self.running_head = _mlp(self.code_dim + hidden, hidden, 1)
@@ -136,6 +146,11 @@ class SlotHead(nn.Module):
             width = size
         self.value_net = nn.Sequential(*layers)
         self.latent_dim_pi = STRATEGIES_PER_SLOT * self.pending_window + self.running_window + 1
+        if self.proposal_dim not in (0, self.latent_dim_pi):
+            raise ValueError(
+                f"SlotHead: the proposal has {self.proposal_dim} entries, not one per action "
+                f"({self.latent_dim_pi})"
+            )
         self.latent_dim_vf = width
 
     def output_layers(self) -> list[nn.Module]:
@@ -150,8 +165,9 @@ class SlotHead(nn.Module):
             self.context_dim,
             self.code_dim * self.pending_window,
             self.code_dim * self.running_window,
+            self.proposal_dim,
         ]
-        state, pending, running = features.split(sizes, dim=1)
+        state, pending, running, proposal = features.split(sizes, dim=1)
         context = self.context_net(state)  # (B, H)
         pending = pending.reshape(batch, self.pending_window, -1)
         running = running.reshape(batch, self.running_window, -1)
@@ -166,7 +182,7 @@ class SlotHead(nn.Module):
             state_part = context @ weight[:, self.code_dim :].T + first.bias  # (B, H)
             return rest(slot_part + state_part.unsqueeze(1))
 
-        return torch.cat(
+        logits = torch.cat(
             [
                 scored(pending, self.pending_head).flatten(1),  # index 4 i + s
                 scored(running, self.running_head).flatten(1),
@@ -174,6 +190,9 @@ class SlotHead(nn.Module):
             ],
             dim=-1,
         )
+        if self.accept_bias:  # the base heuristic's proposal as a prior (agents.residual)
+            logits = logits + self.accept_bias * proposal
+        return logits
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         """The value MLP's last hidden layer.  # (B, latent_dim_vf)"""
@@ -199,21 +218,30 @@ class _SlotHeadMixin:
         kind_mode: bool = False,
         suspend_bias: float = 0.0,
         critic: str = "features",
+        accept_bias: float = 0.0,
+        residual_base: str | None = None,
         **kwargs: Any,
     ):
         self.head_dim = head_dim
         self.kind_mode = kind_mode
         self.suspend_bias = float(suspend_bias)
         self.critic = critic
+        self.accept_bias = float(accept_bias)
+        # the heuristic whose proposals the policy reads (agents.residual), kept with it
+        self.residual_base = residual_base
         super().__init__(*args, **kwargs)
 
     def _predict(
         self, observation: Any, deterministic: bool = False, action_masks: Any = None
     ) -> torch.Tensor:
-        """Actions; deterministic ones by :func:`kind_mode` when ``kind_mode`` is set."""
+        """Actions; deterministic ones by :func:`kind_mode` when ``kind_mode`` is set,
+        except for a residual policy (``accept_bias`` > 0): its deterministic action is
+        the most likely one, the proposal unless a learned logit outweighs the prior (by
+        kind, a queue of hundreds of startable jobs could outweigh a proposed
+        ``advance`` or ``suspend`` by their number alone)."""
         args = (observation, action_masks) if self.masked else (observation,)
         distribution = self.get_distribution(*args)  # type: ignore[attr-defined]
-        if not (deterministic and self.kind_mode):
+        if not (deterministic and self.kind_mode) or self.accept_bias:
             return distribution.get_actions(deterministic=deterministic)
         head: SlotHead = self.mlp_extractor
         return kind_mode(distribution.distribution.probs, head.pending_window, head.running_window)
@@ -227,6 +255,7 @@ class _SlotHeadMixin:
             list(value_arch),
             self.activation_fn,  # type: ignore[attr-defined]
             self.critic,
+            self.accept_bias,
         )
 
     def _build(self, lr_schedule: Any) -> None:
@@ -252,6 +281,9 @@ class _SlotHeadMixin:
             data["suspend_bias"] = self.suspend_bias
         if self.critic != "features":  # likewise
             data["critic"] = self.critic
+        if self.accept_bias or self.residual_base is not None:  # a residual policy
+            data["accept_bias"] = self.accept_bias
+            data["residual_base"] = self.residual_base
         return data
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "GROUPS",
     "MAX_SEED",
     "PHILLY_VC_NAME",
+    "SELECT_BY",
     "VALIDATION_SEEDS",
     "VEC_ENVS",
     "AlgorithmConfig",
@@ -82,6 +83,8 @@ DQN_DEFAULTS: dict[str, Any] = {"algorithm.time_constant_h": None, "network.extr
 #: Held-out seeds of the periodic evaluation (model selection): disjoint from the training
 #: seeds (``PHILLY_TRAIN_SEEDS``, 0-99) and from the test seeds (1000-1009).
 VALIDATION_SEEDS: tuple[int, ...] = (500, 501)
+#: How the validation picks ``best_model.zip`` (``EvaluationConfig.select_by``).
+SELECT_BY: tuple[str, ...] = ("mean", "worst")
 #: The name ``envs.traces`` accepts for the six shipped Philly VC traces.
 PHILLY_VC_NAME = "philly_vc"
 
@@ -206,6 +209,10 @@ class NetworkConfig(_TrainGroup):
         critic: ``pointer`` only: what the value MLP reads, ``features`` (the whole
             feature vector) or ``context`` (the pooled part alone: then no weight of the
             model depends on the cluster's size or the windows, ``agents.portable``).
+        accept_bias: With ``envs.residual``: the fixed prior added to the logit of the base
+            heuristic's proposed action (``agents.residual``), > 0. At 8 an untrained
+            policy accepts about 99% of proposals when sampling among some 20 valid
+            actions, and always when acting deterministically.
     """
 
     path: ClassVar[str] = "TrainConfig.network"
@@ -214,6 +221,7 @@ class NetworkConfig(_TrainGroup):
     net_arch: tuple[int, ...] = (64, 64)
     suspend_bias: float = 0.0
     critic: str = "features"
+    accept_bias: float = 8.0
 
     def __post_init__(self) -> None:
         self._plain_settings()
@@ -230,6 +238,7 @@ class NetworkConfig(_TrainGroup):
         self._one_of("critic", CRITIC_INPUTS)
         if self.critic != "features" and self.extractor != "pointer":
             raise self._fail("critic", f"needs the pointer extractor, not {self.extractor!r}")
+        self._within(("accept_bias",), 0, low_open=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +299,11 @@ class EnvsConfig(_TrainGroup):
             workload; generated workloads only); ``None``: full episodes throughout. A
             resumed run starts its curriculum again.
         curriculum_steps: Env steps over which the curriculum reaches full episodes.
+        residual: Act on top of this heuristic (``agents.residual``): at every decision it
+            proposes its action, the observation shows the proposal, and the policy
+            (``pointer``, with the prior ``network.accept_bias`` on the proposal) accepts
+            or overrides it; validation plays the agent the same way. A name
+            ``baselines.make`` takes; ``None``: the agent decides alone.
     """
 
     path: ClassVar[str] = "TrainConfig.envs"
@@ -314,9 +328,11 @@ class EnvsConfig(_TrainGroup):
     reference_plays: int = 0
     curriculum_jobs: int | None = None
     curriculum_steps: int = 1_000_000
+    residual: str | None = None
 
     def __post_init__(self) -> None:
         self._plain_settings()
+        self._heuristic("residual")
         if isinstance(self.workloads, str) or not self.workloads:
             raise self._fail(
                 "workloads", f"must name at least one workload, got {self.workloads!r}"
@@ -451,18 +467,25 @@ class EvaluationConfig(_TrainGroup):
     Attributes:
         eval_seeds: Held-out seeds of the periodic evaluation (empty: no evaluation).
         eval_every: Steps between evaluations.
+        select_by: What ``best_model.zip`` is chosen by (``SELECT_BY``): ``mean``, the
+            mean over the validation episodes of the mean-JCT ratio to ``thesis`` plus
+            the mean makespan ratio's excess over 1; ``worst``, the largest mean-JCT
+            ratio of any validation episode (each config and seed), for a model judged
+            by the trace it loses most on.
     """
 
     path: ClassVar[str] = "TrainConfig.evaluation"
 
     eval_seeds: tuple[int, ...] = VALIDATION_SEEDS
     eval_every: int = 20_000
+    select_by: str = "mean"
 
     def __post_init__(self) -> None:
         self._plain_settings()
         _seed_tuple(self, "eval_seeds", empty=True)
         _no_test_seeds(self, "eval_seeds")
         self._at_least(("eval_every",), 1)
+        self._one_of("select_by", SELECT_BY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -583,6 +606,9 @@ FLAT_KEYS: dict[str, str] = {
     "reference_plays": "envs.reference_plays",
     "curriculum_jobs": "envs.curriculum_jobs",
     "curriculum_steps": "envs.curriculum_steps",
+    "residual": "envs.residual",
+    "accept_bias": "network.accept_bias",
+    "select_by": "evaluation.select_by",
     "critic_warmup": "algorithm.critic_warmup",
     "critic_warmup_lr": "algorithm.critic_warmup_lr",
     "bc_episodes": "imitation.bc_episodes",
@@ -651,6 +677,20 @@ class TrainConfig:
                 "MaskablePPO (TrainConfig.algorithm.algo), not dqn: with dqn give "
                 "--extractor flat or perm (and --time-constant-h none)"
             )
+        if self.envs.residual is not None:
+            if self.network.extractor != "pointer" or algo == "dqn":
+                raise ValueError(
+                    "TrainConfig.envs.residual needs the pointer extractor "
+                    "(TrainConfig.network.extractor) and PPO or MaskablePPO: its per-slot "
+                    "logits carry the prior on the proposal"
+                )
+            imitation = self.imitation
+            if imitation.bc_episodes or imitation.bc_dataset is not None:
+                raise ValueError(
+                    "TrainConfig.envs.residual: no behaviour cloning with a residual agent "
+                    "(TrainConfig.imitation.bc_episodes, bc_dataset): it starts as its base "
+                    "heuristic already"
+                )
         if set(self.evaluation.eval_seeds) & set(self.envs.train_seeds):
             raise ValueError(
                 "TrainConfig.evaluation.eval_seeds must be disjoint from "

@@ -126,6 +126,8 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
             policy_kwargs["features_extractor_kwargs"]["pending_columns"] = len(
                 pending_features(placement, drain)
             )
+        if config.envs.residual is not None:  # the proposal reaches the logits (agents.residual)
+            policy_kwargs["features_extractor_kwargs"]["proposal"] = True
     if config.network.extractor == "pointer":
         from agents.policies import MaskableSlotPolicy, SlotPolicy
 
@@ -135,6 +137,9 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
             policy_kwargs["suspend_bias"] = config.network.suspend_bias
         if config.network.critic != "features":
             policy_kwargs["critic"] = config.network.critic
+        if config.envs.residual is not None:
+            policy_kwargs["accept_bias"] = config.network.accept_bias
+            policy_kwargs["residual_base"] = config.envs.residual
     common: dict[str, Any] = {
         "learning_rate": config.algorithm.learning_rate,
         **_discount_kwargs(config),
@@ -315,6 +320,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         curriculum=(
             None if envs.curriculum_jobs is None else (envs.curriculum_jobs, envs.curriculum_steps)
         ),
+        residual=envs.residual,
     )
     # after the envs: an in-process env's constructor sets one thread (for subprocesses)
     threads = prepare_torch(config)
@@ -426,6 +432,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
             evaluation.eval_every,
             out,
             verbose=int(run.progress_bar),
+            select_by=evaluation.select_by,
         )
         callbacks.append(evaluator)
     if run.progress_bar:

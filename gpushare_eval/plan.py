@@ -371,15 +371,20 @@ def _check_agents(
             model = load_agent(str(policy.path))
             env = make_env(run_config(env_config, policy))
             problem = None
+            observation_space = env.observation_space
+            from agents.residual import is_residual, proposal_space
+
+            if is_residual(model):  # it reads its base heuristic's proposal too
+                observation_space = proposal_space(observation_space, int(env.action_space.n))  # type: ignore[attr-defined]
             same = (model.observation_space, model.action_space) == (
-                env.observation_space,
+                observation_space,
                 env.action_space,
             )
             if not same:
                 from agents.portable import NotPortableError, rebound_policy
 
                 try:
-                    rebound_policy(model.policy, env.observation_space, env.action_space)
+                    rebound_policy(model.policy, observation_space, env.action_space)
                     notes.append(
                         f"{policy.label} plays on a cluster or with windows other than its "
                         "training's: its pointer network is rebound to them (agents.portable)"

@@ -68,11 +68,13 @@ def agent_algorithm(path: str) -> str:
 def make_policy(policy: PolicySpec, env: Any) -> Any:
     """What plays ``policy`` in ``env``: a baseline bound to the env (with the spec's
     parameters), or a saved agent acting deterministically (:class:`EvalPredictor`,
-    a pointer agent rebound to the env's spaces). Anything ``rollout`` takes."""
+    a pointer agent rebound to the env's spaces; a residual agent asks its base heuristic
+    for the proposal it reads, ``agents.residual.ResidualPredictor``). Anything
+    ``rollout`` takes."""
     if policy.is_agent:
-        from agents.inference import EvalPredictor
+        from agents.inference import play_predictor
 
-        return EvalPredictor(load_agent(str(policy.path)), env)
+        return play_predictor(load_agent(str(policy.path)), env)
     import baselines
 
     return baselines.make(str(policy.name), env=env, **dict(policy.params))

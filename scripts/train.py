@@ -39,6 +39,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "extractor": ("flat", "perm", "pointer"),
     "vec_env": ("auto", "subproc", "dummy", "ray"),
     "critic": ("features", "context"),
+    "select_by": ("mean", "worst"),
 }
 
 
@@ -63,6 +64,7 @@ _METAVARS: dict[str, str] = {
     "bc_suspend_weight": "W",
     "critic_warmup": "STEPS",
     "reward_reference": "HEURISTIC",
+    "residual": "HEURISTIC",
     "reference_plays": "N",
     "curriculum_jobs": "N",
     "curriculum_steps": "STEPS",
