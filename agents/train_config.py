@@ -451,18 +451,23 @@ class EvaluationConfig(_TrainGroup):
     Attributes:
         eval_seeds: Held-out seeds of the periodic evaluation (empty: no evaluation).
         eval_every: Steps between evaluations.
+        eval_workers: Processes that score the saved checkpoints while training goes on
+            (one torch thread each); 0: evaluate in the training process, between updates
+            (the same history and best model, training waits).
     """
 
     path: ClassVar[str] = "TrainConfig.evaluation"
 
     eval_seeds: tuple[int, ...] = VALIDATION_SEEDS
     eval_every: int = 20_000
+    eval_workers: int = 1
 
     def __post_init__(self) -> None:
         self._plain_settings()
         _seed_tuple(self, "eval_seeds", empty=True)
         _no_test_seeds(self, "eval_seeds")
         self._at_least(("eval_every",), 1)
+        self._at_least(("eval_workers",), 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -578,6 +583,7 @@ FLAT_KEYS: dict[str, str] = {
     "train_seeds": "envs.train_seeds",
     "eval_seeds": "evaluation.eval_seeds",
     "eval_every": "evaluation.eval_every",
+    "eval_workers": "evaluation.eval_workers",
     "reward_scale": "envs.reward_scale",
     "reward_reference": "envs.reward_reference",
     "reference_plays": "envs.reference_plays",

@@ -426,6 +426,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
             evaluation.eval_every,
             out,
             verbose=int(run.progress_bar),
+            workers=evaluation.eval_workers,
         )
         callbacks.append(evaluator)
     if run.progress_bar:
@@ -433,27 +434,36 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     (out / "config.json").write_text(json.dumps(record, indent=2, default=str))
     rl_started = time.perf_counter()
     warmup = min(algorithm.critic_warmup, run.timesteps)
-    if warmup > 0:
-        with _only_value_head_learns(model, algorithm.critic_warmup_lr):
+    try:
+        if warmup > 0:
+            with _only_value_head_learns(model, algorithm.critic_warmup_lr):
+                model.learn(
+                    total_timesteps=warmup,
+                    callback=CallbackList(callbacks),
+                    tb_log_name=algorithm.algo,
+                    reset_num_timesteps=not run.resume,
+                )
+        if run.timesteps > warmup:
             model.learn(
-                total_timesteps=warmup,
+                total_timesteps=run.timesteps - warmup,
                 callback=CallbackList(callbacks),
                 tb_log_name=algorithm.algo,
-                reset_num_timesteps=not run.resume,
+                reset_num_timesteps=not run.resume and warmup == 0,
             )
-    if run.timesteps > warmup:
-        model.learn(
-            total_timesteps=run.timesteps - warmup,
-            callback=CallbackList(callbacks),
-            tb_log_name=algorithm.algo,
-            reset_num_timesteps=not run.resume and warmup == 0,
-        )
-    vec.close()
-    path = out / "model.zip"
-    model.save(path)
+        vec.close()
+        path = out / "model.zip"
+        model.save(path)
+        rl_ended = time.perf_counter()
+        if evaluator is not None:  # the evaluations still running beside training
+            evaluator.finish()
+    finally:
+        if evaluator is not None:
+            evaluator.close()
     record["seconds"] = {
         "total": time.perf_counter() - started,
-        "rl": time.perf_counter() - rl_started,
+        "rl": rl_ended - rl_started,
+        # after training, for the evaluations still running beside it
+        "evaluation_wait": time.perf_counter() - rl_ended,
     }
     record["timesteps_done"] = int(model.num_timesteps)
     if evaluator is not None:
