@@ -482,9 +482,10 @@ class RunConfig(_TrainGroup):
             settings (``None``: a new model).
         deterministic_torch: ``torch.use_deterministic_algorithms(True)``.
         torch_threads: Threads of this process's torch (the policy's forward passes, its
-            updates and the behaviour-cloning / DAgger fits). ``None`` (default): every
-            core this process may use (``torch_threads_for``) when the envs run in it
-            (``vec_env="dummy"``), one beside env subprocesses or Ray actors.
+            updates and the behaviour-cloning / DAgger fits). ``None`` (default): when
+            the envs run in it (``vec_env="dummy"``), every core this process may use but
+            one per evaluation process (``torch_threads_for``), one beside env
+            subprocesses or Ray actors.
         progress_bar: Show a progress bar.
         verbose: SB3 verbosity.
     """
