@@ -130,3 +130,41 @@ def test_deterministic_algorithms_without_the_compiler() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["True", "False"]
+
+
+def test_lean_actions_are_sb3s_to_the_bit() -> None:
+    """The evaluation's lean path gives SB3's masked probabilities' kind-mode action."""
+    import json as _json
+
+    from agents.inference import EvalPredictor, lean_actions
+    from agents.policies import kind_mode
+    from gpushare_env.envs import make_env
+
+    zoo = Path(__file__).resolve().parents[2] / "agents" / "zoo"
+    model = load_model(zoo / "maskable_ppo_scratch_3m_heavy.zip")
+    config = _json.loads((zoo / "maskable_ppo_scratch_3m_heavy.json").read_text())["env_config"]
+    env = make_env(config)
+    predictor = EvalPredictor(model)
+    assert predictor._lean
+    policy = predictor.policy
+    observation, info = env.reset(seed=500)
+    kinds = set()
+    for _ in range(150):
+        mask = info["action_mask"]
+        lean = lean_actions(policy, observation, mask)
+        tensors, _ = policy.obs_to_tensor(observation)
+        with torch.no_grad():
+            probs = policy.get_distribution(tensors, mask).distribution.probs
+        expected = kind_mode(
+            probs, policy.mlp_extractor.pending_window, policy.mlp_extractor.running_window
+        )
+        assert lean is not None and torch.equal(lean, expected)
+        action, _ = predictor.predict(observation, action_masks=mask)
+        assert int(action) == int(expected[0])
+        kinds.add(int(action) < 4 * policy.mlp_extractor.pending_window)
+        observation, _, terminated, truncated, info = env.step(int(action))
+        if terminated or truncated:
+            break
+    assert kinds == {True, False}  # schedules and other kinds of action both met
+    batch = {key: value[None] for key, value in observation.items()}
+    assert lean_actions(policy, batch, info["action_mask"]) is None  # a batch: SB3's path
