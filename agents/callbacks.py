@@ -314,7 +314,9 @@ class HeuristicEvalCallback(BaseCallback):
         elif checkpoint is not None:
             checkpoint.unlink(missing_ok=True)
         self.history.append(summary)
-        (self.out_dir / "evaluations.json").write_text(
+        # written whole, then renamed: the evaluation process may be reading the last one
+        written = self.out_dir / "evaluations.json.tmp"
+        written.write_text(
             json.dumps(
                 {
                     "reference": self.reference,
@@ -327,6 +329,7 @@ class HeuristicEvalCallback(BaseCallback):
                 indent=2,
             )
         )
+        os.replace(written, self.out_dir / "evaluations.json")
         if _HAS_MATPLOTLIB:  # the curve so far, redrawn after every evaluation
             if self._pool is None:
                 from agents.curve import write_learning_curve

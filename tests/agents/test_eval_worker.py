@@ -34,13 +34,15 @@ def test_evaluating_beside_training_gives_the_same_history_and_best_model(
     runs = {}
     for workers in (0, 1):
         config = TrainConfig.from_any(
-            **TINY_TRAINING,
-            out=str(tmp_path / f"workers{workers}"),
-            timesteps=256,
-            eval_seeds=(50, 51),
-            eval_every=64,
-            eval_workers=workers,
-            torch_threads=1,  # the default differs with the workers (a core each)
+            **{
+                **TINY_TRAINING,
+                "out": str(tmp_path / f"workers{workers}"),
+                "timesteps": 256,
+                "eval_seeds": (50, 51),
+                "eval_every": 64,
+                "eval_workers": workers,
+                "torch_threads": 1,  # the default differs with the workers (a core each)
+            }
         )
         runs[workers] = train(config).parent
     inline, beside = runs[0], runs[1]
