@@ -1,20 +1,30 @@
-"""Speed of RL training on ``GPUShare-v0`` (``gpushare-bench --train``).
+"""Speed of RL training on ``GPUShare-v0`` (``gpushare-bench --train`` and ``--train-loop``).
 
-Times what one ``gpushare-train`` step costs end to end: acting (the policy's forward
-pass on the observations of every env), stepping the envs, and the algorithm's updates,
-for a given number of envs and way of running them. The first rollout (and first update)
-is a warm-up and is not timed.
+:func:`run_benchmark` (``--train``) times what a user waits for: whole ``gpushare-train``
+runs with their defaults, each a fresh process timed from its start to its exit (start-up,
+the evaluations and the saving included), alternating with a whole process of
+stable-baselines3's ``PPO`` with every default on ``CartPole-v1`` over the same number
+of steps (:func:`cartpole_run`): a yardstick of what this machine gives a standard
+training loop, read side by side (the ratio of each pair) rather than across machines.
 
-Beside it, in the same process and with the same torch threads, :func:`cartpole_benchmark`
-times stable-baselines3's ``PPO`` with every default on ``CartPole-v1``: a yardstick of
-what this machine gives a standard training loop, so the ratio of the two is read side by
-side rather than across machines.
+:func:`train_benchmark` (``--train-loop``) times what one ``gpushare-train`` step costs
+inside the training loop alone: acting (the policy's forward pass on the observations of
+every env), stepping the envs, and the algorithm's updates, for a given number of envs
+and way of running them, after an untimed rollout, without start-up or evaluation;
+beside it, in the same process and with the same torch threads,
+:func:`cartpole_benchmark` times the yardstick's loop the same way.
 """
 
 from __future__ import annotations
 
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -24,7 +34,7 @@ from agents.allocator import keep_freed_memory
 from agents.envs import make_vec_env
 from agents.training import VEC_ENVS, TrainConfig, build_model, env_configs, prepare_torch
 
-__all__ = ["cartpole_benchmark", "train_benchmark"]
+__all__ = ["cartpole_benchmark", "cartpole_run", "run_benchmark", "train_benchmark"]
 
 
 def train_benchmark(
@@ -166,3 +176,129 @@ def cartpole_benchmark(rollouts: int = 2, seed: int = 0) -> dict[str, Any]:
         "cpu_s": round(time.process_time() - cpu_start, 3),
         "torch_threads": torch.get_num_threads(),
     }
+
+
+def cartpole_run(steps: int, seed: int = 0) -> None:
+    """Train SB3's ``PPO("MlpPolicy", "CartPole-v1")`` with every default for ``steps``
+    steps: the yardstick process of :func:`run_benchmark` (``python -m agents.bench``)."""
+    from stable_baselines3 import PPO
+
+    PPO("MlpPolicy", "CartPole-v1", seed=seed, device="cpu").learn(steps)
+
+
+def _timed(command: Sequence[str]) -> float:
+    """Wall seconds of ``command`` run to its exit (its output discarded).
+
+    Raises:
+        RuntimeError: it failed (with the end of what it wrote on stderr).
+    """
+    start = time.perf_counter()
+    done = subprocess.run(list(command), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall_s = time.perf_counter() - start
+    if done.returncode:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-5:]
+        raise RuntimeError(
+            f"benchmark: {' '.join(command)} exited with {done.returncode}: " + " / ".join(tail)
+        )
+    return wall_s
+
+
+def run_benchmark(
+    timesteps: int = 131_072,
+    preset: str = "philly_heavy",
+    seed: int = 0,
+    repeat: int = 1,
+    train_options: Sequence[str] = (),
+    reference: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Time whole ``gpushare-train`` runs beside whole CartPole runs of as many steps.
+
+    Each repetition runs ``gpushare-train --preset PRESET --timesteps N --seed S
+    --no-progress --out TMP [OPTIONS]`` in a fresh process (the user's command with its
+    defaults: periodic evaluations included), then the yardstick process
+    (:func:`cartpole_run`, ``N`` steps), and times each from start to exit.
+
+    Args:
+        timesteps: Training steps of both.
+        preset: ``gpushare-train --preset``.
+        seed: ``--seed`` of the training run and the yardstick's seed.
+        repeat: Pairs of runs; the figures are medians (the ratio: of the pairs' ratios).
+        train_options: Further ``gpushare-train`` options (e.g. ``["--eval-workers",
+            "0"]``).
+        reference: Also run the yardstick.
+        log: Called with a line after every run (progress; ``None``: silent).
+
+    Returns:
+        ``wall_s`` and ``steps_per_s`` of the training runs (medians) with every run's,
+        what each run recorded of its time in ``config.json`` (``seconds``: ``total``,
+        ``rl``, ``evaluation_wait``; ``evaluations``: their count), and with
+        ``reference`` the yardstick's as ``cartpole`` and ``ratio_to_cartpole``: the
+        median over pairs of the yardstick's wall time over the training run's (how many
+        times faster per step the training run went).
+
+    Raises:
+        ValueError: ``timesteps`` or ``repeat`` below 1.
+        RuntimeError: a run failed.
+    """
+    if timesteps < 1 or repeat < 1:
+        raise ValueError(
+            f"train benchmark: timesteps and repeat must be >= 1, got {timesteps} and {repeat}"
+        )
+    say = log or (lambda _line: None)
+    runs: list[dict[str, Any]] = []
+    walls: list[float] = []
+    yardstick: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="gpushare-bench-") as folder:
+        for i in range(repeat):
+            out = Path(folder) / f"run{i}"
+            command = [
+                sys.executable, "-m", "scripts.train", "--preset", preset,
+                "--timesteps", str(timesteps), "--seed", str(seed), "--no-progress",
+                "--out", str(out), *train_options,
+            ]  # fmt: skip
+            wall_s = _timed(command)
+            walls.append(wall_s)
+            record = json.loads((out / "config.json").read_text())
+            runs.append(
+                {
+                    "wall_s": round(wall_s, 2),
+                    "steps_per_s": round(timesteps / wall_s, 1),
+                    "seconds": {k: round(v, 2) for k, v in record["seconds"].items()},
+                    "evaluations": len(record.get("evaluations", [])),
+                    "torch_threads": record["torch_threads"],
+                }
+            )
+            say(f"gpushare-train run {i + 1}/{repeat}: {wall_s:.1f} s")
+            if reference:
+                cartpole = [sys.executable, "-m", "agents.bench", str(timesteps), str(seed)]
+                yardstick.append(_timed(cartpole))
+                say(f"CartPole run {i + 1}/{repeat}: {yardstick[-1]:.1f} s")
+    result: dict[str, Any] = {
+        "mode": "train",
+        "preset": preset,
+        "timesteps": timesteps,
+        "seed": seed,
+        "train_options": list(train_options),
+        "repeat": repeat,
+        "wall_s": round(statistics.median(walls), 2),
+        "steps_per_s": round(timesteps / statistics.median(walls), 1),
+        "runs": runs,
+    }
+    if reference:
+        result["cartpole"] = {
+            "algo": "ppo",
+            "env": "CartPole-v1",
+            "steps": timesteps,
+            "wall_s": round(statistics.median(yardstick), 2),
+            "steps_per_s": round(timesteps / statistics.median(yardstick), 1),
+            "runs_wall_s": [round(w, 2) for w in yardstick],
+        }
+        ratios = [c / t for c, t in zip(yardstick, walls, strict=True)]
+        result["ratio_to_cartpole"] = float(f"{statistics.median(ratios):.4g}")
+        result["runs_ratio_to_cartpole"] = [float(f"{r:.4g}") for r in ratios]
+    return result
+
+
+if __name__ == "__main__":  # the yardstick process: python -m agents.bench STEPS SEED
+    cartpole_run(int(sys.argv[1]), int(sys.argv[2]))

@@ -472,6 +472,9 @@ class EvaluationConfig(_TrainGroup):
             the mean makespan ratio's excess over 1; ``worst``, the largest mean-JCT
             ratio of any validation episode (each config and seed), for a model judged
             by the trace it loses most on.
+        eval_workers: Processes that score the saved checkpoints while training goes on
+            (one torch thread each); 0: evaluate in the training process, between updates
+            (the same history and best model, training waits).
     """
 
     path: ClassVar[str] = "TrainConfig.evaluation"
@@ -479,6 +482,7 @@ class EvaluationConfig(_TrainGroup):
     eval_seeds: tuple[int, ...] = VALIDATION_SEEDS
     eval_every: int = 20_000
     select_by: str = "mean"
+    eval_workers: int = 1
 
     def __post_init__(self) -> None:
         self._plain_settings()
@@ -486,6 +490,7 @@ class EvaluationConfig(_TrainGroup):
         _no_test_seeds(self, "eval_seeds")
         self._at_least(("eval_every",), 1)
         self._one_of("select_by", SELECT_BY)
+        self._at_least(("eval_workers",), 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,9 +505,10 @@ class RunConfig(_TrainGroup):
             settings (``None``: a new model).
         deterministic_torch: ``torch.use_deterministic_algorithms(True)``.
         torch_threads: Threads of this process's torch (the policy's forward passes, its
-            updates and the behaviour-cloning / DAgger fits). ``None`` (default): every
-            core this process may use (``torch_threads_for``) when the envs run in it
-            (``vec_env="dummy"``), one beside env subprocesses or Ray actors.
+            updates and the behaviour-cloning / DAgger fits). ``None`` (default): when
+            the envs run in it (``vec_env="dummy"``), every core this process may use but
+            one per evaluation process (``torch_threads_for``), one beside env
+            subprocesses or Ray actors.
         progress_bar: Show a progress bar.
         verbose: SB3 verbosity.
     """
@@ -601,6 +607,7 @@ FLAT_KEYS: dict[str, str] = {
     "train_seeds": "envs.train_seeds",
     "eval_seeds": "evaluation.eval_seeds",
     "eval_every": "evaluation.eval_every",
+    "eval_workers": "evaluation.eval_workers",
     "reward_scale": "envs.reward_scale",
     "reward_reference": "envs.reward_reference",
     "reference_plays": "envs.reference_plays",

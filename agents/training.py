@@ -186,14 +186,32 @@ def prepare_torch(config: TrainConfig) -> int:
 
 def torch_threads_for(config: TrainConfig) -> int:
     """The torch threads of a run's main process: ``run.torch_threads`` if given, else
-    every core it may use when its envs step in it (``vec_env="dummy"``) and one beside
-    env subprocesses or actors (which take the other cores)."""
+    the cores it may use that nothing else of the run takes: one beside env subprocesses
+    or actors (which take the other cores), and with the envs in this process
+    (``vec_env="dummy"``) every core but one per evaluation process (``eval_workers``,
+    when the run evaluates). On two cores that evaluate beside training: one thread,
+    which also keeps a second thread from waiting on a core another process holds."""
     if config.run.torch_threads is not None:
         return config.run.torch_threads
     if config.envs.vec_env != "dummy":
         return 1
     cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    return max(1, len(cores) if cores else (os.cpu_count() or 1))
+    count = len(cores) if cores else (os.cpu_count() or 1)
+    evaluates = bool(config.evaluation.eval_seeds) and config.run.timesteps > 0
+    return max(1, count - (config.evaluation.eval_workers if evaluates else 0))
+
+
+def deterministic_algorithms() -> None:
+    """``torch.use_deterministic_algorithms(True)`` without loading torch's compiler.
+
+    The public call also sets the flag in ``torch._inductor.config``, and imports it to do
+    so: about 1.2 CPU-seconds of start-up for a setting only ``torch.compile`` reads,
+    which training does not use. Where that config is loaded already, the public call.
+    """
+    if "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(True)
+    else:
+        torch._C._set_deterministic_algorithms(True)
 
 
 def _ppo_settings(config: TrainConfig) -> dict[str, Any]:
@@ -305,7 +323,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     set_random_seed(run.seed)
     keep_freed_memory()
     if run.deterministic_torch:
-        torch.use_deterministic_algorithms(True)
+        deterministic_algorithms()
     configs = env_configs(config)
     vec = make_vec_env(
         configs,
@@ -433,6 +451,7 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
             out,
             verbose=int(run.progress_bar),
             select_by=evaluation.select_by,
+            workers=evaluation.eval_workers,
         )
         callbacks.append(evaluator)
     if run.progress_bar:
@@ -440,27 +459,36 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
     (out / "config.json").write_text(json.dumps(record, indent=2, default=str))
     rl_started = time.perf_counter()
     warmup = min(algorithm.critic_warmup, run.timesteps)
-    if warmup > 0:
-        with _only_value_head_learns(model, algorithm.critic_warmup_lr):
+    try:
+        if warmup > 0:
+            with _only_value_head_learns(model, algorithm.critic_warmup_lr):
+                model.learn(
+                    total_timesteps=warmup,
+                    callback=CallbackList(callbacks),
+                    tb_log_name=algorithm.algo,
+                    reset_num_timesteps=not run.resume,
+                )
+        if run.timesteps > warmup:
             model.learn(
-                total_timesteps=warmup,
+                total_timesteps=run.timesteps - warmup,
                 callback=CallbackList(callbacks),
                 tb_log_name=algorithm.algo,
-                reset_num_timesteps=not run.resume,
+                reset_num_timesteps=not run.resume and warmup == 0,
             )
-    if run.timesteps > warmup:
-        model.learn(
-            total_timesteps=run.timesteps - warmup,
-            callback=CallbackList(callbacks),
-            tb_log_name=algorithm.algo,
-            reset_num_timesteps=not run.resume and warmup == 0,
-        )
-    vec.close()
-    path = out / "model.zip"
-    model.save(path)
+        vec.close()
+        path = out / "model.zip"
+        model.save(path)
+        rl_ended = time.perf_counter()
+        if evaluator is not None:  # the evaluations still running beside training
+            evaluator.finish()
+    finally:
+        if evaluator is not None:
+            evaluator.close()
     record["seconds"] = {
         "total": time.perf_counter() - started,
-        "rl": time.perf_counter() - rl_started,
+        "rl": rl_ended - rl_started,
+        # after training, for the evaluations still running beside it
+        "evaluation_wait": time.perf_counter() - rl_ended,
     }
     record["timesteps_done"] = int(model.num_timesteps)
     if evaluator is not None:

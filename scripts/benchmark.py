@@ -11,18 +11,28 @@ other, each in a fresh process so that ``peak_rss_mb`` is that run's own.
     gpushare-bench --env --cluster medium --jobs 500 --steps 200000 --seed 0
     gpushare-bench --env --cluster medium --jobs 500 --steps 50000 --seed 0 --repeat 5
     gpushare-bench --env --cluster medium --jobs 500 --steps 50000 --observe placement rivals
-    gpushare-bench --train                     # gpushare-train's defaults, and the yardstick
-    gpushare-bench --train --n-envs 8 --set n_steps=256 --set torch_threads=1
+    gpushare-bench --train                     # a default gpushare-train run, and the yardstick
+    gpushare-bench --train --timesteps 65536 --repeat 3 --train-options "--eval-workers 0"
+    gpushare-bench --train-loop --n-envs 8 --set n_steps=256 --set torch_threads=1
 
 ``--env`` steps the env with a random masked policy and prints one JSON line with
 ``steps, episodes, wall_s, steps_per_s`` and ``steps_per_cpu_s``; ``--observe`` turns on
 optional observation columns (``held_time``, ``placement``, ``drain``, ``rivals``: the
 env's ``observation`` settings).
 
-``--train`` prints one JSON line with ``steps, wall_s, steps_per_s`` of MaskablePPO (or
-PPO) training as ``gpushare-train`` runs it (``agents.bench``; needs the ``rl`` extra),
-and, measured after it in the same process, ``cartpole``: SB3's PPO with its defaults on
-``CartPole-v1``, with ``ratio_to_cartpole`` (``--no-reference`` skips it).
+``--train`` (``agents.bench``; needs the ``rl`` extra) times what a user waits for: a whole
+``gpushare-train --preset PRESET --timesteps N`` run with its defaults (131,072 steps by
+default; start-up, periodic evaluations and saving included), a fresh process timed to its
+exit, then a whole process of SB3's PPO with its defaults on ``CartPole-v1`` over the same
+``N`` steps; ``--repeat R`` alternates R pairs. It prints one JSON line: ``wall_s`` and
+``steps_per_s`` (medians), every run's figures, ``cartpole`` and ``ratio_to_cartpole``
+(the median of the pairs' CartPole wall time over gpushare-train's; ``--no-reference``
+skips the yardstick).
+
+``--train-loop`` times the training loop alone (rollouts and updates after an untimed
+one, no start-up or evaluation) and prints ``steps, wall_s, steps_per_s`` of MaskablePPO
+(or PPO) as ``gpushare-train`` runs it, and, measured after it in the same process,
+``cartpole``: the yardstick's loop timed the same way, with ``ratio_to_cartpole``.
 
 ``--harness`` and ``--vec-envs`` (:mod:`scripts.bench_distributed`, docs/distributed.md)
 need the ``ray`` extra:
@@ -37,6 +47,7 @@ import argparse
 import json
 import math
 import resource
+import shlex
 import subprocess
 import sys
 import time
@@ -129,8 +140,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="observation options to turn on (--env): "
         f"{', '.join(ObservationConfig.keys())} (each sets the env's observation.<name>)",
     )
-    train = parser.add_argument_group("--train: RL training steps per second")
-    train.add_argument("--train", action="store_true", help="benchmark training steps instead")
+    train = parser.add_argument_group("--train, --train-loop: RL training steps per second")
+    train.add_argument(
+        "--train",
+        action="store_true",
+        help="time whole gpushare-train runs (and the CartPole yardstick) instead",
+    )
+    train.add_argument(
+        "--train-loop",
+        action="store_true",
+        help="time gpushare-train's training loop alone, in this process, instead",
+    )
+    train.add_argument("--timesteps", type=int, default=131_072, help="steps of each run (--train)")
+    train.add_argument(
+        "--train-options",
+        default="",
+        metavar="OPTIONS",
+        help='further gpushare-train options, one string (--train; e.g. "--eval-workers 0")',
+    )
     train.add_argument("--preset", default="philly_heavy", help="evaluation preset (--train)")
     train.add_argument("--algo", default="maskable_ppo", choices=("maskable_ppo", "ppo"))
     train.add_argument("--extractor", default="pointer", choices=("flat", "perm", "pointer"))
@@ -157,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--repeat",
         type=int,
         default=1,
-        help="env runs (--env); the line reports the run of median speed, plus every run's",
+        help="env runs (--env), or pairs of runs (--train); the line reports the medians, "
+        "plus every run's figures",
     )
     ray = parser.add_argument_group("--harness, --vec-envs: local pool against Ray")
     ray.add_argument(
@@ -235,6 +263,10 @@ def check_args(args: argparse.Namespace) -> str | None:
     if not (math.isfinite(args.load) and args.load > 0):
         return f"--load must be a finite number > 0, got {args.load}"
     if args.train:
+        if args.timesteps < 1:
+            return f"--timesteps must be >= 1, got {args.timesteps}"
+        return None
+    if args.train_loop:
         if args.n_envs < 1 or args.rollout < 1 or args.rollouts < 1:
             return (
                 f"--n-envs, --rollout and --rollouts must be >= 1, got {args.n_envs}, "
@@ -280,9 +312,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.train:
         try:
-            from agents.bench import train_benchmark
+            from agents.bench import run_benchmark
         except ImportError as exc:
             return usage_error(parser, f"--train needs the rl extra ({exc})")
+        try:
+            record = run_benchmark(
+                args.timesteps, args.preset, args.seed, args.repeat,
+                train_options=shlex.split(args.train_options), reference=args.reference,
+                log=lambda line: print(line, file=sys.stderr, flush=True),
+            )  # fmt: skip
+        except RuntimeError as exc:  # gpushare-train refused its options, or failed
+            print(f"{parser.prog}: {exc}", file=sys.stderr)
+            return 1
+        print(json.dumps(record), flush=True)
+        return 0
+    if args.train_loop:
+        try:
+            from agents.bench import train_benchmark
+        except ImportError as exc:
+            return usage_error(parser, f"--train-loop needs the rl extra ({exc})")
         try:
             record = train_benchmark(
                 args.preset, args.algo, args.extractor, args.n_envs, args.vec_env,

@@ -22,7 +22,7 @@ def test_train_benchmark_prints_one_json_line(
     # directory without the variable): the benchmark logs nowhere
     monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
     argv = [
-        "--train",
+        "--train-loop",
         "--preset",
         "thesis",
         "--n-envs",
@@ -49,7 +49,7 @@ def test_train_benchmark_prints_one_json_line(
 def test_a_rollout_that_does_not_split_over_the_envs_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["--train", "--n-envs", "3", "--rollout", "128"]) == 2
+    assert main(["--train-loop", "--n-envs", "3", "--rollout", "128"]) == 2
     *usage, line = capsys.readouterr().err.splitlines()
     assert usage[0].startswith("usage: gpushare-bench")
     assert line.startswith("gpushare-bench: error: ")
@@ -57,7 +57,16 @@ def test_a_rollout_that_does_not_split_over_the_envs_is_refused(
 
 
 def test_further_training_settings_are_set_by_flat_key(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["--train", "--preset", "thesis", "--n-envs", "2", "--rollout", "128", "--no-reference"]
+    argv = [
+        "--train-loop",
+        "--preset",
+        "thesis",
+        "--n-envs",
+        "2",
+        "--rollout",
+        "128",
+        "--no-reference",
+    ]
     settings = ["--set", "net_arch=[32,32]", "--set", "n_epochs=1", "--set", "batch_size=64"]
     assert main([*argv, "--rollouts", "1", "--extractor", "flat", *settings]) == 0
     record = json.loads(capsys.readouterr().out)
@@ -71,7 +80,7 @@ def test_further_training_settings_are_set_by_flat_key(capsys: pytest.CaptureFix
 def test_a_bad_setting_is_a_usage_error(
     setting: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["--train", "--set", setting]) == 2
+    assert main(["--train-loop", "--set", setting]) == 2
     assert message in capsys.readouterr().err
 
 
@@ -92,7 +101,7 @@ def test_sb3_default_log_folder_is_the_suites_own_and_removed_afterwards() -> No
 def test_the_cartpole_yardstick_runs_in_the_same_process(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = ["--train", "--preset", "thesis", "--n-envs", "2", "--rollout", "128"]
+    argv = ["--train-loop", "--preset", "thesis", "--n-envs", "2", "--rollout", "128"]
     assert main([*argv, "--rollouts", "1", "--extractor", "flat"]) == 0
     record = json.loads(capsys.readouterr().out)
     cartpole = record["cartpole"]
@@ -120,3 +129,42 @@ def test_vec_env_mode_times_each_vec_env(
     assert all(r["steps_per_s"] > 0 for r in records)
     assert "| 4 | `subproc` |" in "\n".join(lines)
     assert main(["--vec-envs", "--reps", "0"]) == 2
+
+
+_TINY_RUN = (
+    "--cluster tiny --workload thesis --num-jobs 8 --n-envs 2 --n-steps 32 --batch-size 32 "
+    "--n-epochs 1 --train-seeds 0-3 --eval-seeds 500 --eval-every 64"
+)
+
+
+@pytest.mark.slow
+def test_train_mode_times_whole_runs_beside_whole_cartpole_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--train", "--preset", "thesis", "--timesteps", "128", "--repeat", "2"]
+    outer = time.perf_counter()
+    assert main([*argv, "--train-options", _TINY_RUN]) == 0
+    outer = time.perf_counter() - outer
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert record["mode"] == "train" and record["timesteps"] == 128 and record["repeat"] == 2
+    assert len(record["runs"]) == 2 and len(record["cartpole"]["runs_wall_s"]) == 2
+    run = record["runs"][0]
+    assert run["evaluations"] == 3  # at the start, at 64 steps, at the end
+    assert 0 < run["seconds"]["total"] < run["wall_s"]  # the process's own clock lies within
+    assert sum(r["wall_s"] for r in record["runs"]) + sum(record["cartpole"]["runs_wall_s"]) < outer
+    ratios = [
+        c / r["wall_s"]
+        for c, r in zip(record["cartpole"]["runs_wall_s"], record["runs"], strict=True)
+    ]
+    assert record["ratio_to_cartpole"] == pytest.approx(
+        sorted(ratios)[0] / 2 + sorted(ratios)[1] / 2, rel=0.01
+    )
+    assert captured.err.count("gpushare-train run") == 2 and captured.err.count("CartPole run") == 2
+
+
+def test_train_mode_reports_a_run_that_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--train", "--timesteps", "128", "--no-reference"]
+    assert main([*argv, "--train-options", "--n-envs 0"]) == 1
+    err = capsys.readouterr().err
+    assert "scripts.train" in err and "exited with 2" in err and "n_envs" in err

@@ -37,7 +37,7 @@ def test_the_flat_table_covers_every_setting_once() -> None:
         f"{name}.{f.name}" for name, group in GROUPS.items() for f in dataclasses.fields(group)
     ]
     assert sorted(FLAT_KEYS.values()) == sorted(paths)
-    assert len(FLAT_KEYS) == 62
+    assert len(FLAT_KEYS) == 63
 
 
 def test_nested_flat_and_mixed_forms_are_equal() -> None:
@@ -169,7 +169,7 @@ _EVERY_OLD_FLAG_CONFIG: dict[str, Any] = {
     "env_overrides": {
         "max_decisions": 500, "max_suspends_per_job": 3, "reward": {"jct": 1, "makespan": 0.1},
     },
-    "eval_every": 100, "eval_seeds": [500], "exploration_final_eps": 0.02,
+    "eval_every": 100, "eval_seeds": [500], "eval_workers": 1, "exploration_final_eps": 0.02,
     "exploration_fraction": 0.2, "extractor": "perm", "gae_lambda": 0.95, "gamma": 0.9,
     "learning_rate": 0.0003, "learning_starts": 1000, "n_envs": 3, "n_epochs": 3,
     "n_steps": 64, "net_arch": [64, 64], "num_jobs": 50, "out": "o", "pending_window": 8,

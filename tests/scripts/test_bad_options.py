@@ -27,8 +27,9 @@ BENCH_CASES = [
     (["--env", "--steps", "0"], "--steps and --repeat must be >= 1"),
     (["--env", "--observe", "nonsense"], "--observe: unknown option(s) ['nonsense']"),
     (["--env", "--cluster", '{"nodes": -1}'], "--cluster: unknown preset"),
-    (["--train", "--n-envs", "0"], "--n-envs, --rollout and --rollouts must be >= 1"),
-    (["--train", "--rollouts", "0"], "--n-envs, --rollout and --rollouts must be >= 1"),
+    (["--train-loop", "--n-envs", "0"], "--n-envs, --rollout and --rollouts must be >= 1"),
+    (["--train-loop", "--rollouts", "0"], "--n-envs, --rollout and --rollouts must be >= 1"),
+    (["--train", "--timesteps", "0"], "--timesteps must be >= 1, got 0"),
 ]
 
 
