@@ -303,7 +303,8 @@ class Cluster:
         gpu_speed: Speed factor of each GPU relative to a V100.  # (G,)
         gpu_type: Type name of each GPU.  # (G,)
         node_gpus: GPU indices of each node, padded with -1.  # (N, max GPUs per node)
-        gpu_model: Model name of each GPU (``NodeGroup.model``, else its type).  # (G,)
+        node_model: Model name of each node's GPUs (``NodeGroup.model``, else their
+            type).  # (N,)
         node_cpu_milli: CPU of each node, in milli-cores (inf: no limit).  # (N,)
         node_memory_mib: Host memory of each node (inf: no limit).  # (N,) [MiB]
     """
@@ -314,9 +315,14 @@ class Cluster:
     gpu_speed: np.ndarray  # (G,) float64
     gpu_type: tuple[str, ...]
     node_gpus: np.ndarray = field(repr=False)  # (N, M) int64, -1 padded
-    gpu_model: tuple[str, ...] = field(repr=False)
+    node_model: tuple[str, ...] = field(repr=False)
     node_cpu_milli: np.ndarray = field(repr=False)  # (N,) float64
     node_memory_mib: np.ndarray = field(repr=False)  # (N,) float64 [MiB]
+
+    @property
+    def gpu_model(self) -> tuple[str, ...]:
+        """Model name of each GPU (its node's).  # (G,)"""
+        return tuple(self.node_model[node] for node in self.gpu_node.tolist())
 
     @property
     def num_gpus(self) -> int:
@@ -365,7 +371,7 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
             memory.extend([mem] * group.gpus_per_node)
             speed.extend([gpu_type.speed] * group.gpus_per_node)
             types.extend([gpu_type.name] * group.gpus_per_node)
-            models.extend([group.model or gpu_type.name] * group.gpus_per_node)
+            models.append(group.model or gpu_type.name)
             node_cpu.append(math.inf if group.cpu_milli is None else float(group.cpu_milli))
             node_memory.append(math.inf if group.memory_mib is None else float(group.memory_mib))
             node += 1
@@ -380,7 +386,7 @@ def make_cluster(spec: str | Mapping[str, Any] | ClusterConfig) -> Cluster:
         gpu_speed=np.asarray(speed, dtype=np.float64),
         gpu_type=tuple(types),
         node_gpus=node_gpus,
-        gpu_model=tuple(models),
+        node_model=tuple(models),
         node_cpu_milli=np.asarray(node_cpu, dtype=np.float64),
         node_memory_mib=np.asarray(node_memory, dtype=np.float64),
     )
@@ -436,7 +442,7 @@ def gpu_models(cluster: Cluster) -> tuple[str, ...]:
     Raises:
         ValueError: more than ``MAX_GPU_MODELS`` types.
     """
-    models = tuple(sorted(set(cluster.gpu_model)))
+    models = tuple(sorted(set(cluster.node_model)))
     if len(models) > MAX_GPU_MODELS:
         raise ValueError(
             f"cluster {cluster.config.name}: {len(models)} GPU models, at most "
@@ -463,15 +469,25 @@ def shares_unfit_reason(
         ``(reason, detail)`` (``"too_many_gpus"``, ``"no_allowed_model"``,
         ``"too_much_cpu"``, ``"too_much_host_memory"``, ``"no_node"``) or ``None``.
     """
-    allowed = [not request.gpu_models or name in request.gpu_models for name in cluster.gpu_model]
+    wanted = request.gpu_models
+    fits = (
+        (np.count_nonzero(cluster.node_gpus >= 0, axis=1) >= num_gpus)
+        & (cluster.node_cpu_milli >= request.cpu_milli)
+        & (cluster.node_memory_mib >= request.host_memory_mib)
+    )
+    if wanted:
+        fits &= np.fromiter((m in wanted for m in cluster.node_model), bool, cluster.num_nodes)
+    if fits.any():
+        return None
+    # why not: the first limit no node meets
     width = int(cluster.node_gpus.shape[1])
     if num_gpus > width:
         return "too_many_gpus", f"num_gpus {num_gpus} > the largest node's {width} GPUs"
-    if not any(allowed):
+    if wanted and not set(wanted) & set(cluster.node_model):
         return (
             "no_allowed_model",
-            f"request.gpu_models {list(request.gpu_models)}: the cluster has only "
-            f"{sorted(set(cluster.gpu_model))}",
+            f"request.gpu_models {list(wanted)}: the cluster has only "
+            f"{sorted(set(cluster.node_model))}",
         )
     if request.cpu_milli > float(cluster.node_cpu_milli.max()):
         return (
@@ -485,14 +501,6 @@ def shares_unfit_reason(
             f"request.host_memory_mib {request.host_memory_mib} > the largest node's "
             f"{cluster.node_memory_mib.max():g} MiB",
         )
-    for node, row in enumerate(cluster.node_gpus):
-        count = sum(1 for g in row if g >= 0 and allowed[g])
-        if (
-            count >= num_gpus
-            and cluster.node_cpu_milli[node] >= request.cpu_milli
-            and cluster.node_memory_mib[node] >= request.host_memory_mib
-        ):
-            return None
     return (
         "no_node",
         f"no node has {num_gpus} GPU(s) of {list(request.gpu_models) or 'any model'} with "

@@ -821,7 +821,9 @@ def core_inputs(
         node_gpus=cluster.node_gpus,
         gpu_speed=cluster.gpu_speed,
         max_jobs_per_gpu=cluster.max_jobs_per_gpu,
-        gpu_model=np.asarray([models.index(m) for m in cluster.gpu_model], dtype=np.int64),
+        gpu_model=np.asarray([models.index(m) for m in cluster.node_model], dtype=np.int64)[
+            cluster.gpu_node
+        ],
         node_cpu_milli=cluster.node_cpu_milli,
         node_memory_mib=cluster.node_memory_mib,
         strategies=tuple(STRATEGIES),
