@@ -1,11 +1,8 @@
 """GPU fragmentation of a node for a target workload (Weng et al., ATC'23, section 3).
 
 The *target workload* is the distribution of requests the cluster expects: the task
-requests of the original pod list (before any resampling), counted by kind of request
-(CPU, GPU share, GPU count, accepted models; memory does not count), the most popular
-kinds kept until they cover 95% of the tasks, their frequencies renormalised to sum to 1
-(the artifact's ``typicalPods`` with ``podPopularityThreshold: 95``, CPU-only tasks
-included). Ties in popularity go to the larger request first.
+requests of the original pod list (before any resampling), CPU-only tasks included
+(``gpushare_env.sim.target_workload``, which the core's ``share_fgd`` reads too).
 
 The fragment of a node for one task ``t`` of the target workload is the part of the
 node's free GPU share that ``t`` could not use:
@@ -28,11 +25,10 @@ FGD scores a node by how much its fragmentation would fall if the task went ther
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from baselines.openb.cluster import OpenbCluster, TaskRequest
+from gpushare_env.sim.target_workload import POPULARITY_PCT, TypicalTask, typical_requests
 
 __all__ = [
     "CATEGORIES",
@@ -43,9 +39,6 @@ __all__ = [
     "node_fragmentation",
     "typical_tasks",
 ]
-
-#: Share of the tasks the kept request kinds must cover.  [%]
-POPULARITY_PCT = 95
 
 #: The artifact's categories of a fragment, in its order; all but ``satisfied`` count.
 CATEGORIES: tuple[str, ...] = (
@@ -60,55 +53,12 @@ CATEGORIES: tuple[str, ...] = (
 _LACK_BOTH, _LACK_GPU, _SATISFIED, _LACK_CPU, _CPU_OK, _CPU_LACK, _NO_ACCESS = range(7)
 
 
-@dataclass(frozen=True, slots=True)
-class TypicalTask:
-    """One kind of request of the target workload, with its frequency.
-
-    Attributes:
-        cpu_milli: CPU.  [milli-cores]
-        num_gpu: GPUs.
-        gpu_milli: Share of each GPU.  [milli-GPU]
-        gpu_spec: Accepted GPU models; empty: any.
-        frequency: Probability of this kind in the target workload.
-    """
-
-    cpu_milli: int  # [milli-cores]
-    num_gpu: int
-    gpu_milli: int  # [milli-GPU]
-    gpu_spec: tuple[str, ...]
-    frequency: float
-
-    def accepts(self, model: str) -> bool:
-        """Whether this kind may run on GPUs of ``model``."""
-        return not self.gpu_spec or model in self.gpu_spec
-
-
 def typical_tasks(
     tasks: Iterable[TaskRequest], popularity_pct: int = POPULARITY_PCT
 ) -> tuple[TypicalTask, ...]:
     """The target workload of ``tasks`` (module docstring), most frequent kind first."""
-    counts = Counter((t.cpu_milli, t.gpu_milli, t.num_gpu, t.gpu_spec) for t in tasks)
-    total = sum(counts.values())
-    if total == 0:
-        raise ValueError("the target workload needs at least one task")
-    # most popular first; among equals the larger request (CPU, share, count, models)
-    ranked = sorted(
-        counts.items(),
-        key=lambda item: (item[1], item[0][0], item[0][1], item[0][2], "|".join(item[0][3])),
-        reverse=True,
-    )
-    kept: list[tuple[tuple[int, int, int, tuple[str, ...]], int]] = []
-    covered = 0
-    for kind, count in ranked:
-        if covered >= popularity_pct * total / 100:
-            break
-        kept.append((kind, count))
-        covered += count
-    # the artifact normalises twice: by all tasks, then by the kept share of them
-    kept_share = covered / total
-    return tuple(
-        TypicalTask(cpu, num, milli, spec, count / total / kept_share)
-        for (cpu, milli, num, spec), count in kept
+    return typical_requests(
+        ((t.cpu_milli, t.gpu_milli, t.num_gpu, t.gpu_spec) for t in tasks), popularity_pct
     )
 
 

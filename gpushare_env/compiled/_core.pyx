@@ -21,7 +21,7 @@ indices are looked up by name in the layout the env passes in (the feature regis
 """
 
 cimport cython
-from libc.math cimport INFINITY, log2, log10, pow
+from libc.math cimport INFINITY, exp, log2, log10, pow
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memset, memmove, memcpy
 
@@ -61,15 +61,23 @@ cdef enum:
     T_INVALID = 6
     T_DELAY = 7
     NUM_TERMS = 8
-    # strategies (gpushare_env.sim.placement.STRATEGIES)
+    # strategies (gpushare_env.sim.placement.ALL_STRATEGIES)
     S_EXCLUSIVE = 0
     S_PACK = 1
     S_SPREAD = 2
     S_MIN_FRAG = 3
-    NUM_STRATEGIES = 4  # schedule actions per pending slot: one per strategy
+    S_SHARE_RANDOM = 4  # FGD's six rules (the shares model only), S_SHARE_RANDOM first
+    S_SHARE_DOTPROD = 5
+    S_SHARE_CLUSTERING = 6
+    S_SHARE_PACKING = 7
+    S_SHARE_BESTFIT = 8
+    S_SHARE_FGD = 9
+    NUM_CORE_STRATEGIES = 10  # at most this many schedule actions per pending slot
     MAX_MODELS = 64
+    GPU_MILLI = 1000  # a whole GPU under the shares model [milli-GPU]
 
 cdef double EPS = 1e-9
+cdef double GPU_MILLI_F = 1000.0  # GPU_MILLI as a double
 
 #: Number of reward components the core computes (``len(REWARD_COMPONENTS)``, same order).
 REWARD_TERMS = NUM_TERMS
@@ -84,7 +92,10 @@ C_ENUMS = {
                   "RESUME_DONE": EV_RESUME_DONE, "SAMPLED": EV_SAMPLED,
                   "ARRIVAL": EV_ARRIVAL},
     "STRATEGIES": {"exclusive": S_EXCLUSIVE, "pack": S_PACK, "spread": S_SPREAD,
-                   "min_frag": S_MIN_FRAG},
+                   "min_frag": S_MIN_FRAG, "share_random": S_SHARE_RANDOM,
+                   "share_dotprod": S_SHARE_DOTPROD, "share_clustering": S_SHARE_CLUSTERING,
+                   "share_packing": S_SHARE_PACKING, "share_bestfit": S_SHARE_BESTFIT,
+                   "share_fgd": S_SHARE_FGD},
     "REWARD_COMPONENTS": {"jct": T_JCT, "makespan": T_MAKESPAN, "utilisation": T_UTIL,
                           "slowdown": T_SLOWDOWN, "starvation": T_STARVATION,
                           "overhead": T_OVERHEAD, "invalid": T_INVALID, "delay": T_DELAY},
@@ -313,6 +324,7 @@ cdef class Core(_Encoder):
         gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
         g = self.gpus.num_gpus
         self.jobs.build(jobs_in, self.gpus.max_jobs)
+        self.rules.build(jobs_in, sim_in, self.gpus)
         n = self.jobs.num_jobs
         self.specs = list(jobs_in.specs)
         self.rank_of = {job_id: i for i, job_id in enumerate(jobs_in.job_id)}
@@ -380,6 +392,7 @@ cdef class Core(_Encoder):
         # ---- encoder
         self.win.W = encoder_in.pending_window
         self.win.R = encoder_in.running_window
+        self.win.set_strategies(encoder_in.strategies, self.gpus.shares)
         self.enc.num_models = encoder_in.num_models
         if self.enc.num_models > MAX_MODELS:
             raise ValueError(f"the compiled core handles at most {MAX_MODELS} models")
@@ -412,7 +425,7 @@ cdef class Core(_Encoder):
         self.cols.global_at = self.cols.running_at + self.win.R * self.cols.num_r
         self.enc.buffer_array = np.zeros(self.cols.global_at + self.cols.num_global, dtype=np.float32)
         self.enc.buffer = <float*>cnp.PyArray_DATA(self.enc.buffer_array)
-        self.enc.num_actions = self.win.W * NUM_STRATEGIES + self.win.R + 1
+        self.enc.num_actions = self.win.W * self.win.S + self.win.R + 1
         self.enc.mask_array = np.zeros(self.enc.num_actions, dtype=bool)
         self.enc.mask = <cnp.npy_bool*>cnp.PyArray_DATA(self.enc.mask_array)
         self.enc.inv_max_speed = 1.0 / float(speed.max())
@@ -591,9 +604,9 @@ cdef class Core(_Encoder):
         if action == self.enc.num_actions - 1:
             self._advance()
             return
-        if action < self.win.W * NUM_STRATEGIES:
-            slot = action // NUM_STRATEGIES
-            strategy = action % NUM_STRATEGIES
+        if action < self.win.W * self.win.S:
+            slot = action // self.win.S
+            strategy = self.win.strategy_code[action % self.win.S]
             rank = self.win.window_pending[slot]
             job = &self.jobs.row[rank]
             resuming = job.status == SUSPENDED
@@ -609,7 +622,7 @@ cdef class Core(_Encoder):
             if resuming:
                 self.transition_gpus += job.num_gpus
             return
-        rank = self.win.window_running[action - self.win.W * NUM_STRATEGIES]
+        rank = self.win.window_running[action - self.win.W * self.win.S]
         self._suspend(rank)
         self.transition_gpus += self.jobs.row[rank].num_gpus
 
@@ -775,8 +788,8 @@ cdef class Core(_Encoder):
         return out
 
     # ------------------------------------------------------------ action codec
-    # The env's action layout, ``W x 4`` schedule actions (slot-major, strategies in
-    # ``STRATEGIES`` order), ``R`` suspend actions, then advance: ``_apply`` carries an
+    # The env's action layout, ``W x S`` schedule actions (slot-major, the S strategies in
+    # ``EncoderInput.strategies`` order), ``R`` suspend actions, then advance: ``_apply`` carries an
     # index out, ``decode`` and ``encode`` translate it for Python.
 
     def decode(self, action):
@@ -787,19 +800,19 @@ cdef class Core(_Encoder):
         Raises:
             ValueError: the index is outside the action space or addresses an empty slot.
         """
-        cdef int slot, width = self.win.W * NUM_STRATEGIES
+        cdef int slot, width = self.win.W * self.win.S
         if not 0 <= action < self.enc.num_actions:  # a Python int: any size is refused here
             raise ValueError(f"action {action} is outside Discrete({self.enc.num_actions})")
         if action == self.enc.num_actions - 1:
             return "advance", None, None
         if action < width:
-            slot = action // NUM_STRATEGIES
+            slot = action // self.win.S
             if slot >= self.win.pending_n:
                 raise ValueError(
                     f"action {action} schedules pending slot {slot}, but only "
                     f"{self.win.pending_n} job(s) wait in the window"
                 )
-            return "schedule", self.jobs.row[self.win.window_pending[slot]].job_id, action % NUM_STRATEGIES
+            return "schedule", self.jobs.row[self.win.window_pending[slot]].job_id, action % self.win.S
         slot = action - width
         if slot >= self.win.running_n_window:
             raise ValueError(
@@ -821,7 +834,7 @@ cdef class Core(_Encoder):
         if kind == "schedule":
             for slot in range(self.win.pending_n):
                 if self.jobs.row[self.win.window_pending[slot]].job_id == job_id:
-                    return slot * NUM_STRATEGIES + strategy
+                    return slot * self.win.S + strategy
             raise ValueError(
                 f"job {job_id} is not in the pending window ({self.pending_ids()}, "
                 f"{self.win.W} slots, {self.win.priority_slots} of them by least attained "
@@ -830,7 +843,7 @@ cdef class Core(_Encoder):
         if kind == "suspend":
             for slot in range(self.win.running_n_window):
                 if self.jobs.row[self.win.window_running[slot]].job_id == job_id:
-                    return self.win.W * NUM_STRATEGIES + slot
+                    return self.win.W * self.win.S + slot
             raise ValueError(
                 f"job {job_id} is not in the running window (the first {self.win.R} running "
                 f"jobs: {self.running_ids()}); only those can be suspended"
@@ -1067,13 +1080,17 @@ cdef class Core(_Encoder):
         return tuple([self.gpus.scratch_gpus[i] for i in range(count)])
 
     cdef int _strategy_index(self, job_id, strategy) except -1:
-        try:
-            return self.gpus.strategy_names.index(strategy)
-        except ValueError:
+        codes = C_ENUMS["STRATEGIES"]
+        if strategy not in codes:
             raise InvalidDecision(
-                f"job {job_id}: unknown strategy {strategy!r}; "
-                f"allowed: {list(self.gpus.strategy_names)}"
-            ) from None
+                f"job {job_id}: unknown strategy {strategy!r}; allowed: {list(codes)}"
+            )
+        if codes[strategy] >= S_SHARE_RANDOM and not self.gpus.shares:
+            raise InvalidDecision(
+                f"job {job_id}: strategy {strategy!r} places requested shares; it needs "
+                "the shares model (SimConfig.sharing = 'shares')"
+            )
+        return codes[strategy]
 
     cdef Job* _waiting(self, job_id) except NULL:
         cdef Job* job = &self.jobs.row[self._rank(job_id)]

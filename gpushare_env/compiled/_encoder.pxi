@@ -104,13 +104,13 @@ cdef class _Encoder(_Simulation):
 
     cdef void _scan_choices(self, bint write_mask) except *:
         """The one rule of which decisions are valid now: a schedule action for a job of
-        the pending window where a strategy finds room (exclusive: idle GPUs; the three
-        sharing strategies: fragments), a suspend action for a job of the running window
+        the pending window where a strategy finds room (exclusive: idle GPUs; the other
+        strategies: fragments), a suspend action for a job of the running window
         the suspension rules allow, advance while something is left to happen. With
         ``write_mask`` (the env) every action's bit is written; without (a headless
         run's ``settle``) the scan stops at the first choice and sets only
         ``has_choice`` and ``can_advance``."""
-        cdef int i, slot, n, rank, width = self.win.W * NUM_STRATEGIES
+        cdef int i, s, slot, n, rank, S = self.win.S, width = self.win.W * S
         cdef bint exclusive, shared, schedule_choice = False, can_suspend = False
         cdef int* window = self.win.window_pending
         cdef Job* job
@@ -148,11 +148,11 @@ cdef class _Encoder(_Simulation):
                 if not write_mask:
                     break
             if write_mask:
-                # exclusive needs idle GPUs; the three sharing strategies need fragments
-                self.enc.mask[NUM_STRATEGIES * slot + S_EXCLUSIVE] = exclusive
-                self.enc.mask[NUM_STRATEGIES * slot + S_PACK] = shared
-                self.enc.mask[NUM_STRATEGIES * slot + S_SPREAD] = shared
-                self.enc.mask[NUM_STRATEGIES * slot + S_MIN_FRAG] = shared
+                # exclusive needs idle GPUs; every other strategy room on shared GPUs
+                for s in range(S):
+                    self.enc.mask[S * slot + s] = (
+                        exclusive if self.win.strategy_code[s] == S_EXCLUSIVE else shared
+                    )
         self.win.has_choice = schedule_choice or can_suspend
 
     cdef bint _job_fits(self, Job* job, bint* exclusive) noexcept:

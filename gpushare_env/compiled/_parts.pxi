@@ -28,7 +28,6 @@ cdef class GpuTable:
     cdef double* factor
     cdef public object free_array, load_array, computing_array, holders_array, factor_array
     cdef public object gpu_state  # GPUState over the live arrays (what SimView reads)
-    cdef object strategy_names
     cdef bint equal_capacity
     cdef double min_capacity
     cdef double max_capacity
@@ -101,12 +100,6 @@ cdef class GpuTable:
         self.factor = <double*>cnp.PyArray_DATA(self.factor_array)
         self.scratch_row = <double*>checked_malloc(self.node_width * sizeof(double))
         self.scratch_cols = <int*>checked_malloc(self.node_width * sizeof(int))
-        self.strategy_names = tuple(cluster_in.strategies)
-        if len(self.strategy_names) != NUM_STRATEGIES:
-            raise ValueError(
-                f"the core has {NUM_STRATEGIES} placement strategies, given "
-                f"{len(self.strategy_names)}: {self.strategy_names}"
-            )
         self.scratch_gpus = <int*>checked_malloc(g * sizeof(int))
         self.scratch_score = <double*>checked_malloc(g * sizeof(double))
         self.scratch_nodes = <int*>checked_malloc(self.num_nodes * sizeof(int))
@@ -280,6 +273,8 @@ cdef class Windows:
     cdef int* priority_pos  # their queue positions, while choosing  # (priority_slots + 1)
     cdef double* priority_key  # and their attained GPU-seconds  # (priority_slots + 1)
     cdef int pending_n
+    cdef int S  # schedule actions per pending slot: one per strategy of the action space
+    cdef int[NUM_CORE_STRATEGIES] strategy_code  # their core codes (S_EXCLUSIVE, ...)
     cdef int* window_running
     cdef int running_n_window
     cdef int waiting_gpus
@@ -291,6 +286,24 @@ cdef class Windows:
     cdef long rival_pass
     cdef double* rival_wait  # [s]
     cdef double* rival_left  # [s]
+
+    cdef void set_strategies(self, names, bint shares) except *:
+        """The action space's strategies (``EncoderInput.strategies``): 1 to
+        ``NUM_CORE_STRATEGIES`` distinct names of ``C_ENUMS["STRATEGIES"]``; FGD's rules
+        only under the shares model."""
+        codes = C_ENUMS["STRATEGIES"]
+        names = tuple(names)
+        if not 1 <= len(names) <= NUM_CORE_STRATEGIES or len(set(names)) != len(names):
+            raise ValueError(f"strategies: 1 to {NUM_CORE_STRATEGIES} distinct names, got {names}")
+        for i, name in enumerate(names):
+            if name not in codes:
+                raise ValueError(f"strategies: unknown strategy {name!r}; allowed: {list(codes)}")
+            if codes[name] >= S_SHARE_RANDOM and not shares:
+                raise ValueError(
+                    f"strategies: {name!r} places requested shares; it needs the shares model"
+                )
+            self.strategy_code[i] = codes[name]
+        self.S = len(names)
 
     def __dealloc__(self):
         free(self.window_pending)
@@ -367,3 +380,98 @@ cdef class Encoder:
         free(self.dirty_list)
         free(self.shape_epoch)
         free(self.shape_peak)
+
+
+@cython.final
+cdef class ShareRules:
+    """What FGD's six placement rules read beyond the GPU table (the shares model only):
+    each job's request kind and draws, the target workload, each node's version (bumped
+    whenever a job takes or leaves its GPUs), the kinds of task it holds now, and the
+    fragmentation and ``share_fgd`` scores cached per node version."""
+
+    cdef bint active
+    cdef int num_nodes
+    cdef int width  # node width (GPU columns per node)
+    cdef int* job_kind  # (num_jobs) request kind
+    cdef double* node_draw  # (num_jobs) share_random's node draw
+    cdef double* gpu_draw  # (num_jobs) and GPU draw
+    cdef int num_typical
+    cdef double* t_cpu  # (num_typical) [milli-cores]
+    cdef int* t_num
+    cdef double* t_milli  # [milli-GPU]
+    cdef long long* t_mask  # accepted GPU models (-1: any)
+    cdef double* t_freq
+    cdef long* node_version  # (num_nodes)
+    cdef int* node_tags  # (num_nodes, width + 1) jobs on the node per kind tag
+    cdef double* node_frag  # (num_nodes) fragmentation at frag_version
+    cdef long* frag_version  # (num_nodes), 0: never computed
+    cdef int num_kinds
+    cdef long long* fgd_score  # (num_kinds, num_nodes) share_fgd's score at fgd_version
+    cdef long long* fgd_cols  # (num_kinds, num_nodes) the GPU columns it chose (bit mask)
+    cdef long* fgd_version  # (num_kinds, num_nodes), 0: never computed
+    cdef int* feasible  # (num_nodes) scratch: the nodes that hold the job
+    cdef long long* raw  # (num_nodes) scratch: raw scores (share_bestfit)
+    cdef double* after  # (width) scratch: a node's free shares after a placement
+
+    cdef void build(self, jobs_in, sim_in, GpuTable gpus) except *:
+        """Empty (``active`` off) unless ``sim_in.shares``."""
+        cdef int i, n
+        self.active = sim_in.shares
+        if not self.active:
+            return
+        n = len(jobs_in.job_id)
+        self.num_nodes = gpus.num_nodes
+        self.width = gpus.node_width
+        self.job_kind = <int*>checked_malloc((n + 1) * sizeof(int))
+        self.node_draw = <double*>checked_malloc((n + 1) * sizeof(double))
+        self.gpu_draw = <double*>checked_malloc((n + 1) * sizeof(double))
+        for i in range(n):
+            self.job_kind[i] = jobs_in.request_kind[i]
+            self.node_draw[i] = jobs_in.node_draw[i]
+            self.gpu_draw[i] = jobs_in.gpu_draw[i]
+        typical = sim_in.target_workload
+        self.num_typical = len(typical)
+        self.t_cpu = <double*>checked_malloc((self.num_typical + 1) * sizeof(double))
+        self.t_num = <int*>checked_malloc((self.num_typical + 1) * sizeof(int))
+        self.t_milli = <double*>checked_malloc((self.num_typical + 1) * sizeof(double))
+        self.t_mask = <long long*>checked_malloc((self.num_typical + 1) * sizeof(long long))
+        self.t_freq = <double*>checked_malloc((self.num_typical + 1) * sizeof(double))
+        for i, (cpu, num, milli, mask, freq) in enumerate(typical):
+            self.t_cpu[i] = cpu
+            self.t_num[i] = num
+            self.t_milli[i] = milli
+            self.t_mask[i] = mask
+            self.t_freq[i] = freq
+        self.node_version = <long*>checked_malloc(self.num_nodes * sizeof(long))
+        for i in range(self.num_nodes):
+            self.node_version[i] = 1
+        self.node_tags = <int*>checked_malloc(self.num_nodes * (self.width + 1) * sizeof(int))
+        self.node_frag = <double*>checked_malloc(self.num_nodes * sizeof(double))
+        self.frag_version = <long*>checked_malloc(self.num_nodes * sizeof(long))
+        self.num_kinds = max(jobs_in.request_kind) + 1 if n else 1
+        self.fgd_score = <long long*>checked_malloc(self.num_kinds * self.num_nodes * sizeof(long long))
+        self.fgd_cols = <long long*>checked_malloc(self.num_kinds * self.num_nodes * sizeof(long long))
+        self.fgd_version = <long*>checked_malloc(self.num_kinds * self.num_nodes * sizeof(long))
+        self.feasible = <int*>checked_malloc(self.num_nodes * sizeof(int))
+        self.raw = <long long*>checked_malloc(self.num_nodes * sizeof(long long))
+        self.after = <double*>checked_malloc((self.width + 1) * sizeof(double))
+
+    def __dealloc__(self):
+        free(self.job_kind)
+        free(self.node_draw)
+        free(self.gpu_draw)
+        free(self.t_cpu)
+        free(self.t_num)
+        free(self.t_milli)
+        free(self.t_mask)
+        free(self.t_freq)
+        free(self.node_version)
+        free(self.node_tags)
+        free(self.node_frag)
+        free(self.frag_version)
+        free(self.fgd_score)
+        free(self.fgd_cols)
+        free(self.fgd_version)
+        free(self.feasible)
+        free(self.raw)
+        free(self.after)

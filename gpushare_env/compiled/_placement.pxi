@@ -1,5 +1,10 @@
-# The compiled core, part 3 of 6 (included by _core.pyx): placement strategies and
-# the index of GPUs with room.
+# The compiled core, part 3 of 6 (included by _core.pyx): placement strategies, the
+# index of GPUs with room, and FGD's six rules under the shares model.
+
+cdef enum:
+    MAX_SCORE = 100  # the Kubernetes scheduler's node scores: 0 to 100
+    MAX_SPEC_CPU = 128000  # the FGD simulator's normalisers [milli-cores]
+    MAX_SPEC_GPU = 8000  # [milli-GPU]
 
 cdef class _Placement(_Events):
     """Where a job's workers go under each strategy (``find_placement``)."""
@@ -12,6 +17,8 @@ cdef class _Placement(_Events):
         cdef double score, best
         if strategy == S_EXCLUSIVE:
             return self._exclusive(n, job, out)
+        if strategy >= S_SHARE_RANDOM:
+            return self._share_rule(strategy, rank, job, out) if self.gpus.shares else -1
         if n > 1:
             return self._shared_gang(strategy, n, job, out)
         if self.gpus.indexed:
@@ -280,3 +287,276 @@ cdef class _Placement(_Events):
                 values[j + 1] = values[j]
                 j -= 1
             values[j + 1] = v
+
+    # ------------------------------------------------- FGD's rules (the shares model)
+    # The rules of Weng et al., ATC'23, as baselines/openb states them for the paper's
+    # static experiment (tests/sim/test_share_rules.py checks that both place the same
+    # tasks on the same GPUs); here the node state is the core's own: a GPU's free share
+    # is free_mem (whole milli-GPU values, exact in a double), a node's CPU
+    # node_cpu_free. Ties between nodes go to the lower node.
+
+    cdef inline int _share_tag(self, Job* job) noexcept:
+        """The kind tag share_clustering groups by: 0 for a share of one GPU, else the
+        count of whole GPUs."""
+        if job.num_gpus == 1 and job.memory < GPU_MILLI_F:
+            return 0
+        return job.num_gpus if job.num_gpus <= self.gpus.node_width else self.gpus.node_width
+
+    cdef void _node_changed(self, int node, Job* job, int delta) noexcept:
+        """A job took (``delta`` 1) or left (-1) GPUs of ``node``: its cached scores are
+        stale, and its kinds of task change."""
+        self.rules.node_version[node] += 1
+        self.rules.node_tags[node * (self.gpus.node_width + 1) + self._share_tag(job)] += delta
+
+    cdef int _node_holds(self, int node, Job* job) noexcept:
+        """How many GPUs of ``node`` may take a worker of ``job`` (``_fits``)."""
+        cdef int col, g, count = 0, width = self.gpus.node_width
+        cdef int first = self.gpus.node_gpus[node * width]
+        if first < 0 or not self._fits_node(first, job):
+            return 0
+        for col in range(width):
+            g = self.gpus.node_gpus[node * width + col]
+            if g >= 0 and self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs:
+                count += 1
+        return count
+
+    cdef inline bint _col_fits(self, int g, Job* job) noexcept:
+        return g >= 0 and self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs
+
+    cdef double _free_total(self, int node) noexcept:
+        cdef int col, g, width = self.gpus.node_width
+        cdef double total = 0.0
+        for col in range(width):
+            g = self.gpus.node_gpus[node * width + col]
+            if g >= 0:
+                total += self.gpus.free_mem[g]
+        return total
+
+    cdef int _tightest_col(self, int node, Job* job) noexcept:
+        """The column of the GPU with the least free share that takes the worker (the
+        lower column on ties), or -1."""
+        cdef int col, g, best = -1, width = self.gpus.node_width
+        cdef double best_free = INFINITY
+        for col in range(width):
+            g = self.gpus.node_gpus[node * width + col]
+            if self._col_fits(g, job) and self.gpus.free_mem[g] < best_free:
+                best = col
+                best_free = self.gpus.free_mem[g]
+        return best
+
+    cdef long long _idle_cols(self, int node, int count) noexcept:
+        """Bit mask of the node's first ``count`` idle GPUs by column."""
+        cdef int col, g, taken = 0, width = self.gpus.node_width
+        cdef long long mask = 0
+        for col in range(width):
+            if taken == count:
+                break
+            g = self.gpus.node_gpus[node * width + col]
+            if g >= 0 and self.gpus.holders[g] == 0:
+                mask |= (<long long>1) << col
+                taken += 1
+        return mask
+
+    cdef double _node_fragment(self, int node, double cpu_free, double* free) noexcept:
+        """The node's expected fragment for the target workload, its GPUs' free shares
+        in ``free`` (by column) and its free CPU ``cpu_free`` (baselines/openb/
+        fragmentation.py: the categories summed in the artifact's order).  [milli-GPU]"""
+        cdef double lack_both = 0.0, lack_gpu = 0.0, lack_cpu = 0.0
+        cdef double cpu_ok = 0.0, cpu_lack = 0.0, no_access = 0.0, weight, idle = 0.0
+        cdef double too_small, milli
+        cdef int t, col, holding, width = self.gpus.node_width
+        cdef long long model_bit = (<long long>1) << self.gpus.gpu_model[self.gpus.node_gpus[node * width]]
+        cdef bint cpu_fits
+        for col in range(width):
+            if self.gpus.node_gpus[node * width + col] >= 0:
+                idle += free[col]
+        for t in range(self.rules.num_typical):
+            weight = self.rules.t_freq[t]
+            milli = self.rules.t_milli[t]
+            cpu_fits = cpu_free >= self.rules.t_cpu[t]
+            if milli == 0.0:
+                if cpu_fits:
+                    cpu_ok += weight * idle
+                else:
+                    cpu_lack += weight * idle
+            elif (self.rules.t_mask[t] & model_bit) == 0:
+                no_access += weight * idle
+            else:
+                holding = 0
+                too_small = 0.0
+                for col in range(width):
+                    if self.gpus.node_gpus[node * width + col] < 0:
+                        continue
+                    if free[col] >= milli:
+                        holding += 1
+                    else:
+                        too_small += free[col]
+                if holding >= self.rules.t_num[t]:
+                    if cpu_fits:
+                        lack_gpu += weight * too_small
+                    else:
+                        lack_cpu += weight * idle
+                elif cpu_fits:
+                    lack_gpu += weight * idle
+                else:
+                    lack_both += weight * idle
+        return 0.0 + lack_both + lack_gpu + lack_cpu + cpu_ok + cpu_lack + no_access
+
+    cdef double _node_fragment_now(self, int node) noexcept:
+        """``_node_fragment`` of the node as it is (cached per node version)."""
+        cdef int col, g, width = self.gpus.node_width
+        cdef double* free = self.rules.after
+        if self.rules.frag_version[node] != self.rules.node_version[node]:
+            for col in range(width):
+                g = self.gpus.node_gpus[node * width + col]
+                free[col] = self.gpus.free_mem[g] if g >= 0 else 0.0
+            self.rules.node_frag[node] = self._node_fragment(node, self.gpus.node_cpu_free[node], free)
+            self.rules.frag_version[node] = self.rules.node_version[node]
+        return self.rules.node_frag[node]
+
+    cdef long long _fgd_score(self, int node, int rank, Job* job) noexcept:
+        """share_fgd's score of ``node`` (the sigmoid of the fragmentation it saves),
+        and in ``fgd_cols`` the GPU columns it picks; cached per (request kind, node
+        version)."""
+        cdef int kind = self.rules.job_kind[rank], col, g, width = self.gpus.node_width
+        cdef long at = <long>kind * self.rules.num_nodes + node
+        cdef double before, after, cpu_after
+        cdef long long best = -1, score, mask = 0
+        cdef double* free = self.rules.after
+        if self.rules.fgd_version[at] == self.rules.node_version[node]:
+            return self.rules.fgd_score[at]
+        before = self._node_fragment_now(node)
+        cpu_after = self.gpus.node_cpu_free[node] - job.cpu
+        for col in range(width):
+            g = self.gpus.node_gpus[node * width + col]
+            free[col] = self.gpus.free_mem[g] if g >= 0 else 0.0
+        if job.num_gpus == 1 and job.memory < GPU_MILLI_F:
+            for col in range(width):
+                if not self._col_fits(self.gpus.node_gpus[node * width + col], job):
+                    continue
+                free[col] -= job.memory
+                after = self._node_fragment(node, cpu_after, free)
+                free[col] += job.memory
+                score = <long long>(1.0 / (1.0 + exp(-(before - after) / GPU_MILLI_F)) * MAX_SCORE)
+                if best < 0 or score > best:
+                    best = score
+                    mask = (<long long>1) << col
+        else:
+            mask = self._idle_cols(node, job.num_gpus)
+            for col in range(width):
+                if (mask >> col) & 1:
+                    free[col] -= job.memory
+            after = self._node_fragment(node, cpu_after, free)
+            best = <long long>(1.0 / (1.0 + exp(-(before - after) / GPU_MILLI_F)) * MAX_SCORE)
+        self.rules.fgd_score[at] = best
+        self.rules.fgd_cols[at] = mask
+        self.rules.fgd_version[at] = self.rules.node_version[node]
+        return best
+
+    cdef long long _rule_score(self, int strategy, int node, int rank, Job* job) noexcept:
+        """A node's score under one of the rules (share_bestfit: its raw score)."""
+        cdef double dot, left_over, total_milli = job.num_gpus * job.memory
+        cdef long long kinds = 0, tag, quarter = MAX_SCORE // 4, band, fullness, idle, score
+        cdef int col, g, count = 0, width = self.gpus.node_width
+        cdef int* tags
+        cdef double free
+        if strategy == S_SHARE_DOTPROD:
+            dot = (self.gpus.node_cpu_free[node] / MAX_SPEC_CPU) * (job.cpu / MAX_SPEC_CPU) + (
+                self._free_total(node) / MAX_SPEC_GPU) * (total_milli / MAX_SPEC_GPU)
+            return <long long>(MAX_SCORE * (1 - dot / 2))
+        if strategy == S_SHARE_BESTFIT:
+            left_over = (self.gpus.node_cpu_free[node] - job.cpu) / MAX_SPEC_CPU * 0.5 + (
+                self._free_total(node) - total_milli) / MAX_SPEC_GPU * 0.5
+            return <long long>((1.0 - left_over) * MAX_SCORE)
+        if strategy == S_SHARE_CLUSTERING:
+            tags = &self.rules.node_tags[node * (width + 1)]
+            for col in range(width + 1):
+                if tags[col] > 0:
+                    kinds |= (<long long>1) << col
+            tag = (<long long>1) << self._share_tag(job)
+            fullness = quarter * <long long>(MAX_SPEC_GPU - self._free_total(node)) / MAX_SPEC_GPU
+            if kinds & tag:
+                band = 3 if kinds == tag else 2
+            else:
+                band = 1 if kinds == 0 else 0
+            return fullness + band * quarter
+        if strategy == S_SHARE_PACKING:
+            idle = 0
+            for col in range(width):
+                g = self.gpus.node_gpus[node * width + col]
+                if g >= 0:
+                    count += 1
+                    if self.gpus.holders[g] == 0:
+                        idle += 1
+            if idle == count:
+                score = MAX_SCORE // 3 - idle
+                return score if score > idle else idle
+            if job.memory >= GPU_MILLI_F:  # whole GPUs: only idle ones hold them
+                score = MAX_SCORE // 2 - job.num_gpus
+                return score if score > MAX_SCORE // 3 else MAX_SCORE // 3
+            free = self.gpus.free_mem[self.gpus.node_gpus[node * width + self._tightest_col(node, job)]]
+            if free >= GPU_MILLI_F:
+                score = MAX_SCORE // 2 - 1
+                return score if score > MAX_SCORE // 3 else MAX_SCORE // 3
+            score = MAX_SCORE - (<long long>free * 100 / GPU_MILLI) / 10
+            return score if score > MAX_SCORE // 2 else MAX_SCORE // 2
+        return self._fgd_score(node, rank, job)
+
+    cdef int _share_rule(self, int strategy, int rank, Job* job, int* out) noexcept:
+        """``find_placement`` under one of FGD's rules: the node of highest score among
+        those that hold the job (the lower node on ties), and GPUs inside it."""
+        cdef int node, i, count = 0, holding, col, width = self.gpus.node_width, best_node = -1
+        cdef long long score, best = 0, lowest = 0, highest = 0, mask = 0
+        cdef int* feasible = self.rules.feasible
+        for node in range(self.gpus.num_nodes):
+            if self._node_holds(node, job) >= job.num_gpus:
+                feasible[count] = node
+                count += 1
+        if count == 0:
+            return -1
+        if strategy == S_SHARE_RANDOM:
+            best_node = feasible[<int>(self.rules.node_draw[rank] * count)]
+        elif strategy == S_SHARE_BESTFIT:
+            for i in range(count):
+                score = self._rule_score(strategy, feasible[i], rank, job)
+                self.rules.raw[i] = score
+                if i == 0 or score < lowest:
+                    lowest = score
+                if i == 0 or score > highest:
+                    highest = score
+            for i in range(count):
+                score = 0 if highest == lowest else (
+                    (self.rules.raw[i] - lowest) * MAX_SCORE / (highest - lowest))
+                if best_node < 0 or score > best:
+                    best_node = feasible[i]
+                    best = score
+        else:
+            for i in range(count):
+                score = self._rule_score(strategy, feasible[i], rank, job)
+                if best_node < 0 or score > best:
+                    best_node = feasible[i]
+                    best = score
+        node = best_node
+        if strategy == S_SHARE_FGD:
+            self._fgd_score(node, rank, job)  # cached: the columns of the chosen node
+            mask = self.rules.fgd_cols[<long>self.rules.job_kind[rank] * self.rules.num_nodes + node]
+        elif job.num_gpus == 1 and job.memory < GPU_MILLI_F:
+            if strategy == S_SHARE_RANDOM:
+                holding = <int>(self.rules.gpu_draw[rank] * self._node_holds(node, job))
+                for col in range(width):
+                    if self._col_fits(self.gpus.node_gpus[node * width + col], job):
+                        if holding == 0:
+                            mask = (<long long>1) << col
+                            break
+                        holding -= 1
+            else:
+                mask = (<long long>1) << self._tightest_col(node, job)
+        else:
+            mask = self._idle_cols(node, job.num_gpus)
+        count = 0
+        for col in range(width):
+            if (mask >> col) & 1:
+                out[count] = self.gpus.node_gpus[node * width + col]
+                count += 1
+        self._sort(out, count)
+        return count

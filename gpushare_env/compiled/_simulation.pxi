@@ -346,6 +346,7 @@ cdef class _Simulation(_Placement):
             g = self.gpus.gpu_node[gpus[0]]
             self.gpus.node_cpu_free[g] += job.cpu
             self.gpus.node_mem_free[g] += job.host_mem
+            self._node_changed(g, job, -1)
         for i in range(job.held):
             g = gpus[i]
             held = self.gpus.holders[g] - 1
@@ -399,6 +400,7 @@ cdef class _Simulation(_Placement):
             node = self.gpus.gpu_node[gpus[0]]
             self.gpus.node_cpu_free[node] -= job.cpu
             self.gpus.node_mem_free[node] -= job.host_mem
+            self._node_changed(node, job, 1)
         for i in range(count):
             g = gpus[i]
             self.gpus.free_mem[g] = self.gpus.free_mem[g] - job.memory

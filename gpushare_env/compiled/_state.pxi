@@ -14,6 +14,7 @@ cdef class _State:
     cdef readonly Meter meter
     cdef readonly Encoder enc
     cdef readonly Columns cols
+    cdef ShareRules rules  # what FGD's placement rules read (the shares model)
 
     # -------------------------------------------------------------- simulator
     cdef public list specs  # JobSpec by rank
@@ -64,6 +65,7 @@ cdef class _State:
         self.meter = Meter()
         self.enc = Encoder()
         self.cols = Columns()
+        self.rules = ShareRules()
 
     def __dealloc__(self):
         free(self.pair_extra)

@@ -13,7 +13,7 @@
     │                                     min_service_s
     ├── simulator     SimulatorConfig     duration_info, sample_iterations, sample_noise,
     │                                     suspend/resume_overhead_s, interference
-    └── invalid_action, auto_advance, on_unfit
+    └── invalid_action, auto_advance, on_unfit, strategies
 
 Every setting is declared once, in ``gpushare_env.sim.setting_table``: its default, what
 it accepts, its flat key, unit and meaning. The classes here are views of those
@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 from gpushare_env.sim.cluster import ClusterConfig
 from gpushare_env.sim.engine import SimConfig, Windows
+from gpushare_env.sim.placement import SHARE_RULES
 from gpushare_env.sim.setting_table import FLAT_KEYS as _FLAT_KEYS
 from gpushare_env.sim.setting_table import (
     INVALID_ACTION_MODES,
@@ -251,6 +252,7 @@ class EnvConfig:
     invalid_action: str = declared("invalid_action")
     auto_advance: bool = declared("auto_advance")
     on_unfit: str = declared("on_unfit")
+    strategies: tuple[str, ...] = declared("strategies")
 
     def __post_init__(self) -> None:
         # the declared top-level settings (the composite ones are checked below), then
@@ -277,6 +279,12 @@ class EnvConfig:
             WorkloadConfig.from_any(self.workload)
         except (TypeError, ValueError) as error:
             raise ValueError(f"EnvConfig.workload: {error}") from error
+        rules = [name for name in self.strategies if name in SHARE_RULES]
+        if rules and self.simulator.sharing != "shares":
+            raise ValueError(
+                f"EnvConfig.strategies: {rules} place requested shares; they need "
+                f"simulator.sharing = 'shares', got {self.simulator.sharing!r}"
+            )
 
     def _bad(self, name: str) -> ValueError:
         """``"EnvConfig.<name> must be <what its declaration allows>, got <value>"``."""

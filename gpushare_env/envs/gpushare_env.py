@@ -27,7 +27,6 @@ from gpushare_env.sim.cluster import Cluster, make_cluster
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend
 from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Simulator, check_core_enums
 from gpushare_env.sim.limits import is_int
-from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.sim.view import SimView
 from gpushare_env.workloads.config import WorkloadConfig
@@ -40,7 +39,6 @@ __all__ = ["GPUShareEnv", "InvalidActionError", "make_env"]
 
 check_core_enums("REWARD_COMPONENTS", REWARD_COMPONENTS)
 
-_NUM_STRATEGIES = len(STRATEGIES)
 
 
 class InvalidActionError(ValueError):
@@ -65,17 +63,20 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
 
     ## Action Space
 
-    ``Discrete(4 W + R + 1)`` with ``W = windows.pending``, ``R = windows.running``:
+    ``Discrete(S W + R + 1)`` with ``W = windows.pending``, ``R = windows.running`` and
+    ``S = len(strategies)`` (4 by default):
 
-    * ``4 * slot + s`` (``slot < W``): schedule the ``slot``-th job of the pending window
+    * ``S * slot + s`` (``slot < W``): schedule the ``slot``-th job of the pending window
       (waiting jobs by arrival; suspended jobs included, scheduling one resumes it) with
-      strategy ``s`` of ``("exclusive", "pack", "spread", "min_frag")``. The window holds
+      strategy ``s`` of ``strategies`` (default ``("exclusive", "pack", "spread",
+      "min_frag")``; under ``simulator.sharing = "shares"`` FGD's six ``share_*`` rules
+      may be added, ``gpushare_env.sim.placement``). The window holds
       the first ``W`` waiting jobs; with ``windows.priority`` a share of it, once more
       wait, goes to those with the least attained GPU service instead, the window still
       in arrival order (``pending_window_ids()``);
-    * ``4 W + j`` (``j < R``): suspend the ``j``-th running job (in the order jobs
+    * ``S W + j`` (``j < R``): suspend the ``j``-th running job (in the order jobs
       (re)started);
-    * ``4 W + R``: advance, let time run to the next event.
+    * ``S W + R``: advance, let time run to the next event.
 
     ``action_masks()`` and ``info["action_mask"]`` give the exact valid set: a schedule
     is valid iff the slot holds a job and the strategy finds GPUs for it now, a suspend
@@ -276,8 +277,9 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self.cluster: Cluster = make_cluster(cfg.cluster)
         self.pending_window = cfg.windows.pending
         self.running_window = cfg.windows.running
-        # the core's action layout (``Core.decode``): W x 4 schedule, R suspend, advance
-        self._advance_action = self.pending_window * _NUM_STRATEGIES + self.running_window
+        # the core's action layout (``Core.decode``): W x S schedule, R suspend, advance
+        self.strategies: tuple[str, ...] = cfg.strategies
+        self._advance_action = self.pending_window * len(self.strategies) + self.running_window
         self.action_space = spaces.Discrete(self._advance_action + 1)
         observe = cfg.observation.as_dict()  # held_time, placement, drain, rivals
         summarised = observe.pop("cluster_summary")
@@ -354,7 +356,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             case ("advance", _, _):
                 return ADVANCE
             case ("schedule", job_id, strategy):
-                return Schedule(job_id, STRATEGIES[strategy])
+                return Schedule(job_id, self.strategies[strategy])
             case (_, job_id, _):
                 return Suspend(job_id)
 
@@ -404,11 +406,12 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if isinstance(decision, Advance):
             return self._sim.encode("advance")
         if isinstance(decision, Schedule):
-            if decision.strategy not in STRATEGIES:
+            if decision.strategy not in self.strategies:
                 raise ValueError(
-                    f"unknown strategy {decision.strategy!r}; allowed: {list(STRATEGIES)}"
+                    f"strategy {decision.strategy!r} is not one of this env's actions "
+                    f"{list(self.strategies)} (the env's strategies setting)"
                 )
-            strategy = STRATEGIES.index(decision.strategy)
+            strategy = self.strategies.index(decision.strategy)
             return self._sim.encode("schedule", decision.job_id, strategy)
         if isinstance(decision, Suspend):
             return self._sim.encode("suspend", decision.job_id)
@@ -450,6 +453,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             max_time_s=cfg.limits.max_time_s,
             decision_cap=self._decision_cap,
             invalid_penalty=cfg.reward.invalid_penalty,
+            strategies=self.strategies,
         )
         self._sim = sim = Simulator(
             jobs,

@@ -48,6 +48,12 @@ class JobsInput:
         host_memory_mib: Host memory the job holds on its node (shares model; 0 else).
         model_mask: Bit ``m`` set: the job may run on GPU model ``m`` of
             ``ClusterInput.gpu_model`` (-1: any).
+        request_kind: Index of the job's request (CPU, share, GPU count, models) among
+            the episode's distinct ones (shares model; 0 else): ``share_fgd``'s scores of
+            a node are kept per kind.
+        node_draw: A uniform draw in [0, 1): the node ``share_random`` picks among those
+            that fit (shares model; 0 else).
+        gpu_draw: Another: the GPU it picks for a share of one GPU.
     """
 
     specs: tuple[JobSpec, ...]  # (J,)
@@ -68,11 +74,14 @@ class JobsInput:
     cpu_milli: tuple[float, ...]  # (J,) [milli-cores]
     host_memory_mib: tuple[float, ...]  # (J,) [MiB]
     model_mask: tuple[int, ...]  # (J,) bit set over the cluster's GPU models
+    request_kind: tuple[int, ...]  # (J,)
+    node_draw: tuple[float, ...]  # (J,) [0, 1)
+    gpu_draw: tuple[float, ...]  # (J,) [0, 1)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ClusterInput:
-    """The cluster (``Cluster``'s arrays) and the placement strategies' names.
+    """The cluster (``Cluster``'s arrays).
 
     Attributes:
         gpu_memory_gib: What a GPU holds of the jobs' per-worker demand: its memory under
@@ -84,8 +93,6 @@ class ClusterInput:
         gpu_model: Each GPU's model, an index into the cluster's sorted type names.
         node_cpu_milli: CPU of each node (inf: no limit).
         node_memory_mib: Host memory of each node (inf: no limit).
-        strategies: The placement strategies' names, in the action space's order (the core
-            refuses any other count than its own).
     """
 
     gpu_memory_gib: np.ndarray  # (G,) [GiB] or [milli-GPU]
@@ -96,7 +103,6 @@ class ClusterInput:
     gpu_model: np.ndarray  # (G,) int, < 63
     node_cpu_milli: np.ndarray  # (N,) [milli-cores]
     node_memory_mib: np.ndarray  # (N,) [MiB]
-    strategies: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +160,7 @@ class SimInput:
     reference_memory_gib: tuple[float, ...]  # (J,) [GiB], ascending
     median_worker_gib: float  # [GiB]
     shares: bool
+    target_workload: tuple[tuple[float, int, float, int, float], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +177,8 @@ class EncoderInput:
         num_models: Catalog models (the one-hot's width).
         memory_sizes: The workload's distinct worker memories, ascending.
         log_gpus: ``1 / log2(1 + G)``.
+        strategies: The placement strategies of the schedule actions, in their order
+            (names of ``placement.ALL_STRATEGIES``; the env's ``strategies``).
     """
 
     pending_window: int
@@ -180,6 +189,7 @@ class EncoderInput:
     num_models: int
     memory_sizes: tuple[float, ...]  # [GiB], ascending
     log_gpus: float
+    strategies: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,7 +61,8 @@ from gpushare_env.sim.interference import (
     measured_contention,
 )
 from gpushare_env.sim.limits import is_finite, is_int
-from gpushare_env.sim.placement import STRATEGIES
+from gpushare_env.sim.placement import ALL_STRATEGIES, STRATEGIES
+from gpushare_env.sim.target_workload import typical_requests
 from gpushare_env.sim.setting_table import DURATION_INFO, declared
 from gpushare_env.sim.settings import DeclaredGroup, document_settings
 from gpushare_env.sim.types import (
@@ -107,7 +108,7 @@ def check_core_enums(name: str, order: Sequence[str]) -> None:
 
 check_core_enums("JobStatus", [status.name for status in JobStatus])
 check_core_enums("EventKind", [kind.name for kind in EventKind])
-check_core_enums("STRATEGIES", STRATEGIES)
+check_core_enums("STRATEGIES", ALL_STRATEGIES)
 
 __all__ = [
     "DURATION_INFO",
@@ -248,6 +249,7 @@ class EpisodeOptions:
         max_time_s: Truncate at this simulated time.  # [s]
         decision_cap: Truncate after this many decisions.
         invalid_penalty: Reward of an invalid action (negated).
+        strategies: The placement strategies of the schedule actions, in their order.
     """
 
     columns: Mapping[str, tuple[str, ...]] | None = None
@@ -258,6 +260,7 @@ class EpisodeOptions:
     max_time_s: float | None = None  # [s]
     decision_cap: int = 2**62
     invalid_penalty: float = 0.0
+    strategies: tuple[str, ...] = STRATEGIES
 
 
 class Simulator:
@@ -306,9 +309,20 @@ class Simulator:
         by_id = sorted(j.job_id for j in ordered)
         noise = rng.normal(0.0, self.config.sample_noise, size=len(by_id))
         noise_of = dict(zip(by_id, np.clip(noise, -0.9, 0.9).tolist(), strict=True))
+        draws_of: dict[int, tuple[float, float]] = {}
+        if self.config.sharing == "shares":  # share_random's draws (none under memory)
+            draws = rng.random((len(by_id), 2)).tolist()
+            draws_of = {job_id: (d[0], d[1]) for job_id, d in zip(by_id, draws, strict=True)}
         self.core: Core = new_core(
             core_inputs(
-                ordered, noise_of, cluster, self.config, self.interference, self.windows, episode
+                ordered,
+                noise_of,
+                cluster,
+                self.config,
+                self.interference,
+                self.windows,
+                episode,
+                draws_of,
             )
         )
         #: Per-GPU state arrays (live, written by the core).
@@ -761,6 +775,7 @@ def core_inputs(
     interference: InterferenceModel,
     windows: Windows,
     episode: EpisodeOptions | None,
+    draws_of: Mapping[int, tuple[float, float]] | None = None,
 ) -> CoreInputs:
     """What ``Core`` is built from for an episode of ``ordered`` jobs (by arrival, id).
 
@@ -769,10 +784,17 @@ def core_inputs(
     GPU of 1000 milli-GPU, and its compute intensity that share: jobs within a GPU's
     shares do not contend for compute (only ``alpha``'s per-neighbour term applies). The
     observation's fragment edges, given in GiB of the largest GPU, scale to milli-GPU.
+    ``draws_of`` holds ``share_random``'s two uniform draws per job id (shares model).
     """
     shares = config.sharing == "shares"
     models = gpu_models(cluster)
     requests = [s.request or Request() for s in ordered] if shares else []
+    kinds = [
+        (r.cpu_milli, r.gpu_milli, s.num_gpus, r.gpu_models)
+        for r, s in zip(requests, ordered, strict=False)  # none under memory
+    ]
+    kind_index = {kind: i for i, kind in enumerate(dict.fromkeys(kinds))}
+    draws = [(draws_of or {}).get(s.job_id, (0.0, 0.0)) for s in ordered]
     demand = [float(r.gpu_milli) for r in requests] if shares else [s.memory_gib for s in ordered]
     sizes = sorted(set(demand))
     overheads = []
@@ -812,6 +834,9 @@ def core_inputs(
         model_mask=tuple(model_mask(r, models) for r in requests)
         if shares
         else (-1,) * len(ordered),
+        request_kind=tuple(kind_index[k] for k in kinds) if shares else (0,) * len(ordered),
+        node_draw=tuple(d[0] for d in draws),
+        gpu_draw=tuple(d[1] for d in draws),
     )
     cluster_input = ClusterInput(
         gpu_memory_gib=np.full(cluster.num_gpus, float(GPU_MILLI))
@@ -826,7 +851,6 @@ def core_inputs(
         ],
         node_cpu_milli=cluster.node_cpu_milli,
         node_memory_mib=cluster.node_memory_mib,
-        strategies=tuple(STRATEGIES),
     )
     reference = np.sort(np.asarray(demand, dtype=np.float64))
     num_gpus = cluster.num_gpus
@@ -854,6 +878,18 @@ def core_inputs(
         reference_memory_gib=tuple(reference.tolist()),
         median_worker_gib=float(np.median(reference)),
         shares=shares,
+        target_workload=tuple(
+            (
+                float(t.cpu_milli),
+                t.num_gpu,
+                float(t.gpu_milli),
+                model_mask(Request(gpu_models=t.gpu_spec), models),
+                t.frequency,
+            )
+            for t in typical_requests(kinds)
+        )
+        if shares
+        else (),
     )
     # headless: no layout, the core encodes nothing
     options = episode or EpisodeOptions()
@@ -869,6 +905,7 @@ def core_inputs(
         num_models=len(_MODEL_NAMES),
         memory_sizes=tuple(sizes),
         log_gpus=1.0 / math.log2(1.0 + num_gpus),
+        strategies=tuple(options.strategies),
     )
     env = EnvInput(
         weights=tuple(options.weights),

@@ -27,11 +27,46 @@ a pass over the cluster. Ask a simulator (``Simulator.find_placement``) or a vie
 * a gang goes to the node whose ``n`` lowest-scoring fitting GPUs sum least (the first
   such node; for ``exclusive``, the node with the fewest idle GPUs that holds it), else
   across the nodes with the most fitting GPUs first; the GPUs come back sorted.
+
+Under the requested-shares model (``SimConfig.sharing = "shares"``) six more strategies
+place a job by the rules of FGD's paper (Weng et al., ATC'23; the same rules as
+``baselines.openb``, which runs the paper's static experiment): each scores the nodes
+that hold the job (``num_gpus`` GPUs with its share free, its CPU, host memory and GPU
+model), takes the highest score (ties: the lower node) and picks GPUs inside it.
+
+* ``share_random``: a node among those that fit, drawn with the job's own uniform draw
+  (seeded per episode), and for a share of one GPU a GPU drawn the same way;
+* ``share_dotprod``: least alignment of the node's free (CPU, GPU share) with the
+  request;
+* ``share_clustering``: nodes that hold tasks of the same kind (a share of one GPU, or
+  the same count of whole GPUs) first, then fuller nodes;
+* ``share_packing``: a GPU already shared, then a used node, then an idle one;
+* ``share_bestfit``: least CPU and GPU share left over (scores normalised over the
+  fitting nodes);
+* ``share_fgd``: least growth of the node's expected fragmentation against the target
+  workload: the episode's requests, counted by kind (CPU, share, GPU count, models), the
+  most frequent kinds covering 95% of the jobs (``typical_requests``).
+
+The non-FGD rules put a share of one GPU on the GPU with the least free share that holds
+it, whole GPUs on the node's first idle ones; FGD picks the GPU whose choice lowers the
+node's fragmentation most. Over time, "the same kind" and the fragmentation read the
+jobs placed *now* (the paper places tasks that never leave).
 """
 
 from __future__ import annotations
 
-__all__ = ["STRATEGIES"]
+__all__ = ["ALL_STRATEGIES", "SHARE_RULES", "STRATEGIES"]
 
-#: The placement strategies, in the order of the env's schedule actions.
+#: The placement strategies of the env's schedule actions by default, in their order.
 STRATEGIES: tuple[str, ...] = ("exclusive", "pack", "spread", "min_frag")
+#: FGD's six placement rules, for the requested-shares model only, in the paper's order.
+SHARE_RULES: tuple[str, ...] = (
+    "share_random",
+    "share_dotprod",
+    "share_clustering",
+    "share_packing",
+    "share_bestfit",
+    "share_fgd",
+)
+#: Every strategy the core carries out (an env's ``strategies`` choose among them).
+ALL_STRATEGIES: tuple[str, ...] = STRATEGIES + SHARE_RULES

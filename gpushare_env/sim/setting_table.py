@@ -31,7 +31,17 @@ from typing import Any
 from gpushare_env.sim.cluster import PRESETS
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
 from gpushare_env.sim.limits import MAX_CLUSTER_GPUS, MAX_DURATION_S, MAX_JOBS
-from gpushare_env.sim.settings import Choice, Flag, Given, Int, Real, Setting, declared_field
+from gpushare_env.sim.placement import ALL_STRATEGIES, STRATEGIES
+from gpushare_env.sim.settings import (
+    Choice,
+    Flag,
+    Given,
+    Int,
+    Names,
+    Real,
+    Setting,
+    declared_field,
+)
 
 __all__ = [
     "DURATION_INFO",
@@ -398,6 +408,17 @@ _DECLARED: tuple[Setting, ...] = (
         "jobs that can never fit the cluster: reject (dropped, counted in "
         "info['rejected_jobs']) or error",
         flat="on_unfit",
+    ),
+    Setting(
+        "strategies",
+        STRATEGIES,
+        Names(ALL_STRATEGIES),
+        "the placement strategies of the schedule actions, in their order (S per pending "
+        "slot); the share_* rules (FGD's six) need simulator.sharing = shares",
+        flat="strategies",
+        details="``gpushare_env.sim.placement``; ``baselines.make`` refuses a policy whose "
+        "strategy the env does not expose.",
+        convert=tuple,
     ),
 )
 

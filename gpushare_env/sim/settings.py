@@ -498,6 +498,32 @@ class Choice:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Names:
+    """A non-empty list or tuple of distinct names among a few (stored as a tuple).
+
+    Attributes:
+        options: The names, in the order errors and docs list them.
+        optional: ``None`` is accepted too.
+    """
+
+    options: tuple[str, ...]
+    optional: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        """A non-empty list or tuple of distinct names of ``options``."""
+        return (
+            isinstance(value, (list, tuple))
+            and len(value) > 0
+            and len(set(value)) == len(value)
+            and all(isinstance(name, str) and name in self.options for name in value)
+        )
+
+    def text(self) -> str:
+        """``"distinct names of ['a', 'b']"``."""
+        return f"a non-empty tuple of distinct names of {list(self.options)}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Given:
     """A composite value its config checks itself (a cluster, a workload, a job list):
     the declaration refuses only ``None`` (unless ``optional``) and says how the docs and
