@@ -16,7 +16,9 @@ object evaluates in the env and drives the headless runner for long traces::
 
 ``available()`` lists the policies of docs/baselines.md's *At a glance* table; ``variants()``
 lists the variants of this project that ``make`` also builds, each a published policy
-with rules added and a name that says which (``gandiva_srpt``, ``gandiva_critical_path``).
+with rules added and a name that says which (``gandiva_srpt``, ``gandiva_critical_path``);
+``share_policies()`` lists FGD's six placement rules scheduling over time under the
+requested-shares model (``share_random`` ... ``share_fgd``, ``baselines.share_rules``).
 
 A policy may also be named with parameters, ``"NAME:KEY=VALUE:KEY=VALUE"`` (for example
 ``"thesis:critical_path_factor=inf:max_suspends=6"``), wherever a name is taken: by
@@ -40,18 +42,21 @@ from baselines.gandiva import Gandiva
 from baselines.gandiva_critical_path import GandivaCriticalPath
 from baselines.gandiva_srpt import GandivaSRPT
 from baselines.random_policy import RandomPolicy
+from baselines.share_rules import SHARE_POLICIES
 from baselines.sjf_pack import SJFPack
 from baselines.thesis import ThesisHeuristic
 from baselines.tiresias import Tiresias
 
 __all__ = [
     "POLICIES",
+    "SHARE_POLICIES",
     "VARIANTS",
     "Policy",
     "available",
     "make",
     "parse_spec",
     "parse_value",
+    "share_policies",
     "variants",
 ]
 
@@ -80,6 +85,12 @@ VARIANTS: dict[str, type[Policy]] = {
 def available() -> list[str]:
     """Names of the policies in ``POLICIES``, in its order (``make`` also takes ``variants()``)."""
     return list(POLICIES)
+
+
+def share_policies() -> list[str]:
+    """Names of FGD's six rules scheduling over time (``baselines.share_rules``; the
+    requested-shares model only), which ``make`` also takes."""
+    return list(SHARE_POLICIES)
 
 
 def variants() -> list[str]:
@@ -129,7 +140,8 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
     """Build the named policy.
 
     Args:
-        name: One of ``available()`` or ``variants()``, optionally with parameters:
+        name: One of ``available()``, ``variants()`` or ``share_policies()``, optionally
+            with parameters:
             ``"NAME:KEY=VALUE:..."`` (see :func:`parse_spec`).
         env: A ``GPUShare-v0`` env (wrapped or not) to act in through ``predict``;
             ``None`` to drive the headless runner only.
@@ -147,10 +159,11 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
         if both:
             raise ValueError(f"policy {name!r}: parameters {both} given twice")
         params = {**named, **params}
-    cls = POLICIES.get(name) or VARIANTS.get(name)
+    cls = POLICIES.get(name) or VARIANTS.get(name) or SHARE_POLICIES.get(name)
     if cls is None:
         raise ValueError(
-            f"unknown policy {name!r}; available: {available()}; variants: {variants()}"
+            f"unknown policy {name!r}; available: {available()}; variants: {variants()}; "
+            f"under simulator.sharing='shares': {share_policies()}"
         )
     allowed = _parameters(cls)
     unknown = sorted(set(params) - set(allowed))

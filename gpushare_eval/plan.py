@@ -24,6 +24,7 @@ from gpushare_env.envs import make_env
 from gpushare_env.presets import EVALUATION_PRESETS, EvaluationPreset
 from gpushare_env.seeding import policy_seed
 from gpushare_env.sim.limits import MAX_JOBS
+from gpushare_env.sim.placement import STRATEGIES
 from gpushare_env.workloads.openb import is_openb_pod_list
 from gpushare_eval.runs import agent_algorithm, load_agent
 from gpushare_eval.specs import (
@@ -270,7 +271,8 @@ def _resolve_policies(
     import baselines
 
     names = baselines.available()
-    known = [*names, *baselines.variants()]  # 'all' is available() only, not the variants
+    shared = baselines.share_policies()
+    known = [*names, *baselines.variants(), *shared]  # 'all' is available() only
     specs: list[PolicySpec] = []
     explicit = tokens is not None
     from gpushare_eval.sweeps import expand_grid
@@ -284,6 +286,11 @@ def _resolve_policies(
         if token == "all":
             specs.extend(PolicySpec(label=n, name=n) for n in names if n not in
                          {s.label for s in specs})  # fmt: skip
+        elif token == "share_all":
+            specs.extend(_share_spec(n) for n in shared if n not in {s.label for s in specs})
+        elif token in shared:
+            if token not in {s.label for s in specs}:
+                specs.append(_share_spec(token))
         elif token in known:
             if token not in {s.label for s in specs}:
                 specs.append(PolicySpec(label=token, name=token))
@@ -307,7 +314,8 @@ def _resolve_policies(
         else:
             raise PlanError(
                 f"--policies: unknown policy {token!r}; available: {', '.join(names)}; "
-                f"variants: {', '.join(baselines.variants())}; or a saved agent "
+                f"variants: {', '.join(baselines.variants())}; under the shares model: "
+                f"{', '.join(shared)} (share_all: the six); or a saved agent "
                 "path/to/model.zip"
             )
     if not explicit and include_zoo:
@@ -475,6 +483,11 @@ TRACE_WINDOW = 1024
 
 
 _WINDOW_KEYS = ("pending_window", "running_window")
+
+
+def _share_spec(name: str) -> PolicySpec:
+    """One of FGD's rules over time: its env adds the rule to the default strategies."""
+    return PolicySpec(label=name, name=name, env_overrides={"strategies": [*STRATEGIES, name]})
 
 
 def run_config(env_config: Mapping[str, Any], policy: PolicySpec) -> dict[str, Any]:

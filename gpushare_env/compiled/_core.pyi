@@ -112,6 +112,8 @@ class Windows:
 
 class Columns: ...
 
+class ShareRules: ...
+
 class Encoder:
     buffer_array: _F32
     mask_array: npt.NDArray[np.bool_]

@@ -20,7 +20,7 @@ from gpushare_env.envs.observation import (
     pending_features,
     running_features,
 )
-from gpushare_env.sim.placement import STRATEGIES
+from gpushare_env.sim.placement import SHARE_RULES, STRATEGIES
 from gpushare_env.sim.setting_table import env_settings, sim_settings
 from gpushare_env.sim.settings import Setting
 
@@ -137,15 +137,15 @@ _SHAPES = {
 
 
 def _actions_table() -> list[str]:
-    nstrat = len(STRATEGIES)
     return [
         "| index | action |",
         "|---|---|",
-        f"| `{nstrat} * slot + s`, slot < W | schedule the slot-th job of the pending window "
+        "| `S * slot + s`, slot < W | schedule the slot-th job of the pending window "
         "(waiting jobs by arrival, suspended ones included; `windows.priority` below) with "
-        f"strategy s of `{STRATEGIES}` |",
-        f"| `{nstrat} W + j`, j < R | suspend the j-th running job (in start order) |",
-        f"| `{nstrat} W + R` | advance to the next event |",
+        f"strategy s of `strategies` (default `{STRATEGIES}`, S = {len(STRATEGIES)}; under "
+        f"`simulator.sharing = shares` also FGD's rules `{SHARE_RULES}`) |",
+        "| `S W + j`, j < R | suspend the j-th running job (in start order) |",
+        "| `S W + R` | advance to the next event |",
     ]
 
 
@@ -196,7 +196,7 @@ def env_spec_markdown() -> str:
     """Markdown tables of the action layout, observation columns, rewards and settings."""
     tables = doc_tables()
     sections = [
-        ("### Actions: `Discrete(4 W + R + 1)`", "actions"),
+        ("### Actions: `Discrete(S W + R + 1)`", "actions"),
         ("### Observation: `Dict` of flat `float32` `Box`es in [0, 1]", "observation"),
         ("### Rewards", "rewards"),
         ("### Configuration", "settings"),

@@ -62,9 +62,9 @@ from gpushare_env.sim.interference import (
 )
 from gpushare_env.sim.limits import is_finite, is_int
 from gpushare_env.sim.placement import ALL_STRATEGIES, STRATEGIES
-from gpushare_env.sim.target_workload import typical_requests
 from gpushare_env.sim.setting_table import DURATION_INFO, declared
 from gpushare_env.sim.settings import DeclaredGroup, document_settings
+from gpushare_env.sim.target_workload import typical_requests
 from gpushare_env.sim.types import (
     GPU_MILLI,
     Event,

@@ -296,7 +296,7 @@ def test_codec_layout_and_errors() -> None:
         assert env.encode_decision(Schedule(first, name)) == s
     with pytest.raises(ValueError, match="not in the pending window"):
         env.encode_decision(Schedule(10_000, "pack"))
-    with pytest.raises(ValueError, match="unknown strategy"):
+    with pytest.raises(ValueError, match=r"strategy 'best' is not one of this env's actions"):
         env.encode_decision(Schedule(first, "best"))
     with pytest.raises(ValueError, match="not in the running window"):
         env.encode_decision(Suspend(first))

@@ -227,6 +227,7 @@ _NON_DEFAULT: dict[str, object] = {
     "max_time_s": 100.0,
     "auto_advance": False,
     "on_unfit": "error",
+    "strategies": ("pack", "min_frag"),
     "max_suspends_per_job": 5,
     "min_service_s": 60.0,
     "observe_held_time": True,

@@ -14,7 +14,7 @@ import gpushare_env
 COMPILED = Path(gpushare_env.__file__).parent / "compiled"
 _INCLUDE = re.compile(r'^include "(?P<name>[\w.]+)"$', re.M)
 _CLASS = re.compile(r"^cdef class (?P<name>\w+)(?:\((?P<base>\w+)\))?:", re.M)
-_METHOD = re.compile(r"^    (?:cdef|cpdef|def) (?:inline )?(?:[\w*]+ )?(?P<name>\w+)\(", re.M)
+_METHOD = re.compile(r"^    (?:cdef|cpdef|def) (?:inline )?(?:[\w*]+ )*(?P<name>\w+)\(", re.M)
 _CALL = re.compile(r"self\.(?P<name>_\w+)\(")
 
 

@@ -30,6 +30,7 @@ CLASSES = (
     "Meter",
     "Windows",
     "Columns",
+    "ShareRules",
     "Encoder",
     "JobState",
 )

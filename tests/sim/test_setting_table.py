@@ -67,6 +67,7 @@ _DEFAULTS: dict[str, Any] = {
     "invalid_action": "noop",
     "auto_advance": True,
     "on_unfit": "reject",
+    "strategies": ("exclusive", "pack", "spread", "min_frag"),
 }
 
 

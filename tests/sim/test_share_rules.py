@@ -16,11 +16,15 @@ import pytest
 from baselines.openb import POLICIES, OpenbCluster, TaskRequest, make_policy, place_task
 from baselines.openb.fragmentation import typical_tasks
 from gpushare_env.sim import ClusterConfig, JobSpec, NodeGroup, SimConfig, Simulator, make_cluster
-from gpushare_env.sim.placement import SHARE_RULES
 from gpushare_env.sim.cluster import shares_unfit_reason
+from gpushare_env.sim.placement import SHARE_RULES
 from gpushare_env.sim.types import Request
-from gpushare_env.workloads.openb import OpenbNode, alibaba_openb_nodes, read_openb_pods
-from gpushare_env.workloads.openb import shipped_pod_list_path
+from gpushare_env.workloads.openb import (
+    OpenbNode,
+    alibaba_openb_nodes,
+    read_openb_pods,
+    shipped_pod_list_path,
+)
 
 SHARES = SimConfig(sharing="shares")
 MODELS = ("T4", "V100", "G2")
@@ -57,13 +61,17 @@ def fitting(nodes: list[OpenbNode], tasks: list[TaskRequest]) -> list[TaskReques
     return [
         t
         for t in tasks
-        if shares_unfit_reason(t.num_gpu, Request(t.gpu_milli, t.cpu_milli, t.memory_mib, t.gpu_spec), cluster)
+        if shares_unfit_reason(
+            t.num_gpu, Request(t.gpu_milli, t.cpu_milli, t.memory_mib, t.gpu_spec), cluster
+        )
         is None
     ]
 
 
 def cluster_of(nodes: list[OpenbNode]) -> ClusterConfig:
-    groups = [NodeGroup(1, n.num_gpu, "v100", None, n.cpu_milli, n.memory_mib, n.model) for n in nodes]
+    groups = [
+        NodeGroup(1, n.num_gpu, "v100", None, n.cpu_milli, n.memory_mib, n.model) for n in nodes
+    ]
     return ClusterConfig(tuple(groups), max_jobs_per_gpu=64)
 
 
@@ -96,9 +104,7 @@ def placements(nodes, tasks, rule: str) -> tuple[list, list]:
             got = (node, columns)
         core_out.append(got)
         rank = sim.core.rank_of[job_id]
-        placed = place_task(
-            reference, task, policy, (draws.node_draw[rank], draws.gpu_draw[rank])
-        )
+        placed = place_task(reference, task, policy, (draws.node_draw[rank], draws.gpu_draw[rank]))
         reference_out.append(None if placed is None else (placed[0], tuple(placed[1])))
     sim.check_invariants()
     return core_out, reference_out
