@@ -290,7 +290,7 @@ cdef class _Placement(_Events):
 
     # ------------------------------------------------- FGD's rules (the shares model)
     # The rules of Weng et al., ATC'23, as baselines/openb states them for the paper's
-    # static experiment (tests/sim/test_share_rules.py checks that both place the same
+    # static experiment (tests/baselines/test_share_rules.py checks that both place the same
     # tasks on the same GPUs); here the node state is the core's own: a GPU's free share
     # is free_mem (whole milli-GPU values, exact in a double), a node's CPU
     # node_cpu_free. Ties between nodes go to the lower node.

@@ -40,7 +40,6 @@ __all__ = ["GPUShareEnv", "InvalidActionError", "make_env"]
 check_core_enums("REWARD_COMPONENTS", REWARD_COMPONENTS)
 
 
-
 class InvalidActionError(ValueError):
     """An invalid action with ``invalid_action="raise"`` (names the action and why)."""
 
