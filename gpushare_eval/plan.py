@@ -485,6 +485,22 @@ TRACE_WINDOW = 1024
 _WINDOW_KEYS = ("pending_window", "running_window")
 
 
+def _check_share_policies(
+    policies: Sequence[PolicySpec], env_configs: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """Refuse FGD's rules over time on a workload that runs under the memory model."""
+    import baselines
+
+    rules = [p.label for p in policies if p.name in baselines.share_policies()]
+    memory = [label for label, c in env_configs.items() if c.get("sharing") != "shares"]
+    if rules and memory:
+        raise PlanError(
+            f"--policies: {', '.join(rules)} place requested shares, and workload "
+            f"{memory[0]!r} runs under the memory model; an openb pod list runs under "
+            "shares by itself (or --sweep sharing=shares)"
+        )
+
+
 def _share_spec(name: str) -> PolicySpec:
     """One of FGD's rules over time: its env adds the rule to the default strategies."""
     return PolicySpec(label=name, name=name, env_overrides={"strategies": [*STRATEGIES, name]})
@@ -661,7 +677,8 @@ def make_plan(
         size = _window_for(workload, window, chosen)
         if size is not None:
             config["pending_window"] = config["running_window"] = size
-        if isinstance(workload.spec, str) and is_openb_pod_list(workload.spec):
+        path = workload.spec.get("path") if isinstance(workload.spec, Mapping) else workload.spec
+        if isinstance(path, str) and is_openb_pod_list(path):
             config["sharing"] = "shares"
             notes.append(
                 f"trace {workload.label}: an openb pod list runs under the requested-shares "
@@ -670,6 +687,7 @@ def make_plan(
         env_configs[workload.label] = config
     if sweep:
         workload_specs = _swept_workloads(workload_specs, env_configs, sweep)
+    _check_share_policies(policy_specs, env_configs)
     if any(p.is_agent for p in policy_specs):
         policy_specs = _check_agents(
             policy_specs, env_configs[workload_specs[0].label], policies is not None, notes
