@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpushare_env.envs import EnvConfig
-from gpushare_env.workloads.openb import shipped_pod_list_path
 from gpushare_env.sim.placement import SHARE_RULES
+from gpushare_env.workloads.openb import shipped_pod_list_path
 from gpushare_eval.plan import PlanError, make_plan
 from gpushare_eval.runs import execute_run
 from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
