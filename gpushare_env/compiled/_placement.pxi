@@ -308,6 +308,10 @@ cdef class _Placement(_Events):
         self.rules.node_version[node] += 1
         self.rules.node_tags[node * (self.gpus.node_width + 1) + self._share_tag(job)] += delta
 
+    cdef inline bint _col_fits(self, int g, Job* job) noexcept:
+        """``_fits`` of a node column's GPU ``g`` (-1: padding) once its node fits."""
+        return g >= 0 and self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs
+
     cdef int _node_holds(self, int node, Job* job) noexcept:
         """How many GPUs of ``node`` may take a worker of ``job`` (``_fits``)."""
         cdef int col, g, count = 0, width = self.gpus.node_width
@@ -315,13 +319,9 @@ cdef class _Placement(_Events):
         if first < 0 or not self._fits_node(first, job):
             return 0
         for col in range(width):
-            g = self.gpus.node_gpus[node * width + col]
-            if g >= 0 and self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs:
+            if self._col_fits(self.gpus.node_gpus[node * width + col], job):
                 count += 1
         return count
-
-    cdef inline bint _col_fits(self, int g, Job* job) noexcept:
-        return g >= 0 and self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs
 
     cdef double _free_total(self, int node) noexcept:
         cdef int col, g, width = self.gpus.node_width
