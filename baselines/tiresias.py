@@ -179,9 +179,10 @@ class Tiresias(Policy):
 
     # --------------------------------------------------------------- clocks
     def run_s(self, view: SimView, job_id: int) -> float:
-        """``t_J``: the job's held time since its last promotion (or arrival).  [s]"""
+        """``t_J``: the job's held time since its last promotion (or arrival); 0 for a
+        job without GPUs, which attains no GPU service.  [s]"""
         job = view.job(job_id)
-        return (job.attained_gpu_s - self._attained_base.get(job_id, 0.0)) / job.num_gpus
+        return (job.attained_gpu_s - self._attained_base.get(job_id, 0.0)) / max(job.num_gpus, 1)
 
     def starving_s(self, view: SimView, job_id: int) -> float:
         """``delta_J``: the job's waiting time since it first ran after its last promotion
@@ -198,7 +199,7 @@ class Tiresias(Policy):
         attained = job.attained_gpu_s - self._attained_base.get(job_id, 0.0)
         queue = sum(1 for t in self.queue_thresholds_gpu_s if attained >= t)
         if queue > 0 and self.promotes and job.status == JobStatus.SUSPENDED:
-            ran_s = attained / job.num_gpus
+            ran_s = attained / job.num_gpus  # queue > 0: it attained GPU service
             if self.starving_s(view, job_id) >= self.promote_knob * ran_s:
                 self._attained_base[job_id] = job.attained_gpu_s
                 self._wait_base.pop(job_id, None)

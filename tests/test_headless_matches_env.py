@@ -24,7 +24,8 @@ from gpushare_env.sim import SimConfig, Windows, make_cluster
 from gpushare_env.sim.engine import DURATION_INFO
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
 from gpushare_env.sim.setting_table import SHARING_MODELS
-from gpushare_env.workloads import make_workload
+from gpushare_env.workloads import WorkloadConfig, make_workload
+from gpushare_env.workloads.openb import shipped_pod_list_path
 from gpushare_eval.runs import execute_run
 from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
 
@@ -50,11 +51,35 @@ configs = st.fixed_dictionaries(
 )
 
 
+#: openb's tasks (CPU-only ones among them) on a small cluster of openb's kinds of node,
+#: where they queue: every heuristic and FGD's rules, under the shares model.
+OPENB_CLUSTER = {
+    "groups": [
+        {"nodes": 3, "gpus_per_node": 2, "gpu_type": "v100", "model": "T4",
+         "cpu_milli": 32_000, "memory_mib": 131_072},
+        {"nodes": 1, "gpus_per_node": 8, "gpu_type": "v100", "model": "G2",
+         "cpu_milli": 96_000, "memory_mib": 393_216},
+    ],
+    "max_jobs_per_gpu": 64,
+}  # fmt: skip
+OPENB_POLICIES = [*POLICIES, *baselines.share_policies()]
+openb_configs = configs.map(
+    lambda config: {
+        **config,
+        "cluster": OPENB_CLUSTER,
+        "workload": {"path": str(shipped_pod_list_path()), "cut": "random"},
+        "sharing": "shares",
+    }
+)
+
+
 def _row(policy: str, config: dict[str, Any], seed: int, headless: bool) -> dict[str, Any]:
+    if policy.startswith("share_"):  # FGD's rules: the env's strategies must hold it
+        config = {**config, "strategies": ["exclusive", "pack", "spread", "min_frag", policy]}
     spec = RunSpec(
         index=0,
         policy=PolicySpec(label=policy, name=policy, params={"seed": seed}),
-        workload=WorkloadSpec(str(config["workload"]), config["workload"], config["num_jobs"]),
+        workload=WorkloadSpec("workload", config["workload"], config["num_jobs"]),
         seed=seed,
         env_config=config,
         headless=headless,
@@ -75,6 +100,38 @@ def _row(policy: str, config: dict[str, Any], seed: int, headless: bool) -> dict
 def test_every_heuristic_gives_the_same_metrics_headless_and_in_the_env(
     config: dict[str, Any], policy: str, seed: int
 ) -> None:
+    _assert_same_both_ways(policy, config, seed)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+)
+@given(config=openb_configs, policy=st.sampled_from(OPENB_POLICIES), seed=st.integers(0, 10_000))
+def test_openb_tasks_with_and_without_gpus_give_the_same_metrics_headless_and_in_the_env(
+    config: dict[str, Any], policy: str, seed: int
+) -> None:
+    _assert_same_both_ways(policy, config, seed)
+
+
+def test_the_openb_runs_hold_cpu_only_tasks() -> None:
+    """The case above exercises jobs without GPUs: random cuts of the pod list hold them;
+    they hold no GPU time and, once placed, run at their solo speed."""
+    workload = WorkloadConfig.from_any({"path": str(shipped_pod_list_path()), "cut": "random"})
+    jobs = workload.generate(np.random.default_rng(0), num_jobs=12)
+    assert 0 < sum(job.num_gpus == 0 for job in jobs) < len(jobs)
+    config = SimConfig(sharing="shares")
+    result = run_headless(jobs, make_cluster(OPENB_CLUSTER), baselines.make("fifo_pack"), config)
+    cpu_only = [r for r in result.records if r.num_gpus == 0]
+    assert cpu_only and all(r.gpu_seconds == 0.0 for r in cpu_only)
+    for r in cpu_only:  # fifo_pack never suspends
+        assert r.finish_s - r.first_start_s == pytest.approx(r.solo_duration_s)
+    assert {r.job_id for r in result.records} == {job.job_id for job in jobs}
+
+
+def _assert_same_both_ways(policy: str, config: dict[str, Any], seed: int) -> None:
     in_env = _row(policy, config, seed, headless=False)
     headless = _row(policy, config, seed, headless=True)
     differ = {

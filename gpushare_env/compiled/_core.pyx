@@ -135,6 +135,8 @@ cdef struct Job:
     double speed
     int held  # GPUs held now (0 or num_gpus); they are gpus[offset : offset + held]
     int prev_held  # len(prev_gpus)
+    int node  # the node of its placement (of its first GPU), -1 while it holds nothing
+    int prev_node  # the node of its previous placement, -1 before any
     int offset  # into Core.gpus_of and Core.prev_of
     long version
     double first_start
@@ -614,7 +616,7 @@ cdef class Core(_Encoder):
             count = self._find_placement(rank, strategy, self.gpus.scratch_gpus)
             if count < 0:  # pragma: no cover - the mask is exact (tested)
                 raise RuntimeError(f"schedule action {action}: the job does not fit")
-            self._occupy(rank, self.gpus.scratch_gpus, count)
+            self._occupy(rank, self.gpus.chosen_node, self.gpus.scratch_gpus, count)
             self.queued_since_sum -= queued_since
             if self.jobs.queue_n == 0:
                 self.queued_since_sum = 0.0  # no drift across queue stints
@@ -1112,6 +1114,11 @@ cdef class Core(_Encoder):
         cdef int rank = self.rank_of[job_id]
         count = self._find_placement(rank, index, self.gpus.scratch_gpus)
         if count < 0:
+            if job.num_gpus == 0:
+                raise InvalidDecision(
+                    f"job {job_id}: no node has its {job.cpu:g} milli-CPU and "
+                    f"{job.host_mem:g} MiB of host memory free now (strategy {strategy!r})"
+                )
             raise InvalidDecision(
                 f"job {job_id}: {job.num_gpus} worker(s) of {job.memory:g} "
                 f"{'milli-GPU' if self.gpus.shares else 'GiB'} do not "
@@ -1119,7 +1126,7 @@ cdef class Core(_Encoder):
             )
         gpus = tuple([self.gpus.scratch_gpus[i] for i in range(count)])
         self.ops.append(("schedule", job_id, strategy))
-        self._occupy(rank, self.gpus.scratch_gpus, count)
+        self._occupy(rank, self.gpus.chosen_node, self.gpus.scratch_gpus, count)
         return gpus
 
     def place(self, job_id, gpus):
@@ -1132,6 +1139,11 @@ cdef class Core(_Encoder):
         cdef Job* job = self._waiting(job_id)
         cdef int i, g
         gpu_list = tuple(sorted(int(g) for g in gpus))
+        if job.num_gpus == 0:
+            raise InvalidDecision(
+                f"job {job_id} holds no GPU: GPUs do not name its node; schedule it with "
+                "a strategy"
+            )
         if len(gpu_list) != job.num_gpus:
             raise InvalidDecision(
                 f"job {job_id}: needs {job.num_gpus} GPU(s), got {len(gpu_list)}: {gpu_list}"
@@ -1153,7 +1165,9 @@ cdef class Core(_Encoder):
         for i in range(job.num_gpus):
             self.gpus.scratch_gpus[i] = gpu_list[i]
         self.ops.append(("place", job_id, gpu_list))
-        self._occupy(self.rank_of[job_id], self.gpus.scratch_gpus, job.num_gpus)
+        self._occupy(
+            self.rank_of[job_id], self.gpus.gpu_node[gpu_list[0]], self.gpus.scratch_gpus, job.num_gpus
+        )
 
     cdef str _unfit_text(self, int g, Job* job):
         """Why ``_fits(g, job)`` is false, for ``place``'s error."""
@@ -1426,6 +1440,12 @@ cdef class JobState:
         cdef Job* job = &self.core.jobs.row[self.rank]
         cdef int i
         return tuple([self.core.jobs.gpus_of[job.offset + i] for i in range(job.held)])
+
+    @property
+    def node(self):
+        """The node it holds its place on (its first GPU's; a job without GPUs: its CPU
+        and host memory's), or -1 while it holds nothing."""
+        return self.core.jobs.row[self.rank].node
 
     @property
     def prev_gpus(self):

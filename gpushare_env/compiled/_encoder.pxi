@@ -169,8 +169,11 @@ cdef class _Encoder(_Simulation):
         return n <= self.enc.fit_counts[job.size_index]
 
     cdef bint _fits_one_node(self, Job* job, bint idle) noexcept:
-        """Some node has ``job.num_gpus`` GPUs that ``_fits`` (``idle``: ``_fits_idle``)."""
+        """Some node has ``job.num_gpus`` GPUs that ``_fits`` (``idle``: ``_fits_idle``);
+        for a job without GPUs, its CPU and host memory free."""
         cdef int node, col, g, count, width = self.gpus.node_width
+        if job.num_gpus == 0:
+            return self._cpu_best_fit(job) >= 0
         for node in range(self.gpus.num_nodes):
             count = 0
             for col in range(width):
@@ -390,8 +393,8 @@ cdef class _Encoder(_Simulation):
         cdef int* gpus = self.gpus.scratch_gpus
         cdef int i, count = self._find_placement(rank, strategy, gpus)
         cdef double peak
-        if count < 0:
-            return INFINITY
+        if count <= 0:  # none fits, or a job without GPUs
+            return INFINITY if count < 0 else 0.0
         peak = self.gpus.load[gpus[0]]
         for i in range(1, count):
             if self.gpus.load[gpus[i]] > peak:

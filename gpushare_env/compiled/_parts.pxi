@@ -40,6 +40,7 @@ cdef class GpuTable:
     cdef int* scratch_gpus  # (num_gpus)
     cdef double* scratch_score  # (num_gpus)
     cdef int* scratch_nodes  # (num_nodes)
+    cdef int chosen_node  # the node of the placement _find_placement found last
     # incremental placement index (equal GPU memories, GPUs numbered node by node): idle
     # GPUs per node and the "open" GPUs (some workers, a free slot), so that one-worker
     # placements and exclusive gangs need no pass over the cluster
@@ -203,6 +204,8 @@ cdef class JobTable:
             job.model_mask = jobs_in.model_mask[i]
             job.status = FUTURE
             job.offset = offset
+            job.node = -1
+            job.prev_node = -1
             job.first_start = float("nan")
             job.finish = float("nan")
             offset += job.num_gpus

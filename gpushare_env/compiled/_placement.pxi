@@ -10,8 +10,39 @@ cdef class _Placement(_Events):
     """Where a job's workers go under each strategy (``find_placement``)."""
 
     cdef int _find_placement(self, int rank, int strategy, int* out) except -2:
-        """GPUs (sorted, into ``out``) the strategy gives the job now; their count or -1."""
+        """GPUs (sorted, into ``out``) the strategy gives the job now; their count or -1.
+        The placement's node (of its first GPU) goes to ``gpus.chosen_node``. A job
+        without GPUs (the shares model) gets a node only: FGD's rules score the nodes
+        as for any task; every other strategy takes ``_cpu_best_fit``'s."""
         cdef Job* job = &self.jobs.row[rank]
+        cdef int count
+        if job.num_gpus == 0:
+            if strategy >= S_SHARE_RANDOM:
+                return self._share_rule(strategy, rank, job, out)
+            self.gpus.chosen_node = self._cpu_best_fit(job)
+            return 0 if self.gpus.chosen_node >= 0 else -1
+        count = self._find_gpus(rank, strategy, job, out)
+        if count > 0:
+            self.gpus.chosen_node = self.gpus.gpu_node[out[0]]
+        return count
+
+    cdef int _cpu_best_fit(self, Job* job) noexcept:
+        """The node for a job without GPUs: of those with its CPU and host memory free,
+        the one with the least CPU left after it (the lower node on ties), or -1."""
+        cdef int node, first, best_node = -1
+        cdef double left, best = INFINITY
+        for node in range(self.gpus.num_nodes):
+            first = self.gpus.node_gpus[node * self.gpus.node_width]
+            if first < 0 or not self._fits_node(first, job):
+                continue
+            left = self.gpus.node_cpu_free[node] - job.cpu
+            if left < best:
+                best = left
+                best_node = node
+        return best_node
+
+    cdef int _find_gpus(self, int rank, int strategy, Job* job, int* out) noexcept:
+        """``_find_placement`` of a job with GPUs: their count or -1."""
         cdef int n = job.num_gpus
         cdef int g, best_g
         cdef double score, best
@@ -303,21 +334,23 @@ cdef class _Placement(_Events):
         return job.num_gpus if job.num_gpus <= self.gpus.node_width else self.gpus.node_width
 
     cdef void _node_changed(self, int node, Job* job, int delta) noexcept:
-        """A job took (``delta`` 1) or left (-1) GPUs of ``node``: its cached scores are
-        stale, and its kinds of task change."""
+        """A job took (``delta`` 1) or left (-1) its place on ``node``: its cached scores
+        are stale, and its kinds of GPU task change."""
         self.rules.node_version[node] += 1
-        self.rules.node_tags[node * (self.gpus.node_width + 1) + self._share_tag(job)] += delta
+        if job.num_gpus:
+            self.rules.node_tags[node * (self.gpus.node_width + 1) + self._share_tag(job)] += delta
 
     cdef inline bint _col_fits(self, int g, Job* job) noexcept:
         """``_fits`` of a node column's GPU ``g`` (-1: padding) once its node fits."""
         return g >= 0 and self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs
 
     cdef int _node_holds(self, int node, Job* job) noexcept:
-        """How many GPUs of ``node`` may take a worker of ``job`` (``_fits``)."""
+        """How many GPUs of ``node`` may take a worker of ``job`` (``_fits``); -1 when
+        the node lacks the job's CPU, host memory or GPU model."""
         cdef int col, g, count = 0, width = self.gpus.node_width
         cdef int first = self.gpus.node_gpus[node * width]
         if first < 0 or not self._fits_node(first, job):
-            return 0
+            return -1
         for col in range(width):
             if self._col_fits(self.gpus.node_gpus[node * width + col], job):
                 count += 1
@@ -469,6 +502,8 @@ cdef class _Placement(_Events):
                 self._free_total(node) - total_milli) / MAX_SPEC_GPU * 0.5
             return <long long>((1.0 - left_over) * MAX_SCORE)
         if strategy == S_SHARE_CLUSTERING:
+            if job.num_gpus == 0:  # no kind of GPU task: every node alike
+                return 0
             tags = &self.rules.node_tags[node * (width + 1)]
             for col in range(width + 1):
                 if tags[col] > 0:
@@ -481,6 +516,8 @@ cdef class _Placement(_Events):
                 band = 1 if kinds == 0 else 0
             return fullness + band * quarter
         if strategy == S_SHARE_PACKING:
+            if job.num_gpus == 0:  # nothing to pack: every node alike
+                return 0
             idle = 0
             for col in range(width):
                 g = self.gpus.node_gpus[node * width + col]
@@ -537,6 +574,7 @@ cdef class _Placement(_Events):
                     best_node = feasible[i]
                     best = score
         node = best_node
+        self.gpus.chosen_node = node
         if strategy == S_SHARE_FGD:
             self._fgd_score(node, rank, job)  # cached: the columns of the chosen node
             mask = self.rules.fgd_cols[<long>self.rules.job_kind[rank] * self.rules.num_nodes + node]

@@ -262,8 +262,10 @@ cdef class _Simulation(_Placement):
         cdef int* gpus = &self.jobs.gpus_of[job.offset]
         cdef int i, g
         cdef double slowest, value, rate, remaining, finish_in
-        g = gpus[0]
-        if self.measured:
+        g = gpus[0] if job.held else -1
+        if g < 0:  # a job without GPUs: its solo speed (its node's CPU is its own)
+            slowest = 1.0
+        elif self.measured:
             slowest = self._worker_speed(rank, g)
             for i in range(1, job.held):
                 value = self._worker_speed(rank, gpus[i])
@@ -342,11 +344,12 @@ cdef class _Simulation(_Placement):
         cdef long held
         cdef int* row
         job.gpu_seconds += (self.now - job.held_since) * job.num_gpus
-        if self.gpus.shares and job.held:
-            g = self.gpus.gpu_node[gpus[0]]
-            self.gpus.node_cpu_free[g] += job.cpu
-            self.gpus.node_mem_free[g] += job.host_mem
-            self._node_changed(g, job, -1)
+        if self.gpus.shares and job.node >= 0:
+            self.gpus.node_cpu_free[job.node] += job.cpu
+            self.gpus.node_mem_free[job.node] += job.host_mem
+            self._node_changed(job.node, job, -1)
+        job.prev_node = job.node
+        job.node = -1
         for i in range(job.held):
             g = gpus[i]
             held = self.gpus.holders[g] - 1
@@ -380,24 +383,24 @@ cdef class _Simulation(_Placement):
         self.jobs.finished[self.jobs.finished_n] = rank
         self.jobs.finished_n += 1
 
-    cdef void _occupy(self, int rank, int* chosen, int count) except *:
-        """Carry out a checked placement: ``chosen`` sorted, distinct, with room."""
+    cdef void _occupy(self, int rank, int node, int* chosen, int count) except *:
+        """Carry out a checked placement: ``chosen`` sorted, distinct, with room, the
+        first on ``node`` (a job without GPUs: ``node`` alone)."""
         cdef Job* job = &self.jobs.row[rank]
         cdef int* gpus = &self.jobs.gpus_of[job.offset]
-        cdef int i, g, node
+        cdef int i, g
         self._dequeue(rank)
         memcpy(gpus, chosen, count * sizeof(int))
         job.held = count
+        job.node = node
         job.held_since = self.now
         job.cross_node = False
         if count > 1:
-            node = self.gpus.gpu_node[gpus[0]]
             for i in range(1, count):
                 if self.gpus.gpu_node[gpus[i]] != node:
                     job.cross_node = True
                     break
         if self.gpus.shares:  # one node: the job's CPU and host memory are taken there once
-            node = self.gpus.gpu_node[gpus[0]]
             self.gpus.node_cpu_free[node] -= job.cpu
             self.gpus.node_mem_free[node] -= job.host_mem
             self._node_changed(node, job, 1)
@@ -477,8 +480,8 @@ cdef class _Simulation(_Placement):
             self._transit_remove(rank)
             job.overhead_gpu_seconds += (self.now - job.transition_since) * job.num_gpus
             job.resumes += 1
-            if job.prev_held:
-                moved = job.prev_held != job.held
+            if job.prev_node >= 0:
+                moved = job.prev_node != job.node or job.prev_held != job.held
                 if not moved:
                     for i in range(job.held):
                         if self.jobs.prev_of[job.offset + i] != self.jobs.gpus_of[job.offset + i]:

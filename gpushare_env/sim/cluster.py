@@ -408,9 +408,16 @@ def unfit_reason(
         memory_desc: Every GPU's memory, sorted in descending order.  (G,) [GiB]
 
     Returns:
-        ``(reason, detail)``: the reason key (``"too_many_gpus"``, ``"too_much_memory"``,
+        ``(reason, detail)``: the reason key (``"no_gpu"``: a job without GPUs, which
+        only the shares model runs; ``"too_many_gpus"``, ``"too_much_memory"``,
         ``"too_few_large_gpus"``) and a sentence naming the numbers.
     """
+    if num_gpus == 0:
+        return (
+            "no_gpu",
+            "num_gpus 0: a job without GPUs runs only under the requested-shares model "
+            "(simulator.sharing = 'shares')",
+        )
     total = int(memory_desc.shape[0])
     if num_gpus > total:
         return "too_many_gpus", f"num_gpus {num_gpus} > the cluster's {total} GPUs"
@@ -463,13 +470,14 @@ def shares_unfit_reason(
 ) -> tuple[str, str] | None:
     """``unfit_reason`` under the shares model: a job fits an empty cluster iff one node
     has ``num_gpus`` GPUs of a model it allows and the CPU and host memory it requests
-    (its GPUs are on one node; any share of a GPU fits an idle one).
+    (its GPUs are on one node; any share of a GPU fits an idle one). A job without GPUs
+    needs only the CPU and host memory, on a node of any model.
 
     Returns:
         ``(reason, detail)`` (``"too_many_gpus"``, ``"no_allowed_model"``,
         ``"too_much_cpu"``, ``"too_much_host_memory"``, ``"no_node"``) or ``None``.
     """
-    wanted = request.gpu_models
+    wanted = request.gpu_models if num_gpus else ()
     fits = (
         (np.count_nonzero(cluster.node_gpus >= 0, axis=1) >= num_gpus)
         & (cluster.node_cpu_milli >= request.cpu_milli)

@@ -30,7 +30,7 @@ class JobsInput:
     Attributes:
         specs: The jobs as given (what ``Core.specs`` and the finished records carry).
         job_id: Job ids.
-        num_gpus: Workers (one GPU each).
+        num_gpus: Workers (one GPU each; 0: a job without GPUs, shares model only).
         memory_gib: Memory of one worker (under the shares model: its share of a GPU,
             in milli-GPU; so for every field below in GiB).
         intensity: Compute share a worker uses of a GPU.
@@ -139,8 +139,8 @@ class SimInput:
         record_timeline: Record the cluster timeline.
         max_suspends_per_job: Suspensions allowed per job (``None``: no cap).
         min_service_s: Service a resumed job gets before it may be suspended again.
-        reference_memory_gib: The workload's worker memories, sorted (the expected
-            fragment's reference).
+        reference_memory_gib: The worker memories of the workload's jobs with GPUs,
+            sorted (the expected fragment's reference).
         median_worker_gib: Their median.
         shares: The requested-shares model (``SimConfig.sharing``): a worker's "memory"
             is its share of a GPU (milli-GPU), the node's CPU, host memory and the job's
@@ -157,7 +157,7 @@ class SimInput:
     record_timeline: bool
     max_suspends_per_job: int | None
     min_service_s: float  # [s]
-    reference_memory_gib: tuple[float, ...]  # (J,) [GiB], ascending
+    reference_memory_gib: tuple[float, ...]  # (<= J,) [GiB], ascending
     median_worker_gib: float  # [GiB]
     shares: bool
     target_workload: tuple[tuple[float, int, float, int, float], ...]

@@ -679,10 +679,13 @@ class Simulator:
             status = job.status
             gpus = job.gpus
             holds = status in (JobStatus.RUNNING, JobStatus.SUSPENDING, JobStatus.RESUMING)
-            assert bool(gpus) == holds, f"job {job_id} {status.name} gpus={gpus}"
+            assert (len(gpus) == job.num_gpus if holds else not gpus), (job_id, status.name, gpus)
+            assert (job.node >= 0) == holds, f"job {job_id} {status.name} node={job.node}"
             rank = rank_of[job_id]
-            if gpus and inputs.sim.shares:
-                node = int(self.cluster.gpu_node[gpus[0]])
+            if gpus:
+                assert job.node == int(self.cluster.gpu_node[gpus[0]]), (job_id, job.node, gpus)
+            if holds and inputs.sim.shares:
+                node = job.node
                 assert all(self.cluster.gpu_node[g] == node for g in gpus), (job_id, gpus)
                 node_cpu[node] -= inputs.jobs.cpu_milli[rank]
                 node_memory[node] -= inputs.jobs.host_memory_mib[rank]
@@ -785,6 +788,7 @@ def core_inputs(
     shares do not contend for compute (only ``alpha``'s per-neighbour term applies). The
     observation's fragment edges, given in GiB of the largest GPU, scale to milli-GPU.
     ``draws_of`` holds ``share_random``'s two uniform draws per job id (shares model).
+    A job without GPUs (shares model only) has a share of 0 and any GPU model.
     """
     shares = config.sharing == "shares"
     models = gpu_models(cluster)
@@ -831,7 +835,7 @@ def core_inputs(
         host_memory_mib=(
             tuple(float(r.host_memory_mib) for r in requests) if shares else (0.0,) * len(ordered)
         ),
-        model_mask=tuple(model_mask(r, models) for r in requests)
+        model_mask=tuple(model_mask(r, models) if r.gpu_milli else -1 for r in requests)
         if shares
         else (-1,) * len(ordered),
         request_kind=tuple(kind_index[k] for k in kinds) if shares else (0,) * len(ordered),
@@ -852,7 +856,9 @@ def core_inputs(
         node_cpu_milli=cluster.node_cpu_milli,
         node_memory_mib=cluster.node_memory_mib,
     )
-    reference = np.sort(np.asarray(demand, dtype=np.float64))
+    # the meters' reference workers: those of the jobs with GPUs (a whole GPU if none has)
+    workers = [d for d, s in zip(demand, ordered, strict=True) if s.num_gpus] or [float(GPU_MILLI)]
+    reference = np.sort(np.asarray(workers, dtype=np.float64))
     num_gpus = cluster.num_gpus
     builtin = isinstance(interference, (LinearContention, NoInterference, MeasuredContention))
     measured = None

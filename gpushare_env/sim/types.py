@@ -85,10 +85,13 @@ class Request:
 
     Attributes:
         gpu_milli: Share of each of its GPUs, in milli-GPU (1-1000; a job of several GPUs
-            asks 1000 of each in the trace, but any share is accepted).
+            asks 1000 of each in the trace, but any share is accepted). 0 for a job
+            without GPUs (``JobSpec.num_gpus = 0``): it loads CPU and host memory only.
         cpu_milli: CPU of the whole job on its node, in milli-cores (>= 0).
         host_memory_mib: Host memory of the whole job on its node (>= 0).  # [MiB]
         gpu_models: GPU type names the job may run on (``Cluster.gpu_type``); empty: any.
+            A job without GPUs may go on any node whatever it names (the FGD
+            simulator's rule).
     """
 
     gpu_milli: int = GPU_MILLI
@@ -98,7 +101,7 @@ class Request:
 
     def __post_init__(self) -> None:
         for name, low, high in (
-            ("gpu_milli", 1, GPU_MILLI),
+            ("gpu_milli", 0, GPU_MILLI),
             ("cpu_milli", 0, 2**31 - 1),
             ("host_memory_mib", 0, 2**40),
         ):
@@ -129,6 +132,11 @@ class JobSpec:
     The job is ``iterations`` synchronous data-parallel steps of ``num_gpus`` workers.
     Alone on V100s in one node, one step takes ``iter_time_s / eff(num_gpus)``.
 
+    A job of no GPU (``num_gpus = 0``, a CPU-only task of a GPU cluster's trace) runs
+    only under the requested-shares model: it carries a ``request`` of ``gpu_milli = 0``,
+    ``memory_gib = 0`` and ``intensity = 0``, holds CPU and host memory on one node, and
+    one step takes ``iter_time_s``.
+
     Every field is checked on creation against the limits of ``gpushare_env.sim.limits``
     (``docs/bad_input.md``); a bad one raises ``ValueError`` naming the job and the field.
     Numpy integers and floats are accepted and stored as Python ``int`` / ``float``;
@@ -139,7 +147,7 @@ class JobSpec:
         arrival_s: Submission time.  # [s]
         model: Model catalog key (``gpushare_env.sim.catalog.MODELS``).
         batch_size: Per-worker batch size.
-        num_gpus: Number of workers, one per GPU.
+        num_gpus: Number of workers, one per GPU (0: a job without GPUs, above).
         iterations: Total synchronous steps.
         memory_gib: Per-worker GPU memory.  # [GiB]
         intensity: Fraction of a GPU's compute one worker uses alone, in (0, 1].
@@ -183,6 +191,12 @@ class JobSpec:
             and (self.request is None or type(self.request) is Request)
         ):
             self._normalise_or_refuse()
+        if self.request is not None and (self.request.gpu_milli == 0) != (self.num_gpus == 0):
+            raise ValueError(
+                f"job {self.job_id}: request.gpu_milli is 0 exactly when num_gpus is 0 (a job "
+                f"without GPUs), got gpu_milli={self.request.gpu_milli}, "
+                f"num_gpus={self.num_gpus}"
+            )
         # rounding to whole steps may take a trace's duration of 1e8 s one step beyond
         if not (self.iterations - 1) * self.step_time_s <= MAX_DURATION_S:
             raise ValueError(
@@ -217,13 +231,27 @@ class JobSpec:
             problems.append(f"request must be None or a Request, got {self.request!r}")
         if problems:
             raise ValueError(f"job {self.job_id!r}: " + "; ".join(problems))
+        if self.num_gpus == 0:  # a job without GPUs: nothing of a GPU, a request
+            gpu_checks = (
+                ("memory_gib", self.memory_gib == 0, "0 for a job without GPUs"),
+                ("intensity", self.intensity == 0, "0 for a job without GPUs"),
+                (
+                    "request",
+                    self.request is not None and self.request.gpu_milli == 0,
+                    "a Request of gpu_milli 0 for a job without GPUs",
+                ),
+            )
+        else:
+            gpu_checks = (
+                ("memory_gib", 0 < self.memory_gib < math.inf, "finite and > 0"),
+                ("intensity", 0 < self.intensity <= 1, range_text(0, 1, low_open=True)),
+            )
         checks = (
             ("job_id", 0 <= self.job_id <= MAX_JOB_ID, range_text(0, MAX_JOB_ID)),
             ("arrival_s", 0 <= self.arrival_s <= MAX_ARRIVAL_S, range_text(0, MAX_ARRIVAL_S)),
-            ("num_gpus", 1 <= self.num_gpus <= MAX_CLUSTER_GPUS, range_text(1, MAX_CLUSTER_GPUS)),
+            ("num_gpus", 0 <= self.num_gpus <= MAX_CLUSTER_GPUS, range_text(0, MAX_CLUSTER_GPUS)),
             ("iterations", 1 <= self.iterations <= MAX_ITERATIONS, range_text(1, MAX_ITERATIONS)),
-            ("memory_gib", 0 < self.memory_gib < math.inf, "finite and > 0"),
-            ("intensity", 0 < self.intensity <= 1, range_text(0, 1, low_open=True)),
+            *gpu_checks,
             (
                 "iter_time_s",
                 MIN_ITER_TIME_S <= self.iter_time_s <= MAX_DURATION_S,
@@ -239,7 +267,10 @@ class JobSpec:
 
     @property
     def step_time_s(self) -> float:
-        """Solo time of one synchronous step of all workers on V100s in one node.  # [s]"""
+        """Solo time of one synchronous step of all workers on V100s in one node (of a job
+        without GPUs: ``iter_time_s``).  # [s]"""
+        if self.num_gpus == 0:
+            return self.iter_time_s
         return self.iter_time_s / scaling_efficiency(self.num_gpus)
 
     @property

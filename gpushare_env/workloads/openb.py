@@ -287,14 +287,14 @@ OPENB_SHARE_GIB = 16.0
 
 @dataclass(frozen=True, slots=True)
 class OpenbJobs:
-    """The GPU tasks of a pod list as jobs over time (``openb_jobs``), and what was left out.
+    """The tasks of a pod list as jobs over time (``openb_jobs``), and what was left out.
 
     Attributes:
-        jobs: The jobs, in arrival order.
+        jobs: The jobs, in arrival order (CPU-only tasks as jobs of no GPU, unless left out).
         never_scheduled: Tasks left out: no ``scheduled_time`` (``Pending`` at the end).
         cut_at_end: Tasks left out: deleted at the trace's last timestamp, so their
             duration is not known.
-        cpu_only: Tasks left out: no GPU (the simulator's jobs hold at least one GPU).
+        cpu_only: Tasks left out: no GPU, with ``openb_jobs(cpu_only=False)``.
         no_times: Tasks left out: a 5-column list has no times.
         time_scale: Factor applied to the gaps between arrivals (1.0: the trace's times).
     """
@@ -306,12 +306,18 @@ class OpenbJobs:
     no_times: int
     time_scale: float
 
+    @property
+    def num_cpu_only(self) -> int:
+        """Jobs of no GPU among ``jobs``."""
+        return sum(1 for job in self.jobs if job.num_gpus == 0)
+
     def describe(self) -> str:
         """One line: kept and left-out counts."""
         return (
-            f"{len(self.jobs):,} GPU tasks as jobs; left out: {self.never_scheduled:,} never "
-            f"scheduled, {self.cut_at_end:,} cut at the trace's end, {self.cpu_only:,} "
-            f"CPU-only, {self.no_times:,} without times; arrival gaps x{self.time_scale:.4g}"
+            f"{len(self.jobs):,} tasks as jobs ({self.num_cpu_only:,} CPU-only); left out: "
+            f"{self.never_scheduled:,} never scheduled, {self.cut_at_end:,} cut at the "
+            f"trace's end, {self.cpu_only:,} CPU-only, {self.no_times:,} without times; "
+            f"arrival gaps x{self.time_scale:.4g}"
         )
 
 
@@ -333,17 +339,21 @@ def openb_jobs(
     load: float | None = None,
     num_cluster_gpus: int | None = None,
     max_jobs: int | None = None,
+    cpu_only: bool = True,
 ) -> OpenbJobs:
-    """A pod list's GPU tasks as jobs over time, for the requested-shares model.
+    """A pod list's tasks as jobs over time, for the requested-shares model.
 
     Each task that was scheduled and deleted before the trace's last timestamp becomes a
     job arriving at its ``creation_time`` (relative to the first kept task's), in the
     trace's order, of solo duration ``deletion_time - scheduled_time`` (the trace's wall
-    time on its GPUs), with ``JobSpec.request`` = its ``gpu_milli``, ``cpu_milli``,
+    time on its node), with ``JobSpec.request`` = its ``gpu_milli``, ``cpu_milli``,
     ``memory_mib`` and ``gpu_spec``. The job's id is its row's position in the file
     (``openb-pod-0001`` is job 1), its model ``OPENB_MODEL``; under the memory model it
-    needs its share of a 16 GiB GPU and uses its share of the compute. Left out, and
-    counted: tasks never scheduled, cut at the trace's end, CPU-only, or without times.
+    needs its share of a 16 GiB GPU and uses its share of the compute. A CPU-only task
+    becomes a job of no GPU (``JobSpec``: it holds CPU and host memory only, and only
+    the shares model runs it; the memory model's ``fit_to_cluster`` rejects it as
+    ``"no_gpu"``). Left out, and counted: tasks never scheduled, cut at the trace's end,
+    or without times, and CPU-only ones with ``cpu_only=False``.
 
     Args:
         path: An 11-column pod list.
@@ -353,6 +363,7 @@ def openb_jobs(
             ``data/alibaba_openb/README.md``).
         num_cluster_gpus: The GPUs ``load`` refers to.
         max_jobs: Keep the first ``max_jobs`` jobs (``None``: all).
+        cpu_only: Keep the CPU-only tasks (``False``: leave them out, counted).
 
     Raises:
         TraceError: A bad pod list (``read_openb_pods``), or one with no GPU task left.
@@ -366,10 +377,10 @@ def openb_jobs(
     tasks = read_openb_pods(path)
     end = max((t.deletion_time for t in tasks if t.deletion_time is not None), default=None)
     kept: list[tuple[int, int, OpenbTask, int]] = []  # (creation, position, task, duration)
-    never = cut = cpu_only = no_times = 0
+    never = cut = left_cpu_only = no_times = 0
     for position, task in enumerate(tasks):
-        if task.num_gpu == 0:
-            cpu_only += 1
+        if task.num_gpu == 0 and not cpu_only:
+            left_cpu_only += 1
         elif task.creation_time is None:
             no_times += 1
         elif task.scheduled_time is None:
@@ -381,7 +392,7 @@ def openb_jobs(
             kept.append((task.creation_time, position, task, duration))
     if not kept:
         raise TraceError(
-            "no GPU task with a known duration (scheduled, and deleted before the trace's "
+            "no task with a known duration (scheduled, and deleted before the trace's "
             "end): nothing to run over time",
             path=path,
             line=2,
@@ -410,11 +421,11 @@ def openb_jobs(
                 duration,  # one iteration a second of the trace's time
                 share * OPENB_SHARE_GIB,
                 share,
-                scaling_efficiency(task.num_gpu),
+                scaling_efficiency(task.num_gpu) if task.num_gpu else 1.0,
                 Request(task.gpu_milli, task.cpu_milli, task.memory_mib, task.gpu_spec),
             )
         )
-    return OpenbJobs(jobs, never, cut, cpu_only, no_times, scale)
+    return OpenbJobs(jobs, never, cut, left_cpu_only, no_times, scale)
 
 
 def _shipped(file_name: str) -> Path:

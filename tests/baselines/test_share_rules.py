@@ -31,7 +31,8 @@ MODELS = ("T4", "V100", "G2")
 
 
 def random_case(seed: int) -> tuple[list[OpenbNode], list[TaskRequest]]:
-    """3-10 GPU nodes and 40-160 GPU tasks of every kind, some asking for models."""
+    """3-10 GPU nodes and 40-160 tasks of every kind (CPU-only ones too), some asking for
+    models."""
     rng = np.random.default_rng(seed)
     nodes = []
     for index in range(int(rng.integers(3, 11))):
@@ -46,7 +47,9 @@ def random_case(seed: int) -> tuple[list[OpenbNode], list[TaskRequest]]:
         spec: tuple[str, ...] = ()
         if rng.random() < 0.2:
             spec = tuple(sorted(set(rng.choice(MODELS, size=int(rng.integers(1, 3))).tolist())))
-        if rng.random() < 0.55:
+        if rng.random() < 0.12:  # CPU-only: no GPU, any node with the CPU and memory
+            tasks.append(TaskRequest(cpu, memory, 0, 0, spec))
+        elif rng.random() < 0.55:
             milli = int(rng.choice([100, 230, 250, 300, 470, 500, 650, 810]))
             tasks.append(TaskRequest(cpu, memory, 1, milli, spec))
         else:
@@ -79,7 +82,8 @@ def jobs_of(tasks: list[TaskRequest]) -> list[JobSpec]:
     """One job per task, all arriving at 0 in task order, none ever finishing."""
     return [
         JobSpec(
-            i, 0.0, "resnet50", 64, t.num_gpu, 10**8, 8.0, 1.0, 0.158,
+            i, 0.0, "resnet50", 64, t.num_gpu, 10**8, 8.0 if t.num_gpu else 0.0,
+            1.0 if t.num_gpu else 0.0, 0.158,
             Request(t.gpu_milli, t.cpu_milli, t.memory_mib, t.gpu_spec),
         )
         for i, t in enumerate(tasks)
@@ -99,7 +103,7 @@ def placements(nodes, tasks, rule: str) -> tuple[list, list]:
         got = sim.find_placement(job_id, rule)
         if got is not None:
             sim.schedule(job_id, rule)
-            node = int(cluster.gpu_node[got[0]])
+            node = sim.jobs[job_id].node
             columns = tuple(int(np.flatnonzero(cluster.node_gpus[node] == g)[0]) for g in got)
             got = (node, columns)
         core_out.append(got)
@@ -122,15 +126,17 @@ def test_the_random_cases_fill_clusters_and_the_rules_differ():
     nodes, tasks = random_case(3)
     runs = {rule: placements(nodes, tasks, rule)[0] for rule in SHARE_RULES}
     assert any(None in run for run in runs.values())  # failures are exercised
+    assert sum(t.num_gpu == 0 for t in tasks) > 5  # and CPU-only tasks
     assert len({tuple(map(str, run)) for run in runs.values()}) == len(SHARE_RULES)
 
 
 def test_the_core_rules_place_as_the_paper_policies_on_the_real_trace():
-    # the first 400 GPU tasks of the default pod list on the first 60 GPU nodes of the
-    # node list: every kind of request of the trace, models and node limits included
+    # the first 400 tasks of the default pod list on the first 60 GPU nodes of the node
+    # list: every kind of request of the trace, models, node limits and CPU-only tasks
     nodes = [n for n in alibaba_openb_nodes() if n.num_gpu > 0][:60]
     pods = read_openb_pods(shipped_pod_list_path())
-    tasks = fitting(nodes, [TaskRequest.from_task(p) for p in pods if p.num_gpu > 0][:400])
+    tasks = fitting(nodes, [TaskRequest.from_task(p) for p in pods][:400])
+    assert sum(t.num_gpu == 0 for t in tasks) > 20
     for rule in ("share_fgd", "share_packing", "share_bestfit"):
         core, reference = placements(nodes, tasks, rule)
         assert core == reference, rule

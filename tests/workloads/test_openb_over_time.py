@@ -44,19 +44,16 @@ def test_the_cluster_preset_is_the_shipped_node_list():
 def test_the_default_pod_list_as_jobs_keeps_every_task_with_a_known_duration():
     read = openb_jobs(shipped_pod_list_path())
     tasks = read_openb_pods(shipped_pod_list_path())
-    # 8,152 tasks: 1,088 CPU-only, 861 GPU tasks never scheduled, 32 cut at the end
-    assert (read.cpu_only, read.never_scheduled, read.cut_at_end, read.no_times) == (
-        1088,
-        861,
-        32,
-        0,
-    )
-    assert len(read.jobs) + read.cpu_only + read.never_scheduled + read.cut_at_end == len(tasks)
+    # 8,152 tasks: 897 never scheduled (36 of them CPU-only), 34 cut at the end (2)
+    assert (read.cpu_only, read.never_scheduled, read.cut_at_end, read.no_times) == (0, 897, 34, 0)
+    assert len(read.jobs) + read.never_scheduled + read.cut_at_end == len(tasks)
+    assert read.num_cpu_only == 1050
     assert read.time_scale == 1.0
     arrivals = [job.arrival_s for job in read.jobs]
     assert arrivals == sorted(arrivals) and arrivals[0] == 0.0
-    first = min(t.creation_time for t in tasks if t.num_gpu and t.scheduled_time is not None)
-    for job in read.jobs[:: len(read.jobs) // 50]:
+    first = min(t.creation_time for t in tasks if t.scheduled_time is not None)
+    cpu_only = [job for job in read.jobs if job.num_gpus == 0]
+    for job in read.jobs[:: len(read.jobs) // 50] + cpu_only[:: len(cpu_only) // 10]:
         task = tasks[job.job_id]
         assert job.solo_duration_s == pytest.approx(task.deletion_time - task.scheduled_time)
         assert job.arrival_s == task.creation_time - first
@@ -68,7 +65,16 @@ def test_the_default_pod_list_as_jobs_keeps_every_task_with_a_known_duration():
         )
         assert job.num_gpus == task.num_gpu
         assert job.intensity == task.gpu_milli / MILLI_PER_GPU
-        assert job.iter_time_s == scaling_efficiency(job.num_gpus)
+        assert job.iter_time_s == (scaling_efficiency(job.num_gpus) if job.num_gpus else 1.0)
+    assert all(job.memory_gib == 0.0 and job.intensity == 0.0 for job in cpu_only)
+
+
+def test_cpu_only_tasks_can_be_left_out_and_are_counted():
+    read = openb_jobs(shipped_pod_list_path(), cpu_only=False)
+    # 1,088 CPU-only, then 861 GPU tasks never scheduled and 32 cut at the end
+    assert (read.cpu_only, read.never_scheduled, read.cut_at_end) == (1088, 861, 32)
+    assert len(read.jobs) == 8152 - 1088 - 861 - 32 and read.num_cpu_only == 0
+    assert "1,088 CPU-only" in read.describe()
 
 
 def test_arrivals_are_rescaled_to_the_offered_load():
@@ -94,12 +100,12 @@ def test_a_pod_list_with_nothing_to_run_over_time_is_refused(tmp_path):
     path = tmp_path / "pods.csv"
     path.write_text(
         LONG_HEADER
-        + "p0,1000,1024,0,0,,LS,Running,0,100,0\n"  # CPU-only
+        + "p0,1000,1024,0,0,,LS,Pending,0,100,\n"  # CPU-only, never scheduled
         + "p1,1000,1024,1,500,,LS,Pending,5,100,\n"  # never scheduled
         + "p2,1000,1024,1,500,,LS,Running,5,100,6\n"  # cut: deleted at the last timestamp
     )
     assert is_openb_pod_list(path)
-    with pytest.raises(TraceError, match=r"pods\.csv.*no GPU task with a known duration"):
+    with pytest.raises(TraceError, match=r"pods\.csv.*no task with a known duration"):
         openb_jobs(path)
     with pytest.raises(ValueError, match="load needs num_cluster_gpus"):
         openb_jobs(shipped_pod_list_path(), load=0.9)
