@@ -132,3 +132,73 @@ def test_the_memory_model_ignores_requests():
             sim.advance()
         results.append([(r.job_id, r.finish_s) for r in sim.records()])
     assert results[0] == results[1]
+
+
+def cpu_task(job_id: int, cpu_milli: int, seconds: int, arrival_s: float = 0.0) -> JobSpec:
+    """A job of no GPU: ``seconds`` steps of 1 s, ``cpu_milli`` and 1 GiB of host memory."""
+    return JobSpec(job_id, arrival_s, "openb_task", 1, 0, seconds, 0.0, 0.0, 1.0,
+                   Request(0, cpu_milli, 1024))  # fmt: skip
+
+
+def test_a_job_without_gpus_holds_its_nodes_cpu_and_memory_only():
+    # tiny2: 2 nodes x 2 GPUs, 4,000 milli-CPU and 10,000 MiB each
+    cluster = make_cluster(
+        ClusterConfig((NodeGroup(2, 2, "v100", cpu_milli=4000, memory_mib=10_000),))
+    )
+    jobs = [resnet(0, Request(100, 1000, 0)), cpu_task(1, 3000, 50), cpu_task(2, 3000, 30),
+            cpu_task(3, 3000, 100, arrival_s=1.0)]  # fmt: skip
+    sim = Simulator(jobs, cluster, SHARES)
+    sim.advance()
+    sim.place(0, [0])
+    # best fit by CPU: node 0 has 3,000 left, exactly the task's
+    assert sim.schedule(1, "spread") == ()
+    assert (sim.jobs[1].node, sim.jobs[1].gpus) == (0, ())
+    assert sim.fits(2) == (True, True)
+    assert sim.find_placement(2, "share_fgd") == ()
+    sim.schedule(2, "share_fgd")
+    assert sim.jobs[2].node == 1
+    assert sim.core.gpus.node_cpu_array.tolist() == [0.0, 1000.0]
+    assert sim.gpus.holders.tolist() == [1, 0, 0, 0]  # no GPU taken
+    assert sim.jobs[1].speed == 1.0  # its solo speed, beside a GPU job on its node
+    sim.advance()  # job 3 arrives: no node has its CPU
+    assert sim.fits(3) == (False, False)
+    with pytest.raises(InvalidDecision, match="no node has its 3000 milli-CPU"):
+        sim.schedule(3, "pack")
+    with pytest.raises(InvalidDecision, match="holds no GPU"):
+        sim.place(3, [1])
+    sim.check_invariants()
+    # suspended and resumed on the other node: a migration
+    sim.suspend(2)
+    while sim.jobs[2].status.name != "SUSPENDED":
+        sim.advance()
+    assert sim.core.gpus.node_cpu_array.tolist() == [0.0, 4000.0]
+    sim.schedule(3, "pack")  # on node 1 until t > 100: job 2 resumes on node 0 at 50
+    run_until_done_placing(sim)
+    records = {r.job_id: r for r in sim.records()}
+    assert records[1].finish_s == pytest.approx(50.0)  # never slowed
+    assert records[1].gpu_seconds == 0.0 and records[2].gpu_seconds == 0.0
+    assert records[2].migrations == 1 and records[2].suspends == 1
+
+
+def run_until_done_placing(sim: Simulator) -> None:
+    while not sim.done:
+        for job_id in sim.pending():
+            if sim.fits(job_id)[0]:
+                sim.schedule(job_id, "pack")
+        sim.advance()
+        sim.check_invariants()
+
+
+def test_only_the_shares_model_runs_jobs_without_gpus():
+    jobs = [cpu_task(0, 1000, 10)]
+    with pytest.raises(ValueError, match="job 0 can never fit.*num_gpus 0.*requested-shares"):
+        Simulator(jobs, make_cluster("tiny2"))
+    # and a job of no GPU is one with a request of no share, nothing of a GPU
+    with pytest.raises(ValueError, match="request must be a Request of gpu_milli 0"):
+        JobSpec(0, 0.0, "openb_task", 1, 0, 10, 0.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match="memory_gib must be 0 for a job without GPUs"):
+        JobSpec(0, 0.0, "openb_task", 1, 0, 10, 8.0, 0.0, 1.0, Request(0, 1000))
+    with pytest.raises(ValueError, match="gpu_milli is 0 exactly when num_gpus is 0"):
+        JobSpec(0, 0.0, "openb_task", 1, 1, 10, 8.0, 1.0, 1.0, Request(0, 1000))
+    with pytest.raises(ValueError, match=r"request.gpu_milli must be an int >= 0 and <= 1000"):
+        Request(-1)

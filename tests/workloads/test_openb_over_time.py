@@ -134,3 +134,43 @@ def test_a_task_no_node_can_hold_follows_the_envs_on_unfit_rule(tmp_path):
     assert (info["num_jobs"], info["rejected_jobs"], info["rejected_job_ids"]) == (2, 1, (1,))
     with pytest.raises(UnfitJobError, match=r"job 1 can never fit.*A10"):
         gym.make("GPUShare-v0", config={**config, "on_unfit": "error"}).reset(seed=0)
+
+
+def test_cpu_only_tasks_run_under_shares_and_are_rejected_under_the_memory_model(tmp_path):
+    import gymnasium as gym
+    import numpy as np
+
+    from gpushare_env.sim.decisions import Schedule
+
+    path = tmp_path / "pods.csv"
+    path.write_text(
+        LONG_HEADER
+        + "p0,1000,1024,1,500,,LS,Succeeded,0,100,1\n"
+        + "p1,90000,1024,0,0,,LS,Succeeded,2,52,2\n"  # CPU-only: 50 s on a node's CPU
+        + "p2,90000,1024,0,0,,LS,Succeeded,3,43,3\n"  # 40 s; no node holds both at once
+        + "p3,1000,1024,1,250,T4,LS,Succeeded,7,300,8\n"
+        + "p4,1000,1024,1,250,,LS,Running,9,400,9\n"  # ends the trace: cut
+    )
+    jobs = openb_jobs(path).jobs
+    assert [job.num_gpus for job in jobs] == [1, 0, 0, 1]
+    one_node = {"groups": [{"nodes": 1, "gpus_per_node": 2, "gpu_type": "v100", "model": "T4",
+                            "cpu_milli": 96_000, "memory_mib": 65_536}]}  # fmt: skip
+    config = {"cluster": one_node, "jobs": jobs, "sharing": "shares"}
+    env = gym.make("GPUShare-v0", config=config)
+    env.reset(seed=0)
+    terminated = False
+    while not terminated:  # the first placement the mask allows, else let time run
+        valid = np.flatnonzero(env.unwrapped.action_masks())
+        decisions = [env.unwrapped.decode_action(a) for a in valid]
+        action = next((a for a, d in zip(valid, decisions) if isinstance(d, Schedule)), valid[-1])
+        _, _, terminated, truncated, _ = env.step(int(action))
+        assert not truncated
+    records = {r.job_id: r for r in env.unwrapped.simulator.records()}
+    assert set(records) == {0, 1, 2, 3}
+    # the second CPU-only task waits for the first's CPU, then runs its 40 s
+    assert (records[1].first_start_s, records[1].finish_s) == (2.0, 52.0)
+    assert (records[2].first_start_s, records[2].finish_s) == (52.0, 92.0)
+    assert records[1].gpu_seconds == records[2].gpu_seconds == 0.0
+    memory = gym.make("GPUShare-v0", config={**config, "sharing": "memory"})
+    _, info = memory.reset(seed=0)
+    assert (info["num_jobs"], info["rejected_jobs"], info["rejected_job_ids"]) == (2, 2, (1, 2))
