@@ -111,7 +111,6 @@ class Windows:
     R: int
 
 class Columns: ...
-
 class ShareRules: ...
 
 class Encoder:

@@ -679,7 +679,7 @@ class Simulator:
             status = job.status
             gpus = job.gpus
             holds = status in (JobStatus.RUNNING, JobStatus.SUSPENDING, JobStatus.RESUMING)
-            assert (len(gpus) == job.num_gpus if holds else not gpus), (job_id, status.name, gpus)
+            assert len(gpus) == job.num_gpus if holds else not gpus, (job_id, status.name, gpus)
             assert (job.node >= 0) == holds, f"job {job_id} {status.name} node={job.node}"
             rank = rank_of[job_id]
             if gpus:

@@ -231,6 +231,7 @@ class JobSpec:
             problems.append(f"request must be None or a Request, got {self.request!r}")
         if problems:
             raise ValueError(f"job {self.job_id!r}: " + "; ".join(problems))
+        gpu_checks: tuple[tuple[str, bool, str], ...]
         if self.num_gpus == 0:  # a job without GPUs: nothing of a GPU, a request
             gpu_checks = (
                 ("memory_gib", self.memory_gib == 0, "0 for a job without GPUs"),

@@ -325,7 +325,8 @@ class FitResult:
     Attributes:
         jobs: The jobs kept, in input order.
         rejected: Count per reason: ``"no_gpu"`` (a job without GPUs: only the shares
-            model runs it), ``"too_many_gpus"`` (more workers than the cluster has GPUs), ``"too_much_memory"`` (a worker larger than the largest GPU) or
+            model runs it), ``"too_many_gpus"`` (more workers than the cluster has
+            GPUs), ``"too_much_memory"`` (a worker larger than the largest GPU) or
             ``"too_few_large_gpus"`` (fewer GPUs with a worker's memory than workers: a
             mixed cluster's case, checked when ``gpu_memory_gib`` is given); under the
             shares model the reasons of ``shares_unfit_reason``.

@@ -191,7 +191,7 @@ def run_until_done_placing(sim: Simulator) -> None:
 
 def test_only_the_shares_model_runs_jobs_without_gpus():
     jobs = [cpu_task(0, 1000, 10)]
-    with pytest.raises(ValueError, match="job 0 can never fit.*num_gpus 0.*requested-shares"):
+    with pytest.raises(ValueError, match=r"job 0 can never fit.*num_gpus 0.*requested-shares"):
         Simulator(jobs, make_cluster("tiny2"))
     # and a job of no GPU is one with a request of no share, nothing of a GPU
     with pytest.raises(ValueError, match="request must be a Request of gpu_milli 0"):

@@ -161,8 +161,8 @@ def test_cpu_only_tasks_run_under_shares_and_are_rejected_under_the_memory_model
     terminated = False
     while not terminated:  # the first placement the mask allows, else let time run
         valid = np.flatnonzero(env.unwrapped.action_masks())
-        decisions = [env.unwrapped.decode_action(a) for a in valid]
-        action = next((a for a, d in zip(valid, decisions) if isinstance(d, Schedule)), valid[-1])
+        places = [a for a in valid if isinstance(env.unwrapped.decode_action(a), Schedule)]
+        action = places[0] if places else valid[-1]
         _, _, terminated, truncated, _ = env.step(int(action))
         assert not truncated
     records = {r.job_id: r for r in env.unwrapped.simulator.records()}
