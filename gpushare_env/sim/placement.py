@@ -51,6 +51,11 @@ The non-FGD rules put a share of one GPU on the GPU with the least free share th
 it, whole GPUs on the node's first idle ones; FGD picks the GPU whose choice lowers the
 node's fragmentation most. Over time, "the same kind" and the fragmentation read the
 jobs placed *now* (the paper places tasks that never leave).
+
+A job without GPUs (a CPU-only task, shares model only) gets a node and no GPU: the six
+rules score the nodes with its CPU and host memory free as for any task (``share_packing``
+and ``share_clustering`` give it 0 everywhere, as the paper's simulator does), and every
+other strategy takes the node with the least CPU left after it (ties: the lower node).
 """
 
 from __future__ import annotations
