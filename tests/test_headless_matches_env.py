@@ -52,7 +52,8 @@ configs = st.fixed_dictionaries(
 
 
 #: openb's tasks (CPU-only ones among them) on a small cluster of openb's kinds of node,
-#: where they queue: every heuristic and FGD's rules, under the shares model.
+#: where they queue, or on presets without node limits: every heuristic and FGD's rules,
+#: under the shares model.
 OPENB_CLUSTER = {
     "groups": [
         {"nodes": 3, "gpus_per_node": 2, "gpu_type": "v100", "model": "T4",
@@ -63,10 +64,10 @@ OPENB_CLUSTER = {
     "max_jobs_per_gpu": 64,
 }  # fmt: skip
 OPENB_POLICIES = [*POLICIES, *baselines.share_policies()]
-openb_configs = configs.map(
-    lambda config: {
-        **config,
-        "cluster": OPENB_CLUSTER,
+openb_configs = st.tuples(configs, st.sampled_from([OPENB_CLUSTER, "tiny2", "thesis"])).map(
+    lambda drawn: {
+        **drawn[0],
+        "cluster": drawn[1],  # tiny2 and thesis: nodes without CPU or memory limits
         "workload": {"path": str(shipped_pod_list_path()), "cut": "random"},
         "sharing": "shares",
     }

@@ -36,7 +36,7 @@ cdef class _Placement(_Events):
             if first < 0 or not self._fits_node(first, job):
                 continue
             left = self.gpus.node_cpu_free[node] - job.cpu
-            if left < best:
+            if best_node < 0 or left < best:  # nodes without a CPU limit leave inf
                 best = left
                 best_node = node
         return best_node
@@ -486,6 +486,12 @@ cdef class _Placement(_Events):
         self.rules.fgd_version[at] = self.rules.node_version[node]
         return best
 
+    cdef inline double _scored_cpu(self, int node) noexcept:
+        """The node's free CPU as DotProd and BestFit score it: a node without a CPU
+        limit (inf) counts as the normaliser's 128 cores, so that scores stay finite."""
+        cdef double free = self.gpus.node_cpu_free[node]
+        return free if free < INFINITY else MAX_SPEC_CPU
+
     cdef long long _rule_score(self, int strategy, int node, int rank, Job* job) noexcept:
         """A node's score under one of the rules (share_bestfit: its raw score)."""
         cdef double dot, left_over, total_milli = job.num_gpus * job.memory
@@ -494,11 +500,11 @@ cdef class _Placement(_Events):
         cdef int* tags
         cdef double free
         if strategy == S_SHARE_DOTPROD:
-            dot = (self.gpus.node_cpu_free[node] / MAX_SPEC_CPU) * (job.cpu / MAX_SPEC_CPU) + (
+            dot = (self._scored_cpu(node) / MAX_SPEC_CPU) * (job.cpu / MAX_SPEC_CPU) + (
                 self._free_total(node) / MAX_SPEC_GPU) * (total_milli / MAX_SPEC_GPU)
             return <long long>(MAX_SCORE * (1 - dot / 2))
         if strategy == S_SHARE_BESTFIT:
-            left_over = (self.gpus.node_cpu_free[node] - job.cpu) / MAX_SPEC_CPU * 0.5 + (
+            left_over = (self._scored_cpu(node) - job.cpu) / MAX_SPEC_CPU * 0.5 + (
                 self._free_total(node) - total_milli) / MAX_SPEC_GPU * 0.5
             return <long long>((1.0 - left_over) * MAX_SCORE)
         if strategy == S_SHARE_CLUSTERING:

@@ -56,6 +56,9 @@ A job without GPUs (a CPU-only task, shares model only) gets a node and no GPU: 
 rules score the nodes with its CPU and host memory free as for any task (``share_packing``
 and ``share_clustering`` give it 0 everywhere, as the paper's simulator does), and every
 other strategy takes the node with the least CPU left after it (ties: the lower node).
+On nodes without a CPU limit (``NodeGroup.cpu_milli = None``) ``share_dotprod`` and
+``share_bestfit`` score the free CPU as the normaliser's 128 cores (the paper's nodes all
+have a limit).
 """
 
 from __future__ import annotations

@@ -202,3 +202,21 @@ def test_only_the_shares_model_runs_jobs_without_gpus():
         JobSpec(0, 0.0, "openb_task", 1, 1, 10, 8.0, 1.0, 1.0, Request(0, 1000))
     with pytest.raises(ValueError, match=r"request.gpu_milli must be an int >= 0 and <= 1000"):
         Request(-1)
+
+
+def test_nodes_without_cpu_limits_hold_jobs_without_gpus_under_every_strategy():
+    # tiny2's nodes have no CPU or host-memory limit (inf): every node holds the task, the
+    # lower node wins the ties, and DotProd's and BestFit's scores stay finite
+    jobs = [resnet(0, Request(500, 1000)), cpu_task(1, 4000, 10)]
+    for strategy in ("exclusive", "pack", "spread", "min_frag", "share_random",
+                     "share_dotprod", "share_clustering", "share_packing",
+                     "share_bestfit", "share_fgd"):  # fmt: skip
+        sim = Simulator(jobs, make_cluster("tiny2"), SHARES)
+        sim.advance()
+        assert sim.fits(1) == (True, True), strategy
+        sim.schedule(0, strategy)
+        sim.schedule(1, strategy)
+        if strategy != "share_random":  # its node is the job's own draw
+            assert sim.jobs[1].node == 0, strategy
+        run_until_done(sim)
+        assert sim.records()[0].finish_s == pytest.approx(10.0), strategy
