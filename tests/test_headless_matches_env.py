@@ -74,6 +74,16 @@ openb_configs = st.tuples(configs, st.sampled_from([OPENB_CLUSTER, "tiny2", "the
 )
 
 
+def examples(count: int) -> Any:
+    """Hypothesis settings of the tests below: ``count`` derandomized examples."""
+    return settings(
+        max_examples=count,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+        derandomize=True,
+    )
+
+
 def _row(policy: str, config: dict[str, Any], seed: int, headless: bool) -> dict[str, Any]:
     if policy.startswith("share_"):  # FGD's rules: the env's strategies must hold it
         config = {**config, "strategies": ["exclusive", "pack", "spread", "min_frag", policy]}
@@ -91,12 +101,7 @@ def _row(policy: str, config: dict[str, Any], seed: int, headless: bool) -> dict
     return {k: v for k, v in output.row.items() if k not in ("mode", "wall_s")}
 
 
-@settings(
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-)
+@examples(200)
 @given(config=configs, policy=st.sampled_from(POLICIES), seed=st.integers(0, 10_000))
 def test_every_heuristic_gives_the_same_metrics_headless_and_in_the_env(
     config: dict[str, Any], policy: str, seed: int
@@ -104,12 +109,7 @@ def test_every_heuristic_gives_the_same_metrics_headless_and_in_the_env(
     _assert_same_both_ways(policy, config, seed)
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-)
+@examples(40)
 @given(config=openb_configs, policy=st.sampled_from(OPENB_POLICIES), seed=st.integers(0, 10_000))
 def test_openb_tasks_with_and_without_gpus_give_the_same_metrics_headless_and_in_the_env(
     config: dict[str, Any], policy: str, seed: int

@@ -188,15 +188,9 @@ class JobSpec:
             and 0.0 < self.intensity <= 1.0
             and MIN_ITER_TIME_S <= self.iter_time_s <= MAX_DURATION_S
             and 1 <= self.batch_size <= MAX_BATCH_SIZE
-            and (self.request is None or type(self.request) is Request)
+            and (self.request is None or (type(self.request) is Request and self.request.gpu_milli))
         ):
             self._normalise_or_refuse()
-        if self.request is not None and (self.request.gpu_milli == 0) != (self.num_gpus == 0):
-            raise ValueError(
-                f"job {self.job_id}: request.gpu_milli is 0 exactly when num_gpus is 0 (a job "
-                f"without GPUs), got gpu_milli={self.request.gpu_milli}, "
-                f"num_gpus={self.num_gpus}"
-            )
         # rounding to whole steps may take a trace's duration of 1e8 s one step beyond
         if not (self.iterations - 1) * self.step_time_s <= MAX_DURATION_S:
             raise ValueError(
@@ -246,6 +240,11 @@ class JobSpec:
             gpu_checks = (
                 ("memory_gib", 0 < self.memory_gib < math.inf, "finite and > 0"),
                 ("intensity", 0 < self.intensity <= 1, range_text(0, 1, low_open=True)),
+                (
+                    "request",
+                    self.request is None or self.request.gpu_milli > 0,
+                    "None or a Request of gpu_milli >= 1 for a job with GPUs",
+                ),
             )
         checks = (
             ("job_id", 0 <= self.job_id <= MAX_JOB_ID, range_text(0, MAX_JOB_ID)),

@@ -198,7 +198,7 @@ def test_only_the_shares_model_runs_jobs_without_gpus():
         JobSpec(0, 0.0, "openb_task", 1, 0, 10, 0.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="memory_gib must be 0 for a job without GPUs"):
         JobSpec(0, 0.0, "openb_task", 1, 0, 10, 8.0, 0.0, 1.0, Request(0, 1000))
-    with pytest.raises(ValueError, match="gpu_milli is 0 exactly when num_gpus is 0"):
+    with pytest.raises(ValueError, match="request must be None or a Request of gpu_milli >= 1"):
         JobSpec(0, 0.0, "openb_task", 1, 1, 10, 8.0, 1.0, 1.0, Request(0, 1000))
     with pytest.raises(ValueError, match=r"request.gpu_milli must be an int >= 0 and <= 1000"):
         Request(-1)
