@@ -337,8 +337,6 @@ class ThesisHeuristic(Policy):
         self._drain_cache: tuple[float, float, tuple[int, ...]] = (-math.inf, 0.0, ())
         self._decision_drain: float | None = None  # ``_drain_s`` of the current call
         self._no_victims: tuple[Any, ...] | None = None  # last fruitless victim search
-        # job id -> (status, predicted remaining) while it waits
-        self._waiting_cache: dict[int, tuple[JobStatus, float | None]] = {}
         # most suspensions of a job the simulator's rules let be suspended again, so far
         self._rules_allowed_suspends = -1
         self.urgent_starts = 0
@@ -528,22 +526,10 @@ class ThesisHeuristic(Policy):
             self._decision_drain = self._drain_s(view)
         return self._decision_drain
 
-    def _predicted_while_waiting(self, job: JobState) -> float | None:
-        """``predicted_remaining_s`` of a waiting job, cached: it cannot change while the
-        job waits (no progress, no new sample), and reading it costs a simulator call."""
-        job_id = job.job_id
-        status = job.status
-        cached = self._waiting_cache.get(job_id)
-        if cached is not None and cached[0] == status:
-            return cached[1]
-        predicted = job.predicted_remaining_s
-        self._waiting_cache[job_id] = (status, predicted)
-        return predicted
-
     def _waiting(self, view: SimView, job_id: int) -> _Waiting:
         """The facts and the service rank of one waiting job."""
         job = view.job(job_id)
-        predicted = self._predicted_while_waiting(job)
+        predicted = job.predicted_remaining_s
         remaining = self._prior() * (1.0 - job.progress) if predicted is None else predicted
         key = self._key(job, remaining)
         sampling_run = (

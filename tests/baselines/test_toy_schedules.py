@@ -193,6 +193,44 @@ def test_thesis_opens_a_gang_for_a_starved_large_job_and_resumes_the_small_ones(
     assert plain[4].first_start_s == pytest.approx(1020.0)
 
 
+def test_thesis_ranks_a_job_suspended_twice_by_its_current_prediction() -> None:
+    # One 16 GiB GPU, 16 GiB jobs (no sharing), oracle lengths, the decisions before the
+    # last one taken by hand. A (1000 s) runs from 0; B (400 s) arrives at 100, when A is
+    # suspended (100-102) with 900 s left: thesis would serve B first (400 s < 900 s + 5 s
+    # restart). A resumes instead (102-107, running from 107) and is suspended again when
+    # C (10,000 s) arrives at 700 (700-702), with 900 - 593 = 307 s left: now A comes
+    # first (307 s + 5 s < 400 s). The prediction read must be the current one, not the
+    # one of A's first suspension.
+    jobs = [
+        job(0, 0, 1000, memory_gib=16.0),
+        job(1, 100, 400, memory_gib=16.0),
+        job(2, 700, 10_000, memory_gib=16.0),
+    ]
+    sim = Simulator(jobs, make_cluster(ONE_GPU), ORACLE, NoInterference())
+    view: SimView = sim
+    policy = baselines.make("thesis", critical_path_factor=math.inf)
+    policy.reset(view)
+    sim.advance()  # A arrives
+    sim.place(0, [0])
+    while view.now_s < 100.0:
+        sim.advance()  # A's sampling mark at 20 s, then B arrives
+    sim.suspend(0)
+    sim.advance()  # A checkpointed
+    assert view.now_s == pytest.approx(102.0)
+    assert view.job(0).predicted_remaining_s == pytest.approx(900.0)
+    decision = policy.decide(view)
+    assert isinstance(decision, Schedule) and decision.job_id == 1
+    sim.place(0, [0])  # A resumes instead
+    while view.now_s < 700.0:
+        sim.advance()  # A restarted, then C arrives
+    sim.suspend(0)
+    sim.advance()  # A checkpointed a second time
+    assert view.now_s == pytest.approx(702.0)
+    assert view.job(0).predicted_remaining_s == pytest.approx(307.0)
+    decision = policy.decide(view)
+    assert isinstance(decision, Schedule) and decision.job_id == 0
+
+
 # ------------------------------------------------------------------------- fgd
 def test_fgd_picks_the_placement_that_leaves_least_fragmentation() -> None:
     # Two 16 GiB GPUs. J0, J1 (4 GiB) sit on GPU 0 (8 GiB free), J2 (4 GiB) on GPU 1
