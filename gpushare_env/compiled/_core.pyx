@@ -280,6 +280,18 @@ cdef void* checked_malloc(size_t size) except NULL:
     return p
 
 
+cdef void* duplicate(const void* src, size_t size) except? NULL:
+    """A new block holding the ``size`` bytes at ``src`` (NULL for NULL): how each part
+    copies its own memory for ``Core.fork``."""
+    if src == NULL:
+        return NULL
+    cdef void* p = malloc(size if size > 0 else 1)
+    if p == NULL:
+        raise MemoryError()
+    memcpy(p, src, size)
+    return p
+
+
 # The core by concern, each a class extending the one before (every cdef method call goes
 # through the same vtable as in one class: no run-time cost). This file, part 6, adds the
 # construction, the env step, the Python API and pickling.
@@ -342,7 +354,8 @@ cdef class Core(_Encoder):
             if measured.num_models != encoder_in.num_models:
                 raise ValueError("measured tables: one row per encoder model expected")
             table = measured.pair_extra
-            self.pair_extra = <double*>checked_malloc((len(table) + 1) * sizeof(double))
+            self.pair_extra_n = len(table) + 1
+            self.pair_extra = <double*>checked_malloc(self.pair_extra_n * sizeof(double))
             for i in range(len(table)):
                 self.pair_extra[i] = table[i]
             table = measured.gpu_table
@@ -350,7 +363,8 @@ cdef class Core(_Encoder):
             for i in range(g):
                 self.gpus.gpu_table[i] = table[i]
             table = measured.gpu_model_speed
-            self.gpus.gpu_model_speed = <double*>checked_malloc((len(table) + 1) * sizeof(double))
+            self.gpus.model_speed_n = len(table) + 1
+            self.gpus.gpu_model_speed = <double*>checked_malloc(self.gpus.model_speed_n * sizeof(double))
             for i in range(len(table)):
                 self.gpus.gpu_model_speed[i] = table[i]
         self.sample_iterations = sim_in.sample_iterations
@@ -365,6 +379,7 @@ cdef class Core(_Encoder):
         for i in range(self.meter.num_reference):
             self.meter.reference[i] = reference[i]
         self.meter.median_worker = sim_in.median_worker_gib
+        self.meter.num_gpus = g
         self.meter.util_part = <double*>checked_malloc(g * sizeof(double))
         self.meter.alloc_part = <int*>checked_malloc(g * sizeof(int))
         self.meter.free_part = <double*>checked_malloc(g * sizeof(double))
@@ -447,7 +462,7 @@ cdef class Core(_Encoder):
             self._mark(i)
         self.win.pending_n = 0
         self.win.running_n_window = 0
-        k = max(jobs_in.num_gpus) + 1
+        k = self.win.num_rivals = max(jobs_in.num_gpus) + 1
         self.win.rival_seen = <long*>checked_malloc(k * sizeof(long))
         self.win.rival_wait = <double*>checked_malloc(k * sizeof(double))
         self.win.rival_left = <double*>checked_malloc(k * sizeof(double))
@@ -456,6 +471,7 @@ cdef class Core(_Encoder):
         for i in range(self.jobs.num_jobs):
             job = &self.jobs.row[i]
             self.jobs.shape_of[i] = shapes.setdefault((job.num_gpus, job.size_index), len(shapes))
+        self.enc.num_shapes = len(shapes)
         self.enc.shape_epoch = <long*>checked_malloc(len(shapes) * sizeof(long))
         self.enc.shape_peak = <double*>checked_malloc(2 * len(shapes) * sizeof(double))
         for i in range(len(shapes)):
@@ -1252,8 +1268,129 @@ cdef class Core(_Encoder):
         expected_fragment_gib)``, maintained incrementally (O(1))."""
         return self.meter.util_sum, self.meter.allocated, self.meter.free_sum, self.meter.frag_sum, self.meter.fgd_sum
 
+    # ------------------------------------------------------------------ forks
+    def fork(self):
+        """A new core at the same instant of the same episode, independent of this one:
+        each part copies its own memory (the event heap, the job and GPU tables, the
+        windows, the meter and timeline, the encoder's buffer and mask, FGD's caches);
+        what never changes after construction (the inputs, the specs, the column layout,
+        a Python interference model) is shared. The same calls on both give the same
+        results bit for bit. ``GPUState`` over the new live arrays is the caller's
+        (``gpushare_env.sim.engine.fork_core``)."""
+        cdef Core c = Core.__new__(Core)
+        c.gpus = self.gpus.copy()
+        c.jobs = self.jobs.copy()
+        c.events = self.events.copy()
+        c.win = self.win.copy()
+        c.meter = self.meter.copy()
+        c.enc = self.enc.copy(self.gpus.num_gpus, self.cols.num_frag)
+        c.cols = self.cols  # the layout: read-only after construction
+        c.rules = self.rules.copy()
+        c.specs = self.specs
+        c.rank_of = self.rank_of
+        c.alpha = self.alpha
+        c.interference = self.interference
+        c.interference_py = self.interference_py
+        c.interference_models = self.interference_models
+        c.measured = self.measured
+        c.pair_extra = <double*>duplicate(self.pair_extra, self.pair_extra_n * sizeof(double))
+        c.pair_extra_n = self.pair_extra_n
+        c.sim_decisions = self.sim_decisions
+        c.inputs = self.inputs
+        c.ops = list(self.ops)
+        c.sample_iterations = self.sample_iterations
+        c.duration_info = self.duration_info
+        c.max_suspends = self.max_suspends
+        c.min_service = self.min_service
+        c.now = self.now
+        c.in_system = self.in_system
+        c.events_processed = self.events_processed
+        free(c.events_kind)
+        free(c.events_job)
+        c.events_kind = <int*>duplicate(self.events_kind, self.events_cap * sizeof(int))
+        c.events_job = <int*>duplicate(self.events_job, self.events_cap * sizeof(int))
+        c.events_n = self.events_n
+        c.events_cap = self.events_cap
+        memcpy(c.weights, self.weights, NUM_TERMS * sizeof(double))
+        memcpy(c.terms, self.terms, NUM_TERMS * sizeof(double))
+        c.inv_scale = self.inv_scale
+        c.queued_since_sum = self.queued_since_sum
+        c.inv_solo_sum = self.inv_solo_sum
+        c.transition_gpus = self.transition_gpus
+        c.arrived = self.arrived
+        c.deadlock = self.deadlock
+        c.auto_advance = self.auto_advance
+        c.has_time_cap = self.has_time_cap
+        c.max_time = self.max_time
+        c.decisions = self.decisions
+        c.truncated_by = self.truncated_by
+        c.decision_cap = self.decision_cap
+        c.invalid_penalty = self.invalid_penalty
+        c.belief = self.belief
+        return c
+
+    def belief_prior(self, double default_s):
+        """The solo duration a belief assumes for a job whose length is not known: the
+        median over the arrived jobs of the known ones (a finished job's, a sampled
+        job's prediction), ``default_s`` when none is known.  [s]"""
+        cdef int rank
+        cdef Job* job
+        cdef bint known
+        seen = []
+        for rank in range(self.jobs.next_arrival):
+            job = &self.jobs.row[rank]
+            if job.status == FINISHED:
+                seen.append(job.iterations * job.step_time)
+            elif self.duration_info != INFO_NONE:
+                self._measured_step(job, &known)
+                if known:
+                    seen.append(job.iterations * self._measured_step(job, &known))
+        return float(np.median(seen)) if seen else default_s
+
+    def believe(self, double prior_s):
+        """Make this core (a fresh fork) what a scheduler knows now under its
+        ``duration_info``: the jobs that have arrived and no others, and each unfinished
+        job's step time as the scheduler sees it (the truth under ``oracle``, the
+        sampled, noisy step time once sampled, else the step time that makes its solo
+        duration ``prior_s``), with no sampling noise left. Running jobs' rates and
+        events follow. Returns ``[(rank, factor)]``: the jobs whose step time changed,
+        by the factor it changed by."""
+        cdef int rank, n = self.jobs.next_arrival
+        cdef Job* job
+        cdef double believed, before
+        changed = []
+        self.belief = True
+        self.jobs.num_jobs = n
+        self.enc.inv_jobs = 1.0 / (n if n > 0 else 1)
+        for rank in range(n):
+            job = &self.jobs.row[rank]
+            if job.status == FINISHED:
+                continue
+            if self.duration_info == INFO_ORACLE:
+                believed = job.step_time
+            elif self.duration_info == INFO_SAMPLED and job.sampled:
+                believed = job.step_time * (1.0 + job.noise)
+            else:
+                believed = prior_s / job.iterations
+            job.noise = 0.0
+            if believed == job.step_time:
+                continue
+            changed.append((rank, believed / job.step_time))
+            job.step_time = believed
+            before = self.jobs.inv_solo[rank]
+            self.jobs.inv_solo[rank] = 1.0 / (job.iterations * believed)
+            self.inv_solo_sum += self.jobs.inv_solo[rank] - before
+            if job.status == RUNNING:
+                self._update_rate(rank, True)
+        return changed
+
     # ------------------------------------------------------------- pickling
     def __reduce__(self):
+        if self.belief:
+            raise TypeError(
+                "a belief fork cannot be pickled: it is not a replay of its episode "
+                "(pickle the simulator it was forked from)"
+            )
         # A core is rebuilt from its inputs and replays its operations: the episode is
         # deterministic, so the copy is the same state bit for bit.
         from gpushare_env.sim.engine import rebuild_core

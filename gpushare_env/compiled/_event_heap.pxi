@@ -23,6 +23,16 @@ cdef class EventHeap:
     def __dealloc__(self):
         free(self.heap)
 
+    cdef EventHeap copy(self):
+        """An independent heap with the same entries and sequence (``Core.fork``)."""
+        cdef EventHeap other = EventHeap.__new__(EventHeap, 1)
+        free(other.heap)
+        other.heap = <Entry*>duplicate(self.heap, self.cap * sizeof(Entry))
+        other.n = self.n
+        other.cap = self.cap
+        other.seq = self.seq
+        return other
+
     cdef inline void push(self, double time, int kind, int job, long version) except *:
         cdef Entry e
         cdef Entry* grown

@@ -34,6 +34,7 @@ cdef class GpuTable:
     # measured pairs (MeasuredContention), per GPU
     cdef int* gpu_table  # (G) each GPU's table
     cdef double* gpu_model_speed  # (G, models) each model's solo speed on each GPU
+    cdef int model_speed_n  # its length (Core.__init__ sets both)
     # scratch for placements
     cdef double* scratch_row  # (node_width) a node's GPU scores, sorted
     cdef int* scratch_cols  # (node_width) their columns
@@ -127,6 +128,60 @@ cdef class GpuTable:
         self.node_cpu_free = <double*>cnp.PyArray_DATA(self.node_cpu_array)
         self.node_mem_free = <double*>cnp.PyArray_DATA(self.node_mem_array)
 
+    cdef GpuTable copy(self):
+        """An independent table in the same state (``Core.fork``); ``gpu_state`` is left
+        for the simulator to rebuild over the new live arrays."""
+        cdef GpuTable c = GpuTable.__new__(GpuTable)
+        cdef int g = self.num_gpus, N = self.num_nodes, W = self.node_width
+        c.num_gpus = g
+        c.num_nodes = N
+        c.node_width = W
+        c.max_jobs = self.max_jobs
+        c.gpu_node = <int*>duplicate(self.gpu_node, g * sizeof(int))
+        c.node_gpus = <int*>duplicate(self.node_gpus, N * W * sizeof(int))
+        c.capacity = <double*>duplicate(self.capacity, g * sizeof(double))
+        c.inv_capacity = <double*>duplicate(self.inv_capacity, g * sizeof(double))
+        c.gpu_speed = <double*>duplicate(self.gpu_speed, g * sizeof(double))
+        c.gpu_jobs = <int*>duplicate(self.gpu_jobs, g * self.max_jobs * sizeof(int))
+        c.gpu_jobs_n = <int*>duplicate(self.gpu_jobs_n, g * sizeof(int))
+        c.free_array = self.free_array.copy()
+        c.load_array = self.load_array.copy()
+        c.computing_array = self.computing_array.copy()
+        c.holders_array = self.holders_array.copy()
+        c.factor_array = self.factor_array.copy()
+        c.free_mem = <double*>cnp.PyArray_DATA(c.free_array)
+        c.load = <double*>cnp.PyArray_DATA(c.load_array)
+        c.computing = <long*>cnp.PyArray_DATA(c.computing_array)
+        c.holders = <long*>cnp.PyArray_DATA(c.holders_array)
+        c.factor = <double*>cnp.PyArray_DATA(c.factor_array)
+        c.gpu_state = None
+        c.equal_capacity = self.equal_capacity
+        c.min_capacity = self.min_capacity
+        c.max_capacity = self.max_capacity
+        c.gpu_table = <int*>duplicate(self.gpu_table, g * sizeof(int))
+        c.gpu_model_speed = <double*>duplicate(self.gpu_model_speed, self.model_speed_n * sizeof(double))
+        c.model_speed_n = self.model_speed_n
+        c.scratch_row = <double*>duplicate(self.scratch_row, W * sizeof(double))
+        c.scratch_cols = <int*>duplicate(self.scratch_cols, W * sizeof(int))
+        c.scratch_gpus = <int*>duplicate(self.scratch_gpus, g * sizeof(int))
+        c.scratch_score = <double*>duplicate(self.scratch_score, g * sizeof(double))
+        c.scratch_nodes = <int*>duplicate(self.scratch_nodes, N * sizeof(int))
+        c.chosen_node = self.chosen_node
+        c.indexed = self.indexed
+        c.idle_on_node = <int*>duplicate(self.idle_on_node, N * sizeof(int))
+        c.idle_total = self.idle_total
+        c.open_list = <int*>duplicate(self.open_list, g * sizeof(int))
+        c.open_pos = <int*>duplicate(self.open_pos, g * sizeof(int))
+        c.open_n = self.open_n
+        c.gpu_epoch = self.gpu_epoch
+        c.shares = self.shares
+        c.gpu_model = <int*>duplicate(self.gpu_model, g * sizeof(int))
+        c.node_cpu_array = self.node_cpu_array.copy()
+        c.node_mem_array = self.node_mem_array.copy()
+        c.node_cpu_free = <double*>cnp.PyArray_DATA(c.node_cpu_array)
+        c.node_mem_free = <double*>cnp.PyArray_DATA(c.node_mem_array)
+        return c
+
     def __dealloc__(self):
         free(self.gpu_node)
         free(self.node_gpus)
@@ -156,6 +211,8 @@ cdef class JobTable:
     cdef Job* row  # (num_jobs) by rank
     cdef readonly int num_jobs
     cdef int* gpus_of  # flat, each job's slice at its offset
+    cdef int total_gpus  # the length of gpus_of and prev_of
+    cdef int max_jobs  # workers one GPU may hold (colocated holds max_jobs + 1)
     cdef int* prev_of  # the GPUs each job held before its last suspension
     cdef double* inv_solo  # (num_jobs) 1 / solo duration
     cdef int* shape_of  # (num_jobs) the job's shape (GPUs requested, worker memory)
@@ -178,7 +235,8 @@ cdef class JobTable:
         ids = jobs_in.job_id
         n = self.num_jobs = len(ids)
         self.row = <Job*>checked_malloc(n * sizeof(Job))
-        total_gpus = int(sum(jobs_in.num_gpus))
+        total_gpus = self.total_gpus = int(sum(jobs_in.num_gpus))
+        self.max_jobs = max_jobs
         self.gpus_of = <int*>checked_malloc(total_gpus * sizeof(int))
         self.prev_of = <int*>checked_malloc(total_gpus * sizeof(int))
         self.inv_solo = <double*>checked_malloc(n * sizeof(double))
@@ -216,6 +274,31 @@ cdef class JobTable:
         self.finished = <int*>checked_malloc(n * sizeof(int))
         self.touched_jobs = <int*>checked_malloc((n + 1) * sizeof(int))
 
+    cdef JobTable copy(self):
+        """An independent table in the same state (``Core.fork``)."""
+        cdef JobTable c = JobTable.__new__(JobTable)
+        cdef int n = self.num_jobs
+        c.num_jobs = n
+        c.total_gpus = self.total_gpus
+        c.max_jobs = self.max_jobs
+        c.row = <Job*>duplicate(self.row, n * sizeof(Job))
+        c.gpus_of = <int*>duplicate(self.gpus_of, self.total_gpus * sizeof(int))
+        c.prev_of = <int*>duplicate(self.prev_of, self.total_gpus * sizeof(int))
+        c.inv_solo = <double*>duplicate(self.inv_solo, n * sizeof(double))
+        c.shape_of = <int*>duplicate(self.shape_of, n * sizeof(int))
+        c.queue = <int*>duplicate(self.queue, n * sizeof(int))
+        c.queue_n = self.queue_n
+        c.running = <int*>duplicate(self.running, n * sizeof(int))
+        c.running_n = self.running_n
+        c.finished = <int*>duplicate(self.finished, n * sizeof(int))
+        c.finished_n = self.finished_n
+        c.transit = <int*>duplicate(self.transit, n * sizeof(int))
+        c.transit_n = self.transit_n
+        c.next_arrival = self.next_arrival
+        c.touched_jobs = <int*>duplicate(self.touched_jobs, (n + 1) * sizeof(int))
+        c.colocated = <int*>duplicate(self.colocated, (self.max_jobs + 1) * sizeof(int))
+        return c
+
     def __dealloc__(self):
         free(self.row)
         free(self.gpus_of)
@@ -238,6 +321,7 @@ cdef class Meter:
     cdef double median_worker  # [GiB] the workload's median worker memory
     cdef double* reference  # the workload's worker memories, sorted [GiB]
     cdef int num_reference
+    cdef int num_gpus  # the length of each per-GPU part
     cdef double* util_part
     cdef int* alloc_part
     cdef double* free_part
@@ -252,6 +336,30 @@ cdef class Meter:
     cdef double* timeline  # (timeline_cap, 8)
     cdef long timeline_n
     cdef long timeline_cap
+
+    cdef Meter copy(self):
+        """An independent meter with the same sums, parts and timeline (``Core.fork``)."""
+        cdef Meter c = Meter.__new__(Meter)
+        cdef int g = self.num_gpus
+        c.median_worker = self.median_worker
+        c.reference = <double*>duplicate(self.reference, self.num_reference * sizeof(double))
+        c.num_reference = self.num_reference
+        c.num_gpus = g
+        c.util_part = <double*>duplicate(self.util_part, g * sizeof(double))
+        c.alloc_part = <int*>duplicate(self.alloc_part, g * sizeof(int))
+        c.free_part = <double*>duplicate(self.free_part, g * sizeof(double))
+        c.frag_part = <double*>duplicate(self.frag_part, g * sizeof(double))
+        c.fgd_part = <double*>duplicate(self.fgd_part, g * sizeof(double))
+        c.util_sum = self.util_sum
+        c.allocated = self.allocated
+        c.free_sum = self.free_sum
+        c.frag_sum = self.frag_sum
+        c.fgd_sum = self.fgd_sum
+        c.record_timeline = self.record_timeline
+        c.timeline = <double*>duplicate(self.timeline, self.timeline_cap * 8 * sizeof(double))
+        c.timeline_n = self.timeline_n
+        c.timeline_cap = self.timeline_cap
+        return c
 
     def __dealloc__(self):
         free(self.reference)
@@ -285,7 +393,8 @@ cdef class Windows:
     cdef bint can_advance
     # the rivals pass, by GPUs requested: the pass that last saw such a waiting job, the
     # longest wait and the shortest predicted remaining time (+inf: none predicted)
-    cdef long* rival_seen  # (largest request + 1)
+    cdef int num_rivals  # largest request + 1
+    cdef long* rival_seen  # (num_rivals)
     cdef long rival_pass
     cdef double* rival_wait  # [s]
     cdef double* rival_left  # [s]
@@ -307,6 +416,31 @@ cdef class Windows:
                 )
             self.strategy_code[i] = codes[name]
         self.S = len(names)
+
+    cdef Windows copy(self):
+        """Independent windows in the same state (``Core.fork``)."""
+        cdef Windows c = Windows.__new__(Windows)
+        cdef int P = self.priority_slots
+        c.W = self.W
+        c.R = self.R
+        c.window_pending = <int*>duplicate(self.window_pending, (self.W + 1) * sizeof(int))
+        c.priority_slots = P
+        c.priority_pos = <int*>duplicate(self.priority_pos, (P + 1) * sizeof(int))
+        c.priority_key = <double*>duplicate(self.priority_key, (P + 1) * sizeof(double))
+        c.pending_n = self.pending_n
+        c.S = self.S
+        memcpy(c.strategy_code, self.strategy_code, NUM_CORE_STRATEGIES * sizeof(int))
+        c.window_running = <int*>duplicate(self.window_running, (self.R + 1) * sizeof(int))
+        c.running_n_window = self.running_n_window
+        c.waiting_gpus = self.waiting_gpus
+        c.has_choice = self.has_choice
+        c.can_advance = self.can_advance
+        c.num_rivals = self.num_rivals
+        c.rival_seen = <long*>duplicate(self.rival_seen, self.num_rivals * sizeof(long))
+        c.rival_pass = self.rival_pass
+        c.rival_wait = <double*>duplicate(self.rival_wait, self.num_rivals * sizeof(double))
+        c.rival_left = <double*>duplicate(self.rival_left, self.num_rivals * sizeof(double))
+        return c
 
     def __dealloc__(self):
         free(self.window_pending)
@@ -363,7 +497,8 @@ cdef class Encoder:
     cdef int dirty_n
     # pack / spread answers by job shape (GPUs requested, worker memory): the largest load
     # on the GPUs each strategy picks (+inf: none fit), valid while no GPU changed
-    cdef long* shape_epoch  # (shapes) the gpu_epoch of the answers, -1: none yet
+    cdef int num_shapes
+    cdef long* shape_epoch  # (num_shapes) the gpu_epoch of the answers, -1: none yet
     cdef double* shape_peak  # (shapes, 2) pack, spread
     cdef double inv_max_speed
     cdef double inv_slots
@@ -371,6 +506,41 @@ cdef class Encoder:
     cdef double inv_jobs
     cdef double inv_total_memory
     cdef double log_gpus
+
+    cdef Encoder copy(self, int num_gpus, int num_frag):
+        """An independent encoder in the same state (``Core.fork``): the observation
+        buffer and mask are new numpy arrays."""
+        cdef Encoder c = Encoder.__new__(Encoder)
+        cdef int g = num_gpus
+        c.has_encoder = self.has_encoder
+        c.num_models = self.num_models
+        c.num_actions = self.num_actions
+        c.buffer_array = self.buffer_array.copy()
+        c.buffer = <float*>cnp.PyArray_DATA(c.buffer_array)
+        c.mask_array = self.mask_array.copy()
+        c.mask = <cnp.npy_bool*>cnp.PyArray_DATA(c.mask_array)
+        c.frag_edges = <double*>duplicate(self.frag_edges, max(self.num_frag_edges, 1) * sizeof(double))
+        c.num_frag_edges = self.num_frag_edges
+        c.mem_values = <double*>duplicate(self.mem_values, self.num_mem_values * sizeof(double))
+        c.num_mem_values = self.num_mem_values
+        c.fit_counts = <int*>duplicate(self.fit_counts, self.num_mem_values * sizeof(int))
+        c.level = <int*>duplicate(self.level, g * sizeof(int))
+        c.category = <int*>duplicate(self.category, g * sizeof(int))
+        c.category_counts = <int*>duplicate(self.category_counts, num_frag * sizeof(int))
+        c.idle_gpus = self.idle_gpus
+        c.dirty = <bint*>duplicate(self.dirty, g * sizeof(bint))
+        c.dirty_list = <int*>duplicate(self.dirty_list, g * sizeof(int))
+        c.dirty_n = self.dirty_n
+        c.num_shapes = self.num_shapes
+        c.shape_epoch = <long*>duplicate(self.shape_epoch, self.num_shapes * sizeof(long))
+        c.shape_peak = <double*>duplicate(self.shape_peak, 2 * self.num_shapes * sizeof(double))
+        c.inv_max_speed = self.inv_max_speed
+        c.inv_slots = self.inv_slots
+        c.inv_gpus = self.inv_gpus
+        c.inv_jobs = self.inv_jobs
+        c.inv_total_memory = self.inv_total_memory
+        c.log_gpus = self.log_gpus
+        return c
 
     def __dealloc__(self):
         free(self.frag_edges)
@@ -393,6 +563,7 @@ cdef class ShareRules:
     fragmentation and ``share_fgd`` scores cached per node version."""
 
     cdef bint active
+    cdef int num_jobs
     cdef int num_nodes
     cdef int width  # node width (GPU columns per node)
     cdef int* job_kind  # (num_jobs) request kind
@@ -422,7 +593,7 @@ cdef class ShareRules:
         self.active = sim_in.shares
         if not self.active:
             return
-        n = len(jobs_in.job_id)
+        n = self.num_jobs = len(jobs_in.job_id)
         self.num_nodes = gpus.num_nodes
         self.width = gpus.node_width
         self.job_kind = <int*>checked_malloc((n + 1) * sizeof(int))
@@ -458,6 +629,39 @@ cdef class ShareRules:
         self.feasible = <int*>checked_malloc(self.num_nodes * sizeof(int))
         self.raw = <long long*>checked_malloc(self.num_nodes * sizeof(long long))
         self.after = <double*>checked_malloc((self.width + 1) * sizeof(double))
+
+    cdef ShareRules copy(self):
+        """Independent rules in the same state, caches included (``Core.fork``)."""
+        cdef ShareRules c = ShareRules.__new__(ShareRules)
+        cdef int n = self.num_jobs, N = self.num_nodes, T = self.num_typical
+        cdef int K = self.num_kinds
+        c.active = self.active
+        if not self.active:
+            return c
+        c.num_jobs = n
+        c.num_nodes = N
+        c.width = self.width
+        c.job_kind = <int*>duplicate(self.job_kind, (n + 1) * sizeof(int))
+        c.node_draw = <double*>duplicate(self.node_draw, (n + 1) * sizeof(double))
+        c.gpu_draw = <double*>duplicate(self.gpu_draw, (n + 1) * sizeof(double))
+        c.num_typical = T
+        c.t_cpu = <double*>duplicate(self.t_cpu, (T + 1) * sizeof(double))
+        c.t_num = <int*>duplicate(self.t_num, (T + 1) * sizeof(int))
+        c.t_milli = <double*>duplicate(self.t_milli, (T + 1) * sizeof(double))
+        c.t_mask = <long long*>duplicate(self.t_mask, (T + 1) * sizeof(long long))
+        c.t_freq = <double*>duplicate(self.t_freq, (T + 1) * sizeof(double))
+        c.node_version = <long*>duplicate(self.node_version, N * sizeof(long))
+        c.node_tags = <int*>duplicate(self.node_tags, N * (self.width + 1) * sizeof(int))
+        c.node_frag = <double*>duplicate(self.node_frag, N * sizeof(double))
+        c.frag_version = <long*>duplicate(self.frag_version, N * sizeof(long))
+        c.num_kinds = K
+        c.fgd_score = <long long*>duplicate(self.fgd_score, K * N * sizeof(long long))
+        c.fgd_cols = <long long*>duplicate(self.fgd_cols, K * N * sizeof(long long))
+        c.fgd_version = <long*>duplicate(self.fgd_version, K * N * sizeof(long))
+        c.feasible = <int*>duplicate(self.feasible, N * sizeof(int))
+        c.raw = <long long*>duplicate(self.raw, N * sizeof(long long))
+        c.after = <double*>duplicate(self.after, (self.width + 1) * sizeof(double))
+        return c
 
     def __dealloc__(self):
         free(self.job_kind)

@@ -25,9 +25,11 @@ cdef class _State:
     cdef bint interference_models  # it is told the models of the co-located workers
     cdef bint measured  # measured pairs (MeasuredContention): per-worker factors
     cdef double* pair_extra  # (tables, num_models, num_models) extra time, -1: not measured
+    cdef int pair_extra_n  # its length
     cdef public long sim_decisions  # placements and suspensions carried out
     cdef public object inputs  # the constructor's CoreInputs (pickling rebuilds from it)
     cdef public list ops  # the episode's operations so far (pickling replays them)
+    cdef readonly bint belief  # a belief fork (Core.believe): no replay of an episode
     cdef int sample_iterations
     cdef int duration_info
     cdef int max_suspends  # -1: no cap

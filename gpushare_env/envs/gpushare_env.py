@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, SupportsFloat, cast
@@ -42,6 +43,16 @@ check_core_enums("REWARD_COMPONENTS", REWARD_COMPONENTS)
 
 class InvalidActionError(ValueError):
     """An invalid action with ``invalid_action="raise"`` (names the action and why)."""
+
+
+def _copy_generator(rng: np.random.Generator | None) -> np.random.Generator | None:
+    """An independent generator in the same state (its bit generator's state copied)."""
+    if rng is None:
+        return None
+    bits = rng.bit_generator
+    copied = type(bits)(0)
+    copied.state = bits.state
+    return np.random.Generator(copied)
 
 
 class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
@@ -415,6 +426,26 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         if isinstance(decision, Suspend):
             return self._sim.encode("suspend", decision.job_id)
         raise TypeError(f"not a decision: {decision!r}")
+
+    # ---------------------------------------------------------------- forks
+    def fork(self) -> GPUShareEnv:
+        """A new env at the same instant of the same episode, independent of this one
+        (CompilerGym's ``env.fork()``, ALE's ``cloneState``): the simulator forks its
+        core (``Simulator.fork``) and the env copies its generator and episode state.
+        The same actions on both give bit-identical observations, rewards, infos and
+        final metrics; stepping one never changes the other; a fork can be forked.
+        Reached as ``env.unwrapped.fork()`` (wrappers are not copied).
+
+        Raises:
+            RuntimeError: no episode was started (``reset`` first).
+        """
+        if self._sim is None:
+            raise RuntimeError("GPUShare-v0: call reset() before fork()")
+        other = copy.copy(self)  # configuration and read-only tables are shared
+        other._sim = sim = self._sim.fork()
+        other._view = sim
+        other._np_random = _copy_generator(self._np_random)
+        return other
 
     # -------------------------------------------------------------- episode
     def reset(

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -263,6 +263,11 @@ class EpisodeOptions:
     strategies: tuple[str, ...] = STRATEGIES
 
 
+#: The solo duration a belief fork assumes for a job of unknown length when no arrived
+#: job's length is known yet (``Simulator.fork``).  # [s]
+BELIEF_DEFAULT_PRIOR_S = 3600.0
+
+
 class Simulator:
     """A GPU cluster running a fixed list of jobs, driven by decisions from outside.
 
@@ -344,6 +349,58 @@ class Simulator:
         if name == "analytic":
             return LinearContention()
         return measured_contention(proxies=name == "measured")
+
+    # ------------------------------------------------------------------ forks
+    def fork(self, belief: bool = False, *, prior_s: float | None = None) -> Simulator:
+        """A new simulator at the same instant of the same episode, independent of this
+        one: the core copies its memory (``Core.fork``), no operation is replayed.
+
+        A full fork (the default) is exact: the same decisions on both give the same
+        results bit for bit, stepping one never changes the other, and a fork can itself
+        be forked. It holds what a scheduler cannot know (future arrivals, true
+        lengths), so planning on it is clairvoyant: an upper bound.
+
+        ``belief=True`` keeps only what a scheduler could know now under
+        ``config.duration_info`` (``Core.believe``): the jobs that have arrived and no
+        future ones, and each unfinished job's length as the scheduler sees it: the
+        truth under ``oracle``; under ``sampled`` the noisy sampled prediction once the
+        job is sampled; otherwise ``prior_s`` of solo time (default: the median solo
+        duration of the arrived jobs whose length is known, finished or sampled, else
+        ``BELIEF_DEFAULT_PRIOR_S``). Its job specs carry the believed step times, so
+        nothing it holds reaches the true lengths or the trace's future; it cannot be
+        pickled (it is no replay of an episode). See ``docs/env.md``, *Forks*.
+        """
+        other = Simulator.__new__(Simulator)
+        other.config = self.config
+        other.windows = self.windows
+        other.cluster = self.cluster
+        other.interference = self.interference
+        other.core = core = fork_core(self.core)
+        ids = self.jobs._ids
+        if belief:
+            prior = core.belief_prior(BELIEF_DEFAULT_PRIOR_S) if prior_s is None else prior_s
+            if not (is_finite(prior) and prior > 0):
+                raise ValueError(f"fork: prior_s must be a positive number of seconds, got {prior_s!r}")
+            changed = core.believe(float(prior))
+            ids = ids[: core.jobs.num_jobs]
+            specs = core.specs[: len(ids)]
+            for rank, factor in changed:
+                spec = specs[rank]
+                specs[rank] = replace(spec, iter_time_s=spec.iter_time_s * factor)
+            core.specs = specs
+            core.rank_of = {job_id: rank for rank, job_id in enumerate(ids)}
+            core.ops = []
+            # the inputs' job table holds the truth: a belief keeps only the cluster's
+            core.inputs = replace(core.inputs, jobs=None)
+        other.gpus = core.gpus.gpu_state
+        other.jobs = JobTable(core, ids)
+        other._read_only_arrays()
+        return other
+
+    @property
+    def is_belief(self) -> bool:
+        """True for a belief fork (``fork(belief=True)``)."""
+        return bool(self.core.belief)
 
     def __getstate__(self) -> dict[str, Any]:
         # the core pickles itself (it replays its operations); the rest is rebuilt on it
@@ -927,8 +984,13 @@ def core_inputs(
 def new_core(inputs: CoreInputs) -> Core:
     """A fresh ``Core`` from ``core_inputs``, with its ``GPUState`` over the live arrays."""
     core = Core(inputs)
-    cluster = inputs.cluster
-    core.gpus.gpu_state = GPUState(
+    core.gpus.gpu_state = _gpu_state(core, inputs.cluster)
+    return core
+
+
+def _gpu_state(core: Core, cluster: ClusterInput) -> GPUState:
+    """The ``GPUState`` over a core's live per-GPU arrays."""
+    return GPUState(
         free_memory_gib=core.gpus.free_array,
         load=core.gpus.load_array,
         computing=core.gpus.computing_array,
@@ -939,7 +1001,14 @@ def new_core(inputs: CoreInputs) -> Core:
         num_nodes=cluster.node_gpus.shape[0],
         max_jobs_per_gpu=cluster.max_jobs_per_gpu,
     )
-    return core
+
+
+def fork_core(core: Core) -> Core:
+    """An independent copy of ``core`` at the same state (``Core.fork``), with its
+    ``GPUState`` over the copy's live arrays."""
+    other = core.fork()
+    other.gpus.gpu_state = _gpu_state(other, core.inputs.cluster)
+    return other
 
 
 def rebuild_core(inputs: CoreInputs, ops: list[Any]) -> Core:
