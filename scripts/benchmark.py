@@ -1,6 +1,7 @@
 """``gpushare-bench``: speed of the headless simulator (with ``--env``, of the env; with
-``--train``, of RL training; with ``--harness`` and ``--vec-envs``, of the evaluation
-harness and the training envs on the local pool and on Ray).
+``--fork``, of a fork beside an env step; with ``--train``, of RL training; with
+``--harness`` and ``--vec-envs``, of the evaluation harness and the training envs on the
+local pool and on Ray).
 
 Headless: runs a Philly-style workload to completion with a baseline policy and prints
 one JSON line per job count with ``jobs, events, wall_s, jobs_per_s, events_per_s,
@@ -11,6 +12,7 @@ other, each in a fresh process so that ``peak_rss_mb`` is that run's own.
     gpushare-bench --env --cluster medium --jobs 500 --steps 200000 --seed 0
     gpushare-bench --env --cluster medium --jobs 500 --steps 50000 --seed 0 --repeat 5
     gpushare-bench --env --cluster medium --jobs 500 --steps 50000 --observe placement rivals
+    gpushare-bench --fork --cluster philly --jobs 500 --steps 50000 --seed 0
     gpushare-bench --train                     # a default gpushare-train run, and the yardstick
     gpushare-bench --train --timesteps 65536 --repeat 3 --train-options "--eval-workers 0"
     gpushare-bench --train-loop --n-envs 8 --set n_steps=256 --set torch_threads=1
@@ -19,6 +21,16 @@ other, each in a fresh process so that ``peak_rss_mb`` is that run's own.
 ``steps, episodes, wall_s, steps_per_s`` and ``steps_per_cpu_s``; ``--observe`` turns on
 optional observation columns (``held_time``, ``placement``, ``drain``, ``rivals``: the
 env's ``observation`` settings).
+
+``--fork`` plays the same episodes as ``--env`` and, at ``3 x --forks`` states spread
+through them, forks once each in turn: ``env.unwrapped.fork()``, ``Simulator.fork()``,
+``Simulator.fork(belief=True)`` (``gpushare_env.envs.bench.fork_benchmark``). Every fork
+and every env step is timed alone in the same process; it prints one JSON line with the
+medians ``fork_us, sim_fork_us, belief_fork_us, step_us`` and ``fork_in_steps`` (a fork
+in median env steps; the issue's bound is 10), the same ratio of the other two forks,
+and ``step_mean_us`` with ``fork_in_mean_steps`` (in mean steps, ``--env``'s
+``1 / steps_per_s``). ``--repeat R``: the run of median ``fork_in_steps``, with every
+run's ratios.
 
 ``--train`` (``agents.bench``; needs the ``rl`` extra) times what a user waits for: a whole
 ``gpushare-train --preset PRESET --timesteps N`` run with its defaults (131,072 steps by
@@ -128,16 +140,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--interference",
         choices=INTERFERENCE_MODELS,
         default="analytic",
-        help="sharing model (headless and --env; the simulator.interference setting)",
+        help="sharing model (headless, --env and --fork; the simulator.interference setting)",
     )
     parser.add_argument("--env", action="store_true", help="benchmark env steps instead")
-    parser.add_argument("--steps", type=int, default=100_000, help="env steps (--env)")
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="time env, simulator and belief forks beside env steps instead",
+    )
+    parser.add_argument(
+        "--forks", type=int, default=200, help="forks of each kind, spread through --steps (--fork)"
+    )
+    parser.add_argument("--steps", type=int, default=100_000, help="env steps (--env, --fork)")
     parser.add_argument(
         "--observe",
         nargs="+",
         default=[],
         metavar="NAME",
-        help="observation options to turn on (--env): "
+        help="observation options to turn on (--env, --fork): "
         f"{', '.join(ObservationConfig.keys())} (each sets the env's observation.<name>)",
     )
     train = parser.add_argument_group("--train, --train-loop: RL training steps per second")
@@ -184,8 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--repeat",
         type=int,
         default=1,
-        help="env runs (--env), or pairs of runs (--train); the line reports the medians, "
-        "plus every run's figures",
+        help="env runs (--env, --fork), or pairs of runs (--train); the line reports the "
+        "medians, plus every run's figures",
     )
     ray = parser.add_argument_group("--harness, --vec-envs: local pool against Ray")
     ray.add_argument(
@@ -237,6 +257,17 @@ def median_env_record(records: list[dict[str, Any]]) -> dict[str, Any]:
     return median
 
 
+def median_fork_record(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The record of median ``fork_in_steps`` among repeated fork runs, with every run's
+    ratios (each run plays the same episodes; only the timing differs)."""
+    ordered = sorted(records, key=lambda r: r["fork_in_steps"])
+    median = dict(ordered[(len(ordered) - 1) // 2])
+    median["repeats"] = len(records)
+    for key in ("fork_in_steps", "sim_fork_in_steps", "belief_fork_in_steps", "step_us"):
+        median[f"runs_{key}"] = [r[key] for r in records]
+    return median
+
+
 def usage_error(parser: argparse.ArgumentParser, message: str) -> int:
     """Print a usage error as argparse does (usage line, ``prog: error: message``) and
     return its exit status, 2 (``main`` returns it; argparse's own errors exit with it)."""
@@ -277,7 +308,9 @@ def check_args(args: argparse.Namespace) -> str | None:
         ClusterConfig.from_any(args.cluster)
     except (TypeError, ValueError) as error:
         return f"--cluster: {str(error).removeprefix('cluster: ')}"
-    if args.env:
+    if args.fork and not 1 <= 3 * args.forks <= args.steps:
+        return f"--forks must be >= 1 and at most a third of --steps, got {args.forks}"
+    if args.env or args.fork:
         from gpushare_env.envs.bench import OBSERVE_OPTIONS
 
         unknown = sorted(set(args.observe) - set(OBSERVE_OPTIONS))
@@ -340,6 +373,20 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, TypeError) as exc:  # a bad --preset or --set, before training
             return usage_error(parser, str(exc))
         print(json.dumps(record), flush=True)
+        return 0
+    if args.fork:
+        from gpushare_env.envs.bench import fork_benchmark
+
+        for n in args.jobs:
+            runs = [
+                fork_benchmark(
+                    args.cluster, n, args.steps, args.seed, forks=args.forks,
+                    observe=args.observe, interference=args.interference,
+                )
+                for _ in range(args.repeat)
+            ]  # fmt: skip
+            record = runs[0] if args.repeat == 1 else median_fork_record(runs)
+            print(json.dumps(record), flush=True)
         return 0
     if args.env:
         from gpushare_env.envs.bench import env_benchmark

@@ -1,4 +1,5 @@
-"""The env benchmark (``gpushare-bench --env``) runs and prints one parseable JSON line."""
+"""The env benchmark (``gpushare-bench --env``, and ``--fork`` beside it) runs and prints one
+parseable JSON line."""
 
 from __future__ import annotations
 
@@ -74,3 +75,20 @@ def test_observe_options_reach_the_env(capsys: pytest.CaptureFixture[str]) -> No
     assert record["observe"] == ["held_time", "rivals"]
     assert main([*argv, "--observe", "nonsense"]) == 2
     assert "--observe: unknown option(s) ['nonsense']" in capsys.readouterr().err
+
+
+def test_fork_mode_prints_one_json_line_with_its_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--fork", "--cluster", "tiny", "--jobs", "8", "--steps", "300", "--forks", "20"]
+    assert main([*argv, "--seed", "1"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1
+    record = json.loads(lines[0])
+    keys = {"fork_us", "sim_fork_us", "belief_fork_us", "step_us", "fork_in_steps"}
+    assert keys | {"sim_fork_in_steps", "belief_fork_in_steps", "step_mean_us"} <= set(record)
+    assert record["mode"] == "fork" and record["steps"] == 300 and record["forks"] == 20
+    assert all(record[key] > 0 for key in keys)
+    assert record["fork_in_steps"] == round(record["fork_us"] / record["step_us"], 2)
+    assert record["episodes"] >= 1  # 8 jobs take far fewer than 300 steps
+    assert main([*argv, "--repeat", "2"]) == 0
+    repeated = json.loads(capsys.readouterr().out.strip())
+    assert repeated["repeats"] == 2 and len(repeated["runs_fork_in_steps"]) == 2
