@@ -41,6 +41,7 @@ from baselines.fifo_pack import FifoPack
 from baselines.gandiva import Gandiva
 from baselines.gandiva_critical_path import GandivaCriticalPath
 from baselines.gandiva_srpt import GandivaSRPT
+from baselines.lookahead import Lookahead
 from baselines.random_policy import RandomPolicy
 from baselines.share_rules import SHARE_POLICIES
 from baselines.sjf_pack import SJFPack
@@ -48,6 +49,7 @@ from baselines.thesis import ThesisHeuristic
 from baselines.tiresias import Tiresias
 
 __all__ = [
+    "PLANNERS",
     "POLICIES",
     "SHARE_POLICIES",
     "VARIANTS",
@@ -56,6 +58,7 @@ __all__ = [
     "make",
     "parse_spec",
     "parse_value",
+    "planners",
     "share_policies",
     "variants",
 ]
@@ -82,6 +85,13 @@ VARIANTS: dict[str, type[Policy]] = {
 }
 
 
+#: Planners by name: policies that plan on forks of the simulator over a base heuristic
+#: (slow: not in ``available()`` nor ``gpushare-evaluate --policies all``).
+PLANNERS: dict[str, type[Policy]] = {
+    "lookahead": Lookahead,
+}
+
+
 def available() -> list[str]:
     """Names of the policies in ``POLICIES``, in its order (``make`` also takes ``variants()``)."""
     return list(POLICIES)
@@ -91,6 +101,11 @@ def share_policies() -> list[str]:
     """Names of FGD's six rules scheduling over time (``baselines.share_rules``; the
     requested-shares model only), which ``make`` also takes."""
     return list(SHARE_POLICIES)
+
+
+def planners() -> list[str]:
+    """Names of the planners (``PLANNERS``), which ``make`` also takes."""
+    return list(PLANNERS)
 
 
 def variants() -> list[str]:
@@ -140,7 +155,8 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
     """Build the named policy.
 
     Args:
-        name: One of ``available()``, ``variants()`` or ``share_policies()``, optionally
+        name: One of ``available()``, ``variants()``, ``planners()`` or
+            ``share_policies()``, optionally
             with parameters:
             ``"NAME:KEY=VALUE:..."`` (see :func:`parse_spec`).
         env: A ``GPUShare-v0`` env (wrapped or not) to act in through ``predict``;
@@ -159,11 +175,13 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
         if both:
             raise ValueError(f"policy {name!r}: parameters {both} given twice")
         params = {**named, **params}
-    cls = POLICIES.get(name) or VARIANTS.get(name) or SHARE_POLICIES.get(name)
+    cls = (
+        POLICIES.get(name) or VARIANTS.get(name) or PLANNERS.get(name) or SHARE_POLICIES.get(name)
+    )
     if cls is None:
         raise ValueError(
             f"unknown policy {name!r}; available: {available()}; variants: {variants()}; "
-            f"under simulator.sharing='shares': {share_policies()}"
+            f"planners: {planners()}; under simulator.sharing='shares': {share_policies()}"
         )
     allowed = _parameters(cls)
     unknown = sorted(set(params) - set(allowed))

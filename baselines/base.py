@@ -22,6 +22,8 @@ preferred victim is not allowed it takes its next choice, or does not suspend.
 
 from __future__ import annotations
 
+import copy
+
 import math
 from collections.abc import Callable
 from typing import Any
@@ -99,6 +101,20 @@ class Policy:
     def params(self) -> dict[str, Any]:
         """The policy's named parameters (for reports); subclasses add theirs."""
         return {}
+
+    def clone(self) -> Policy:
+        """A copy with its own per-episode state, to play on in a fork (a planner's
+        rollout, ``baselines.lookahead``): the sets, lists and dicts the policy keeps
+        are copied (they hold job ids, times and other immutable values), as is its
+        generator. A subclass that keeps mutable values inside them overrides this."""
+        other = copy.copy(self)
+        state = other.__dict__
+        for key, value in state.items():
+            if isinstance(value, (set, list, dict)):
+                state[key] = value.copy()
+            elif isinstance(value, np.random.Generator):
+                state[key] = copy.deepcopy(value)
+        return other
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())

@@ -272,7 +272,7 @@ def _resolve_policies(
 
     names = baselines.available()
     shared = baselines.share_policies()
-    known = [*names, *baselines.variants(), *shared]  # 'all' is available() only
+    known = [*names, *baselines.variants(), *baselines.planners(), *shared]  # 'all': available()
     specs: list[PolicySpec] = []
     explicit = tokens is not None
     from gpushare_eval.sweeps import expand_grid
@@ -314,7 +314,8 @@ def _resolve_policies(
         else:
             raise PlanError(
                 f"--policies: unknown policy {token!r}; available: {', '.join(names)}; "
-                f"variants: {', '.join(baselines.variants())}; under the shares model: "
+                f"variants: {', '.join(baselines.variants())}; planners: "
+                f"{', '.join(baselines.planners())}; under the shares model: "
                 f"{', '.join(shared)} (share_all: the six); or a saved agent "
                 "path/to/model.zip"
             )

@@ -28,6 +28,8 @@ from libc.string cimport memset, memmove, memcpy
 import numpy as np
 cimport numpy as cnp
 
+from dataclasses import replace as _replace
+
 from gpushare_env.sim.types import Event, EventKind, InvalidDecision, JobStatus
 
 cnp.import_array()
@@ -669,7 +671,26 @@ cdef class Core(_Encoder):
         """Let time run through the instants without a choice (the env's auto-advance,
         ``_settle``): what a headless run does after each decision so that it is asked
         where the env would ask, and counts the decisions the env counts."""
+        self.ops.append("settle")
         self._settle()
+
+    def settle_until(self, double t):
+        """``settle``, letting time run only through events at or before ``t`` (a
+        rollout's horizon, ``baselines.lookahead``)."""
+        self.ops.append(("settle_until", t))
+        self._scan_choices(self.enc.has_encoder)
+        if self.auto_advance:
+            while (
+                not self.win.has_choice and self.win.can_advance and self._next_event_time() <= t
+            ):
+                self._advance()
+                self._scan_choices(self.enc.has_encoder)
+
+    @property
+    def has_choice(self):
+        """Whether a decision other than letting time run is possible now (as of the last
+        settle)."""
+        return self.win.has_choice
 
     def step(self, int action, bint invalid):
         """One env step: apply ``action`` (unless ``invalid``), settle, observe.
@@ -719,6 +740,10 @@ cdef class Core(_Encoder):
     @property
     def num_finished(self):
         return self.jobs.finished_n
+
+    @property
+    def num_arrived(self):
+        return self.jobs.next_arrival
 
     @property
     def num_waiting(self):
@@ -1327,6 +1352,7 @@ cdef class Core(_Encoder):
         c.decision_cap = self.decision_cap
         c.invalid_penalty = self.invalid_penalty
         c.belief = self.belief
+        c.spec_factor = None if self.spec_factor is None else dict(self.spec_factor)
         return c
 
     def belief_prior(self, double default_s):
@@ -1347,24 +1373,56 @@ cdef class Core(_Encoder):
                     seen.append(job.iterations * self._measured_step(job, &known))
         return float(np.median(seen)) if seen else default_s
 
+    def outcome(self, int since, int arrived, double at):
+        """What a rollout scores (``baselines.lookahead``), over the first ``arrived``
+        jobs to arrive: ``(finished, finish_sum_s, finish_max_s, unfinished,
+        remaining_sum_s, arrival_sum_s)``: those finished after the first ``since`` to
+        finish, the sum and largest of their finish times, those not finished, the sum of
+        their remaining solo times at time ``at`` (now or later, before the next event) at the
+        step times this core holds (a belief's own under ``believe``), and the sum of the
+        arrival times of the jobs of both kinds."""
+        cdef int i, rank, done_n = 0, left_n = 0
+        cdef double total = 0.0, latest = -INFINITY, remaining = 0.0, done, arrivals = 0.0
+        cdef Job* job
+        arrived = min(arrived, self.jobs.next_arrival)
+        for i in range(since, self.jobs.finished_n):
+            if self.jobs.finished[i] >= arrived:
+                continue
+            job = &self.jobs.row[self.jobs.finished[i]]
+            total += job.finish
+            arrivals += job.arrival
+            if job.finish > latest:
+                latest = job.finish
+            done_n += 1
+        for rank in range(arrived):
+            job = &self.jobs.row[rank]
+            if job.status != FINISHED:
+                done = job.progress + job.rate * (at - job.last_update)
+                if done > job.iterations:
+                    done = job.iterations
+                remaining += (job.iterations - done) * job.step_time
+                arrivals += job.arrival
+                left_n += 1
+        return done_n, total, latest, left_n, remaining, arrivals
+
     def believe(self, double prior_s):
         """Make this core (a fresh fork) what a scheduler knows now under its
         ``duration_info``: the jobs that have arrived and no others, and each unfinished
         job's step time as the scheduler sees it (the truth under ``oracle``, the
         sampled, noisy step time once sampled, else the step time that makes its solo
         duration ``prior_s``), with no sampling noise left. Running jobs' rates and
-        events follow. Returns ``[(rank, factor)]``: the jobs whose step time changed,
-        by the factor it changed by."""
+        events follow, and ``spec_of`` gives each job's spec at its believed step time."""
         cdef int rank, n = self.jobs.next_arrival
         cdef Job* job
         cdef double believed, before
-        changed = []
+        self.spec_factor = {}
         self.belief = True
         self.jobs.num_jobs = n
         self.enc.inv_jobs = 1.0 / (n if n > 0 else 1)
         for rank in range(n):
             job = &self.jobs.row[rank]
             if job.status == FINISHED:
+                job.noise = 0.0
                 continue
             if self.duration_info == INFO_ORACLE:
                 believed = job.step_time
@@ -1375,14 +1433,26 @@ cdef class Core(_Encoder):
             job.noise = 0.0
             if believed == job.step_time:
                 continue
-            changed.append((rank, believed / job.step_time))
+            self.spec_factor[rank] = believed / job.step_time
             job.step_time = believed
             before = self.jobs.inv_solo[rank]
             self.jobs.inv_solo[rank] = 1.0 / (job.iterations * believed)
             self.inv_solo_sum += self.jobs.inv_solo[rank] - before
             if job.status == RUNNING:
                 self._update_rate(rank, True)
-        return changed
+
+    def spec_of(self, int rank):
+        """The ``JobSpec`` of the job of ``rank``; in a belief, with the step time the
+        belief holds (made on first use)."""
+        spec = self.specs[rank]
+        if self.spec_factor is not None:
+            factor = self.spec_factor.get(rank)
+            if factor is not None:
+                if type(factor) is not float:
+                    return factor  # made before
+                spec = _replace(spec, iter_time_s=spec.iter_time_s * factor)
+                self.spec_factor[rank] = spec
+        return spec
 
     # ------------------------------------------------------------- pickling
     def __reduce__(self):
@@ -1406,6 +1476,10 @@ cdef class Core(_Encoder):
                 self.step(max(op, 0), op < 0)
             elif op == "advance":
                 self.advance()
+            elif op == "settle":
+                self.settle()
+            elif op[0] == "settle_until":
+                self.settle_until(op[1])
             elif op[0] == "place":
                 self.place(op[1], op[2])
             elif op[0] == "schedule":
@@ -1444,7 +1518,9 @@ cdef class JobState:
 
     @property
     def spec(self):
-        """The immutable job description."""
+        """The immutable job description (a belief's: ``Core.spec_of``)."""
+        if self.core.spec_factor is not None:
+            return self.core.spec_of(self.rank)
         return self.core.specs[self.rank]
 
     @property

@@ -30,6 +30,7 @@ cdef class _State:
     cdef public object inputs  # the constructor's CoreInputs (pickling rebuilds from it)
     cdef public list ops  # the episode's operations so far (pickling replays them)
     cdef readonly bint belief  # a belief fork (Core.believe): no replay of an episode
+    cdef public dict spec_factor  # a belief's step-time factor (or believed spec) by rank
     cdef int sample_iterations
     cdef int duration_info
     cdef int max_suspends  # -1: no cap

@@ -50,9 +50,13 @@ def _copy_generator(rng: np.random.Generator | None) -> np.random.Generator | No
     if rng is None:
         return None
     bits = rng.bit_generator
-    copied = type(bits)(0)
+    copied = type(bits)(_PLACEHOLDER_SEED)  # its state is replaced at once
     copied.state = bits.state
     return np.random.Generator(copied)
+
+
+#: A made seed for ``_copy_generator`` (a ``SeedSequence`` given is not hashed again).
+_PLACEHOLDER_SEED = np.random.SeedSequence(0)
 
 
 class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):

@@ -376,22 +376,19 @@ class Simulator:
         other.cluster = self.cluster
         other.interference = self.interference
         other.core = core = fork_core(self.core)
-        ids = self.jobs._ids
+        table = self.jobs
+        ids = table._ids if isinstance(table, JobTable) else list(table)
         if belief:
             prior = core.belief_prior(BELIEF_DEFAULT_PRIOR_S) if prior_s is None else prior_s
             if not (is_finite(prior) and prior > 0):
                 raise ValueError(f"fork: prior_s must be a positive number of seconds, got {prior_s!r}")
-            changed = core.believe(float(prior))
+            core.believe(float(prior))
             ids = ids[: core.jobs.num_jobs]
-            specs = core.specs[: len(ids)]
-            for rank, factor in changed:
-                spec = specs[rank]
-                specs[rank] = replace(spec, iter_time_s=spec.iter_time_s * factor)
-            core.specs = specs
+            core.specs = core.specs[: len(ids)]  # believed step times: Core.spec_of
             core.rank_of = {job_id: rank for rank, job_id in enumerate(ids)}
             core.ops = []
             # the inputs' job table holds the truth: a belief keeps only the cluster's
-            core.inputs = replace(core.inputs, jobs=None)
+            core.inputs = replace(core.inputs, jobs=None)  # type: ignore[arg-type]
         other.gpus = core.gpus.gpu_state
         other.jobs = JobTable(core, ids)
         other._read_only_arrays()
@@ -480,6 +477,11 @@ class Simulator:
     def num_finished(self) -> int:
         """Jobs finished so far."""
         return int(self.core.num_finished)
+
+    @property
+    def num_arrived(self) -> int:
+        """Jobs that have arrived (finished ones included)."""
+        return self.core.num_arrived
 
     @property
     def jobs_in_system(self) -> int:
@@ -707,9 +709,12 @@ class Simulator:
     # ----------------------------------------------------------------- results
     def records(self) -> list[JobRecord]:
         """Records of the finished jobs, in finishing order."""
-        specs = self.core.specs
-        rank_of = self.core.rank_of
-        return [JobRecord.of(specs[rank_of[row[0]]], *row[1:]) for row in self.core.finished_jobs()]
+        core = self.core
+        rank_of = core.rank_of
+        if core.spec_factor is not None:  # a belief: its specs hold its step times
+            return [JobRecord.of(core.spec_of(rank_of[row[0]]), *row[1:]) for row in core.finished_jobs()]
+        specs = core.specs
+        return [JobRecord.of(specs[rank_of[row[0]]], *row[1:]) for row in core.finished_jobs()]
 
     def timeline(self) -> Timeline:
         """The cluster timeline up to now."""
@@ -724,7 +729,6 @@ class Simulator:
         holders = np.zeros(num_gpus, dtype=np.int64)
         # what the core counts a worker as: memory, or its share under the shares model
         inputs = self.core.inputs
-        rank_of = self.core.rank_of
         capacity = inputs.cluster.gpu_memory_gib
         node_cpu = self.cluster.node_cpu_milli.copy()
         node_memory = self.cluster.node_memory_mib.copy()
@@ -738,19 +742,19 @@ class Simulator:
             holds = status in (JobStatus.RUNNING, JobStatus.SUSPENDING, JobStatus.RESUMING)
             assert len(gpus) == job.num_gpus if holds else not gpus, (job_id, status.name, gpus)
             assert (job.node >= 0) == holds, f"job {job_id} {status.name} node={job.node}"
-            rank = rank_of[job_id]
             if gpus:
                 assert job.node == int(self.cluster.gpu_node[gpus[0]]), (job_id, job.node, gpus)
             if holds and inputs.sim.shares:
                 node = job.node
                 assert all(self.cluster.gpu_node[g] == node for g in gpus), (job_id, gpus)
-                node_cpu[node] -= inputs.jobs.cpu_milli[rank]
-                node_memory[node] -= inputs.jobs.host_memory_mib[rank]
+                cpu_milli, host_memory_mib, _ = job.node_request
+                node_cpu[node] -= cpu_milli
+                node_memory[node] -= host_memory_mib
             for g in gpus:
-                used[g] += inputs.jobs.memory_gib[rank]
+                used[g] += job.memory_gib
                 holders[g] += 1
                 if status == JobStatus.RUNNING:
-                    load[g] += inputs.jobs.intensity[rank]
+                    load[g] += job.intensity
                 assert job_id in self.gpu_jobs(g), (job_id, g)
             assert self.progress_of(job_id) <= job.spec.iterations + 1e-6
             in_queue = status in (JobStatus.PENDING, JobStatus.SUSPENDED)

@@ -359,11 +359,6 @@ def test_a_pickled_fork_continues_as_the_fork(driver: str) -> None:
     episode.check(fork, k, None, "the fork")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Core.settle records no operation in Core.ops, so a pickle of a settled "
-    "headless simulator (run_headless with auto_advance) replays without its settles",
-)
 def test_a_pickled_settled_headless_simulator_continues_as_it() -> None:
     config = {"cluster": "tiny", "workload": "thesis_poisson", "num_jobs": 3}
     episode = heuristic_episode(config, 0, "fifo")
@@ -428,8 +423,7 @@ def test_a_belief_fork_holds_what_a_scheduler_knows(
     expected_prior = believed_prior(original) if prior is None else prior
     for job_id in arrived:
         truth, believed = original.jobs[job_id], belief.jobs[job_id]
-        if truth.status != JobStatus.FINISHED:  # a finished job's: see the xfail below
-            assert believed.noise == 0.0, job_id
+        assert believed.noise == 0.0, job_id
         assert believed.status == truth.status and believed.gpus == truth.gpus
         assert belief.progress_of(job_id) == original.progress_of(job_id)
         if truth.status == JobStatus.FINISHED or info == "oracle":
@@ -455,11 +449,6 @@ def test_a_belief_fork_holds_what_a_scheduler_knows(
     episode.check(original, k, None, "the original")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Core.believe zeroes the sampling noise of the unfinished jobs only: a finished "
-    "job keeps its noise (JobState.noise, its measured step time) in the belief",
-)
 def test_a_belief_fork_keeps_no_sampling_noise() -> None:
     config = {"cluster": "tiny2", "workload": "philly_heavy", "num_jobs": 12}
     episode = random_episode(config, 5, 5)
