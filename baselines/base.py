@@ -23,7 +23,6 @@ preferred victim is not allowed it takes its next choice, or does not suspend.
 from __future__ import annotations
 
 import copy
-
 import math
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +51,12 @@ class Policy:
     """
 
     name = "policy"
+
+    #: True for a policy that sees what a scheduler cannot know (future arrivals, true
+    #: job lengths: a planner on full forks, ``lookahead:oracle=true``): an upper bound,
+    #: which the evaluation marks ``oracle`` in ``runs.csv`` and keeps out of its
+    #: rankings. A subclass (or an instance) that may see the future sets it.
+    oracle: bool = False
 
     def __init__(self, env: Any = None, seed: int | None = 0) -> None:
         self.env = env

@@ -107,18 +107,24 @@ class Lookahead(Policy):
         if isinstance(alternatives, str):  # from a spec: "[gandiva,sjf_pack]" or "gandiva"
             alternatives = [a.strip() for a in alternatives.strip("[]").split(",") if a.strip()]
         if objective not in OBJECTIVES:
-            raise ValueError(f"lookahead: objective must be one of {list(OBJECTIVES)}, got {objective!r}")
+            raise ValueError(
+                f"lookahead: objective must be one of {list(OBJECTIVES)}, got {objective!r}"
+            )
         if horizon is not None and not (
             isinstance(horizon, (int, float)) and math.isfinite(horizon) and horizon > 0
         ):
-            raise ValueError(f"lookahead: horizon must be a positive number or None, got {horizon!r}")
+            raise ValueError(
+                f"lookahead: horizon must be a positive number or None, got {horizon!r}"
+            )
         if not (isinstance(max_rollout_decisions, int) and max_rollout_decisions >= 1):
             raise ValueError(
                 f"lookahead: max_rollout_decisions must be a whole number >= 1, "
                 f"got {max_rollout_decisions!r}"
             )
         if prior_s is not None and not (math.isfinite(prior_s) and prior_s > 0):
-            raise ValueError(f"lookahead: prior_s must be a positive number of seconds, got {prior_s!r}")
+            raise ValueError(
+                f"lookahead: prior_s must be a positive number of seconds, got {prior_s!r}"
+            )
         self.base_spec = base
         self.alternative_specs = tuple(alternatives)
         self.base = make(base, seed=seed)
@@ -197,7 +203,9 @@ class Lookahead(Policy):
             end_s, base_score = carry[3], carry[4]
         else:
             end_s = (
-                math.inf if self.horizon is None else sim.now_s + self.horizon * self._typical_s(view)
+                math.inf
+                if self.horizon is None
+                else sim.now_s + self.horizon * self._typical_s(view)
             )
             base_score = self._rollout(view, base, end_s)
         best, best_score = base, base_score
@@ -236,8 +244,10 @@ class Lookahead(Policy):
         self.rollouts += 1
         apply_decision(sim, first)
         core.settle_until(end_s)
-        for made in range(self.max_rollout_decisions):
-            if core.done:
+        made = 0
+        while not core.done:
+            if made == self.max_rollout_decisions:  # cut short: scored where it got to
+                end_s = sim.now_s
                 break
             next_s = sim.next_event_time()
             beyond = next_s is None or next_s > end_s
@@ -248,9 +258,7 @@ class Lookahead(Policy):
                 break
             apply_decision(sim, decision)
             core.settle_until(end_s)
-        else:  # cut short by max_rollout_decisions: scored where it got to
-            made = self.max_rollout_decisions
-            end_s = sim.now_s
+            made += 1
         self.rollout_decisions += made + 1
         at = sim.now_s if core.done else max(sim.now_s, end_s)
         _, finish_sum, finish_max, left, remaining, arrivals = core.outcome(since, arrived, at)

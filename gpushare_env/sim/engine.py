@@ -381,7 +381,9 @@ class Simulator:
         if belief:
             prior = core.belief_prior(BELIEF_DEFAULT_PRIOR_S) if prior_s is None else prior_s
             if not (is_finite(prior) and prior > 0):
-                raise ValueError(f"fork: prior_s must be a positive number of seconds, got {prior_s!r}")
+                raise ValueError(
+                    f"fork: prior_s must be a positive number of seconds, got {prior_s!r}"
+                )
             core.believe(float(prior))
             ids = ids[: core.jobs.num_jobs]
             core.specs = core.specs[: len(ids)]  # believed step times: Core.spec_of
@@ -712,7 +714,10 @@ class Simulator:
         core = self.core
         rank_of = core.rank_of
         if core.spec_factor is not None:  # a belief: its specs hold its step times
-            return [JobRecord.of(core.spec_of(rank_of[row[0]]), *row[1:]) for row in core.finished_jobs()]
+            return [
+                JobRecord.of(core.spec_of(rank_of[row[0]]), *row[1:])
+                for row in core.finished_jobs()
+            ]
         specs = core.specs
         return [JobRecord.of(specs[rank_of[row[0]]], *row[1:]) for row in core.finished_jobs()]
 
