@@ -44,6 +44,10 @@ __all__ = ["DEFAULT_ALTERNATIVES", "OBJECTIVES", "Lookahead"]
 #: The heuristics whose proposals are the default candidates beside the base's.
 DEFAULT_ALTERNATIVES: tuple[str, ...] = ("gandiva", "sjf_pack", "tiresias", "fifo_pack")
 
+#: How often (decisions) a rollout on a full fork checks whether the jobs it is scored on
+#: have all finished (a belief's episode ends with them).
+_ORACLE_CHECK = 32
+
 #: The objectives a rollout may score (the episode's metric over the current jobs).
 OBJECTIVES: tuple[str, ...] = ("mean_jct", "makespan")
 
@@ -259,6 +263,12 @@ class Lookahead(Policy):
             apply_decision(sim, decision)
             core.settle_until(end_s)
             made += 1
+            if (
+                self.oracle
+                and made % _ORACLE_CHECK == 0
+                and not core.outcome(since, arrived, sim.now_s)[3]
+            ):
+                break  # a full fork goes on with later jobs: the current ones are done
         self.rollout_decisions += made + 1
         at = sim.now_s if core.done else max(sim.now_s, end_s)
         _, finish_sum, finish_max, left, remaining, arrivals = core.outcome(since, arrived, at)
