@@ -26,6 +26,7 @@ from gpushare_eval.report import (
     HEADLINE_METRICS,
     RunStatus,
     across_workloads,
+    is_oracle,
     render_markdown,
     render_ratio_table,
     run_status,
@@ -118,9 +119,9 @@ def _resolved_cluster(spec: Any) -> dict[str, Any]:
 
 
 def run_entry(run: RunSpec) -> dict[str, Any]:
-    """A run's entry in ``config.json``: everything needed to repeat it, and its ``key``
+    """A run's entry in ``config.json``: everything needed to repeat it, its ``key``
     (:func:`~gpushare_eval.store.run_key`, how a resume tells whether a recorded
-    run matches)."""
+    run matches) and whether its policy sees the future (``oracle``, not in the key)."""
     entry: dict[str, Any] = {
         "policy": run.policy.label,
         "workload": run.workload.label,
@@ -139,6 +140,7 @@ def run_entry(run: RunSpec) -> dict[str, Any]:
         "env_config": dict(run.env_config),
         "reset": {"seed": run.seed},
         "reproduce": _reproduce_command(run),
+        "oracle": run.policy.oracle,
     }
     entry["key"] = run_key(entry)
     return entry
@@ -209,7 +211,7 @@ def write_plots(
         )
         jcts: dict[str, list[np.ndarray]] = {}
         for output in mine:
-            jcts.setdefault(output.row["policy"], []).append(output.jct_s)
+            jcts.setdefault(_plot_label(output.row), []).append(output.jct_s)
         written.append(
             plots.plot_jct_cdf(
                 {p: np.concatenate(v) for p, v in jcts.items()},
@@ -217,7 +219,7 @@ def write_plots(
                 f"{name}: JCT CDF, all jobs of the complete runs of seeds {plan.seeds}",
             )
         )
-        series = {o.row["policy"]: o.series for o in mine if o.series is not None}
+        series = {_plot_label(o.row): o.series for o in mine if o.series is not None}
         if series:
             seed = next(o.row["seed"] for o in mine if o.series is not None)
             written.append(
@@ -238,11 +240,19 @@ def write_plots(
                     num_gpus,
                     lanes,
                     folder / f"gantt_{safe_name(name)}_{safe_name(policy)}.png",
-                    f"{policy} on {name}, seed {output.row['seed']}",
+                    f"{_plot_label(output.row)} on {name}, seed {output.row['seed']}",
                     gpu_node=gpu_node,
                 )
             )
     return written
+
+
+def _plot_label(row: Mapping[str, Any]) -> str:
+    """A run's policy as the plots name it: marked when it sees the future."""
+    from gpushare_eval.plots import ORACLE_LABEL
+
+    policy = str(row["policy"])
+    return f"{policy} {ORACLE_LABEL}" if is_oracle(row) else policy
 
 
 def _preamble(plan: Plan, argv: Sequence[str], outputs: Sequence[RunOutput]) -> list[str]:

@@ -28,6 +28,9 @@ __all__ = [
 
 _DPI = 120
 
+#: Follows the name of a policy that sees the future (an upper bound) in plots.
+ORACLE_LABEL = "(oracle)"
+
 
 def _pyplot() -> Any:
     """matplotlib.pyplot on the Agg backend."""
@@ -101,6 +104,10 @@ def plot_metric_bars(
     colours = _colours(policies)
     partial = [bool(entry["policies"][p].get("incomplete_seeds")) for p in policies]
     labels = [f"{p} †" if flagged else p for p, flagged in zip(policies, partial, strict=True)]
+    oracle = [bool(entry["policies"][p].get("oracle")) for p in policies]
+    labels = [
+        f"{label} {ORACLE_LABEL}" if o else label for label, o in zip(labels, oracle, strict=True)
+    ]
     columns = min(4, len(names))
     rows = math.ceil(len(names) / columns)
     figure, axes = plt.subplots(
@@ -120,9 +127,11 @@ def plot_metric_bars(
             errors.append(0.0 if stats["half_width"] is None else stats["half_width"])
         x = np.arange(len(policies))
         bars = ax.bar(x, means, yerr=errors, capsize=3, color=[colours[p] for p in policies])
-        for bar, flagged in zip(bars, partial, strict=True):
+        for bar, flagged, bound in zip(bars, partial, oracle, strict=True):
             if flagged:  # a mean over some of its runs only
                 bar.set_hatch("//")
+            if bound:  # sees the future: an upper bound
+                bar.set_alpha(0.45)
         if all(m >= 0 for m in means if not math.isnan(m)):
             ax.set_ylim(bottom=0)  # non-negative metric: keep the axis at zero
         ax.set_title(metric, fontsize=9)
@@ -135,6 +144,8 @@ def plot_metric_bars(
     title = f"{workload}: mean over seeds {entry['seeds']} with {level:.0%} CI"
     if any(partial):
         title += "; † hatched: incomplete runs left out, mean of the complete ones only"
+    if any(oracle):
+        title += f"; {ORACLE_LABEL}, pale: sees the future, an upper bound"
     figure.suptitle(title, fontsize=10)
     figure.savefig(path, dpi=_DPI)
     plt.close(figure)
@@ -164,8 +175,11 @@ def plot_across_workloads(table: Mapping[str, Any], path: Path, title: str) -> P
     for k, policy in enumerate(policies):
         per = table["policies"][policy]["per_workload"]
         values = [np.nan if per[w] is None else per[w] for w in workloads]
-        ax.bar(x + (k - (len(policies) - 1) / 2) * width, values, width, label=policy,
-               color=colours[policy])  # fmt: skip
+        # an oracle's bar (sees the future: an upper bound) is pale and labelled so
+        pale = {"alpha": 0.45} if table["policies"][policy].get("oracle") else {}
+        label = f"{policy} {ORACLE_LABEL}" if pale else policy
+        ax.bar(x + (k - (len(policies) - 1) / 2) * width, values, width, label=label,
+               color=colours[policy], **pale)  # fmt: skip
     ax.set_yscale("log")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(x, workloads, fontsize=8)

@@ -26,6 +26,13 @@ Statistics (see :mod:`gpushare_eval.stats`), over complete runs only:
       the IQM of each run's mean JCT over its lower bound, and the probability of beating
       the reference, with stratified bootstrap intervals (:mod:`gpushare_eval.aggregate`,
       a seeded generator: the same rows give the same intervals).
+
+Oracle policies (a row's ``oracle`` is 1: the policy sees the future, future arrivals and
+true job lengths, as ``lookahead:oracle=true`` does) are upper bounds, not contenders:
+they have their statistics (means, ratios, paired differences) but are never best, are
+left out of the aggregates beside the others (they have their own, ``oracle_aggregates``)
+and come last in every table, marked :data:`ORACLE_MARK`. Without one, the summary is
+what it was before the column existed.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ __all__ = [
     "HEADLINE_METRICS",
     "HIGHER_IS_BETTER",
     "INCOMPLETE_MARK",
+    "ORACLE_MARK",
     "PARTIAL_MARK",
     "RUN_COLUMNS",
     "STATUS_DOCS",
@@ -53,6 +61,8 @@ __all__ = [
     "describe_incomplete_run",
     "format_value",
     "incomplete_runs",
+    "is_oracle",
+    "oracle_policies",
     "render_across_workloads",
     "render_aggregates",
     "render_markdown",
@@ -128,6 +138,23 @@ def run_status(row: Mapping[str, Any]) -> RunStatus:
 
 
 _COMPLETE = RunStatus.COMPLETE
+
+
+def is_oracle(row: Mapping[str, Any]) -> bool:
+    """True if a row's run was played by a policy that sees the future (its ``oracle``
+    column: ``1``; missing or empty, as in a ``runs.csv`` written before the column:
+    not)."""
+    value = row.get("oracle")
+    if value in (None, ""):
+        return False
+    if isinstance(value, str):
+        return value.strip().lower() not in ("0", "false", "0.0")
+    return bool(value)
+
+
+def oracle_policies(summary: Mapping[str, Any]) -> list[str]:
+    """The summary's policies that see the future (upper bounds, not ranked)."""
+    return list(summary.get("oracle_policies", []))
 
 
 def incomplete_runs(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -215,13 +242,19 @@ def summarize_runs(
         ``"jct_lower_bound_s": {"n", "mean", "half_width"}`` over the seeds of its complete
         runs: no scheduler's mean JCT is lower. When two or more workloads have one, the
         summary also has ``"aggregates"``: :func:`gpushare_eval.aggregate.aggregate_scores`
-        of the runs' mean JCT over their lower bound, with ``reference``.
+        of the runs' mean JCT over their lower bound, with ``reference``. When some rows
+        are oracle runs (:func:`is_oracle`), the summary lists their policies in
+        ``"oracle_policies"``, their cells have ``"oracle": True`` and are never
+        ``best``, and they are left out of ``"aggregates"``: theirs are in
+        ``"oracle_aggregates"`` (resampled apart, with ``reference`` for their
+        probability of beating it). Without oracle rows none of these keys is there.
 
     Raises:
         ValueError: A row misses a key or has an unknown status, or a (policy, workload,
             seed) appears twice.
     """
     seen: set[tuple[str, str, int]] = set()
+    oracles: set[str] = set()
     by_cell: dict[tuple[str, str], dict[int, Mapping[str, Any]]] = {}
     status: dict[tuple[str, str, int], RunStatus] = {}
     for index, row in enumerate(rows):
@@ -234,6 +267,8 @@ def summarize_runs(
         seen.add(key)
         status[key] = run_status(row)
         by_cell.setdefault((key[1], key[0]), {})[key[2]] = row
+        if is_oracle(row):
+            oracles.add(key[0])
     policy_order = (
         list(policies) if policies is not None else _ordered_unique(str(r["policy"]) for r in rows)
     )
@@ -273,6 +308,10 @@ def summarize_runs(
         ],
         "workloads": {},
     }
+    if oracles:
+        summary["oracle_policies"] = [p for p in policy_order if p in oracles] + sorted(
+            oracles - set(policy_order)
+        )
     for workload in workload_order:
         present = [p for p in policy_order if (workload, p) in by_cell]
         if not present:
@@ -291,10 +330,13 @@ def summarize_runs(
                 "incomplete_seeds": sorted(set(every) - set(runs)),
                 "metrics": {},
             }
+            if policy in oracles:
+                cell["oracle"] = True
             for metric in metrics:
                 values = [float(runs[s][metric]) for s in sorted(runs)]
                 ci = mean_ci(values, level)
-                if not cell["incomplete_seeds"]:  # a partial mean is never ranked
+                # a partial mean is never ranked, nor an oracle's
+                if not cell["incomplete_seeds"] and policy not in oracles:
                     means[metric][policy] = ci.mean
                 stats: dict[str, Any] = {
                     "n": ci.n,
@@ -360,8 +402,10 @@ def summarize_runs(
                            if str(r["policy"]) in policy_order else len(policy_order),
                            workload_order.index(str(r["workload"]))),
         )  # fmt: skip
+        scores = run_scores(ordered, lambda r: run_status(r) is _COMPLETE)
+        fair = {p: per for p, per in scores.items() if p not in oracles}
         aggregates = aggregate_scores(
-            run_scores(ordered, lambda r: run_status(r) is _COMPLETE),
+            fair,
             reference=reference,
             rng=np.random.default_rng(bootstrap_seed),
             reps=bootstrap_reps,
@@ -373,6 +417,26 @@ def summarize_runs(
                 "bootstrap_seed": bootstrap_seed,
                 **aggregates,
             }
+        bounds = {p: per for p, per in scores.items() if p in oracles}
+        if bounds:  # the same statistics, apart (their own resamples): never ranked
+            with_reference = dict(bounds)
+            if reference in fair:  # the probability of beating it
+                with_reference[reference] = fair[reference]
+            upper = aggregate_scores(
+                with_reference,
+                reference=reference,
+                rng=np.random.default_rng(bootstrap_seed),
+                reps=bootstrap_reps,
+                level=level,
+            )
+            if upper is not None:
+                upper["policies"] = {p: e for p, e in upper["policies"].items() if p in oracles}
+                upper["left_out"] = {p: r for p, r in upper["left_out"].items() if p in oracles}
+                summary["oracle_aggregates"] = {
+                    "score": "mean_jct_s / mean_solo_s of each run (1.0 is unbeatable)",
+                    "bootstrap_seed": bootstrap_seed,
+                    **upper,
+                }
     return summary
 
 
@@ -406,6 +470,8 @@ STATUS_DOCS: dict[str, str] = {
 #: Marks a policy with incomplete runs in every table, and its partial means.
 INCOMPLETE_MARK = "⚠"
 PARTIAL_MARK = "†"
+#: Follows an oracle policy's name in every table (it sees the future: never ranked).
+ORACLE_MARK = "(oracle: sees the future; an upper bound, not ranked)"
 
 
 def _is_partial(cell: Mapping[str, Any]) -> bool:
@@ -415,10 +481,34 @@ def _is_partial(cell: Mapping[str, Any]) -> bool:
 
 
 def _policy_cell(policy: str, cell: Mapping[str, Any]) -> str:
-    """The policy's name, flagged when some of its runs are incomplete."""
-    if not _is_partial(cell):
-        return policy
-    return f"{policy} {INCOMPLETE_MARK} incomplete ({cell['n']}/{cell['runs']} runs)"
+    """The policy's name, flagged when some of its runs are incomplete, and marked
+    :data:`ORACLE_MARK` when it sees the future."""
+    label = policy
+    if _is_partial(cell):
+        label = f"{policy} {INCOMPLETE_MARK} incomplete ({cell['n']}/{cell['runs']} runs)"
+    if cell.get("oracle"):
+        label = f"{label} {ORACLE_MARK}"
+    return label
+
+
+def _fair_first(cells: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The policies of a workload's cells, the oracle ones last (each group in order)."""
+    return sorted(cells, key=lambda p: bool(cells[p].get("oracle")))
+
+
+def _oracle_note(summary: Mapping[str, Any]) -> list[str]:
+    """The paragraph saying which policies see the future (nothing when none does)."""
+    oracles = oracle_policies(summary)
+    if not oracles:
+        return []
+    return [
+        f"**Oracle policies: {', '.join(f'`{p}`' for p in oracles)} see the future (future "
+        "arrivals and true job lengths, which no scheduler knows): their figures are upper "
+        f"bounds, not results. In every table they come last, marked {ORACLE_MARK}; "
+        "they are never bold, and the aggregates across workloads leave them out (their "
+        "own table follows them).**",
+        "",
+    ]
 
 
 def _mean_cell(stats: Mapping[str, Any], partial: bool = False) -> str:
@@ -516,7 +606,8 @@ def across_workloads(summary: Mapping[str, Any]) -> dict[str, Any] | None:
 
     Returns:
         ``{"workloads": [...], "policies": {policy: {"per_workload": {w: ratio or None},
-        "overall": ratio or None}}}``.
+        "overall": ratio or None}}}``; an oracle policy's entry also has ``"oracle":
+        True`` (the oracle policies come last).
     """
     entries = {
         w: e
@@ -526,6 +617,8 @@ def across_workloads(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     if len(entries) < 2:
         return None
     policies = _ordered_unique(p for e in entries.values() for p in e["policies"])
+    oracles = set(oracle_policies(summary))
+    policies = [p for p in policies if p not in oracles] + [p for p in policies if p in oracles]
     table: dict[str, Any] = {"workloads": list(entries), "policies": {}}
     for policy in policies:
         per: dict[str, float | None] = {}
@@ -542,6 +635,8 @@ def across_workloads(summary: Mapping[str, Any]) -> dict[str, Any] | None:
             else None
         )
         table["policies"][policy] = {"per_workload": per, "overall": overall}
+        if policy in oracles:
+            table["policies"][policy]["oracle"] = True
     return table
 
 
@@ -555,15 +650,16 @@ def render_across_workloads(table: Mapping[str, Any]) -> list[str]:
         values = [
             (r["overall"] if column == "overall" else r["per_workload"][column])
             for r in rows.values()
+            if not r.get("oracle")  # an upper bound is never best
         ]
         finite = [v for v in values if v is not None]
         best[column] = min(finite) if finite else math.inf
 
-    def cell(value: float | None, column: str) -> str:
+    def cell(value: float | None, column: str, oracle: bool = False) -> str:
         if value is None:
             return "n/a"
         text = f"{value:.2f}"
-        return f"**{text}**" if value <= best[column] else text
+        return f"**{text}**" if value <= best[column] and not oracle else text
 
     lines = [
         "## Across workloads: mean JCT / lower bound",
@@ -577,9 +673,9 @@ def render_across_workloads(table: Mapping[str, Any]) -> list[str]:
         ["policy", *(f"`{w}`" for w in workloads), "overall"],
         (
             [
-                policy,
-                *(cell(r["per_workload"][w], w) for w in workloads),
-                cell(r["overall"], "overall"),
+                f"{policy} {ORACLE_MARK}" if r.get("oracle") else policy,
+                *(cell(r["per_workload"][w], w, bool(r.get("oracle"))) for w in workloads),
+                cell(r["overall"], "overall", bool(r.get("oracle"))),
             ]
             for policy, r in rows.items()
         ),
@@ -597,8 +693,9 @@ def _interval_cell(stats: Mapping[str, Any] | None, digits: int = 2) -> str:
     )
 
 
-def render_aggregates(aggregates: Mapping[str, Any]) -> list[str]:
-    """The markdown section of the summary's ``aggregates`` (interval estimates)."""
+def render_aggregates(aggregates: Mapping[str, Any], *, oracle: bool = False) -> list[str]:
+    """The markdown section of the summary's ``aggregates`` (interval estimates), or with
+    ``oracle`` of its ``oracle_aggregates`` (the policies that see the future, apart)."""
     level, reference = aggregates["level"], aggregates["reference"]
     seeds = aggregates["seeds"]
     counts = sorted({len(s) for s in seeds.values()})
@@ -612,8 +709,15 @@ def render_aggregates(aggregates: Mapping[str, Any]) -> list[str]:
             f" and the probability that a run of the policy scores lower than a run of "
             f"`{reference}` on the same workload (0.50: even)"
         )
+    heading = f"## Across workloads: aggregates with {level:.0%} intervals"
+    if oracle:
+        heading += f" of the oracle policies {ORACLE_MARK}"
+        what = (
+            "The policies that see the future, apart from the others (upper bounds, never "
+            "ranked). " + what
+        )
     lines = [
-        f"## Across workloads: aggregates with {level:.0%} intervals",
+        heading,
         "",
         what + f"; [intervals] from a stratified bootstrap ({aggregates['reps']:,} resamples "
         "of the seeds within each workload, percentile intervals; Agarwal et al., NeurIPS "
@@ -632,7 +736,7 @@ def render_aggregates(aggregates: Mapping[str, Any]) -> list[str]:
     body = []
     for policy, entry in aggregates["policies"].items():
         row = [
-            policy,
+            f"{policy} {ORACLE_MARK}" if oracle else policy,
             str(entry["runs"]),
             _interval_cell(entry["geometric_mean"]),
             _interval_cell(entry["iqm"]),
@@ -687,14 +791,17 @@ def render_markdown(
             "",
         ]
         lines += _incomplete_section(summary)
+        lines += _oracle_note(summary)
     across = across_workloads(summary)
     if across is not None:
         lines += render_across_workloads(across)
     if summary.get("aggregates") and not main_table_only:
         lines += render_aggregates(summary["aggregates"])
+    if summary.get("oracle_aggregates") and not main_table_only:
+        lines += render_aggregates(summary["oracle_aggregates"], oracle=True)
     for workload, entry in summary["workloads"].items():
         cells = entry["policies"]
-        policies = list(cells)
+        policies = _fair_first(cells)
         seeds = entry["seeds"]
         labels = {p: _policy_cell(p, cells[p]) for p in policies}
         lines += [f"## Workload `{workload}` (seeds {_seed_text(seeds)})", ""]
@@ -806,7 +913,8 @@ def render_ratio_table(summary: Mapping[str, Any]) -> str:
             "| " + " | ".join(header) + " |",
             "|---|" + "|".join("---:" for _ in header[1:]) + "|",
         ]
-        for policy, cell in entry["policies"].items():
+        for policy in _fair_first(entry["policies"]):
+            cell = entry["policies"][policy]
             m = cell["metrics"]
             mark = f" {PARTIAL_MARK}" if _is_partial(cell) else ""
             values = [

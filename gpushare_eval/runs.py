@@ -7,6 +7,11 @@ row says how its run ended (:func:`status_of`): complete, truncated by the decis
 the time cap, or unfinished. A Ctrl-C stops the workers at once, without a traceback
 from each (:class:`KeyboardInterrupt` reaches the caller); a worker that dies ends the
 pool (:class:`WorkerDied`).
+
+The progress bar counts the runs done and, beside it, the jobs finished so far of the
+runs in progress (``2 running: 1,234/4,000 jobs``): each run reports them every
+:data:`PROGRESS_INTERVAL_S` at most (:class:`JobProgress`, after its decisions), through
+a queue from a pool's workers. Ray tasks report nothing (the bar counts their runs).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +42,8 @@ from gpushare_eval.report import HEADLINE_METRICS, RunStatus
 from gpushare_eval.specs import OTHER_METRICS, PROG, PolicySpec, RunOutput, RunSpec, one_line
 
 __all__ = [
+    "PROGRESS_INTERVAL_S",
+    "JobProgress",
     "WorkerDied",
     "agent_algorithm",
     "execute_run",
@@ -99,6 +106,7 @@ class _Episode:
     jobs_total: int
     truncated_by: TruncatedBy | None = None
     invalid: int = 0
+    oracle: bool = False
 
 
 def status_of(jobs_finished: int, jobs_total: int, truncated_by: str | None) -> RunStatus:
@@ -124,13 +132,14 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     env: Any = make_env(spec.env_config)
     policy = make_policy(spec.policy, env)
     recorder = PlacementRecorder() if spec.record_gantt else None
+    observer = _chain(recorder.observe if recorder is not None else None, _progress_hook(spec))
 
-    def record_holds(step: Step) -> None:
+    def observe(step: Step) -> None:
         # after every decision (nothing holds a GPU before the first one)
-        assert recorder is not None
-        recorder.observe(env.unwrapped.simulator)
+        assert observer is not None
+        observer(env.unwrapped.simulator)
 
-    callback = record_holds if recorder is not None else None
+    callback = observe if observer is not None else None
     with warnings.catch_warnings():  # a cut trace is in the plan's notes, once
         warnings.simplefilter("ignore", TraceCutWarning)
         episode = rollout(policy, env, seed=spec.seed, callback=callback)
@@ -147,7 +156,7 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     return _Episode(
         records, timeline, metrics, episode.steps, episode.truncated, rejected, sim.cluster,
         recorder, int(episode.reset_info["num_jobs"]), episode.info.get("truncated_by"),
-        episode.invalid_actions,
+        episode.invalid_actions, _sees_the_future(policy),
     )  # fmt: skip
 
 
@@ -189,6 +198,7 @@ def _run_headless(spec: RunSpec) -> _Episode:
     jobs, cluster, sim_config, rng, rejected = headless_setup(spec)
     policy = baselines.make(str(spec.policy.name), **dict(spec.policy.params))
     recorder = PlacementRecorder() if spec.record_gantt else None
+    observer = _chain(recorder.observe if recorder is not None else None, _progress_hook(spec))
     result = run_headless(
         jobs,
         cluster,
@@ -200,16 +210,106 @@ def _run_headless(spec: RunSpec) -> _Episode:
         max_decisions=config.decision_cap(len(jobs)),
         max_time_s=config.limits.max_time_s,
         max_decisions_per_instant=_LIVELOCK_DECISIONS,
-        on_decision=recorder.observe if recorder is not None else None,
+        on_decision=observer,
     )
     return _Episode(
         result.records, result.timeline, result.metrics, result.steps, result.truncated,
-        rejected, cluster, recorder, len(jobs), result.truncated_by,
+        rejected, cluster, recorder, len(jobs), result.truncated_by, 0, _sees_the_future(policy),
     )  # fmt: skip
 
 
 #: Decisions at one instant after which a headless run is stopped as a livelock.
 _LIVELOCK_DECISIONS = 100_000
+
+
+def _sees_the_future(policy: Any) -> bool:
+    """``Policy.oracle`` of what played a run (a saved agent's predictor has none)."""
+    return bool(getattr(policy, "oracle", False))
+
+
+def _chain(*observers: Callable[[Any], None] | None) -> Callable[[Any], None] | None:
+    """One callable calling each given observer in turn with the simulator (``None`` when
+    none is given)."""
+    present = [observer for observer in observers if observer is not None]
+    if len(present) <= 1:
+        return present[0] if present else None
+
+    def chained(sim: Any) -> None:
+        for observer in present:
+            observer(sim)
+
+    return chained
+
+
+# ------------------------------------------------------------ progress within runs
+#: Seconds between two reports of a run's finished jobs (at most; none in a run's
+#: first interval, so a short run reports nothing).
+PROGRESS_INTERVAL_S = 0.5
+
+#: Where a run reports its progress, ``(run index, jobs finished, jobs total)``: set in
+#: a pool's workers (a queue to the main process) or in the main process while
+#: :func:`run_all` runs there with a progress bar; ``None`` otherwise (no reports).
+_reporter: Callable[[int, int, int], None] | None = None
+#: The interval of the reports (:data:`PROGRESS_INTERVAL_S` when :func:`run_all` began).
+_report_every_s = PROGRESS_INTERVAL_S
+
+
+class JobProgress:
+    """An ``on_decision`` observer reporting a run's finished jobs every ``interval_s``
+    seconds at most: what a progress bar shows of a long run (one lookahead run on a
+    2,000-job trace takes minutes).
+
+    It costs nothing measurable per decision: it reads the clock only every ``stride``
+    decisions, a stride that follows the decisions' pace (doubled while checks come
+    more than 16 times an interval, halved while they come less than 4 times; 1 for
+    slow decisions, up to 1,024 for fast ones), and the simulator only when a report
+    is due (its jobs finished and in the workload). No report comes in a run's first
+    interval, so a short run reports nothing.
+
+    Args:
+        index: The run's ``RunSpec.index``.
+        report: Called with ``(index, jobs finished, jobs total)``.
+        interval_s: Least time between two reports (the first one after it too).  [s]
+        clock: Monotonic seconds.
+    """
+
+    __slots__ = ("checked_s", "clock", "due_s", "index", "interval_s", "left", "report", "stride")
+
+    #: Most decisions between two looks at the clock.
+    MAX_STRIDE = 1024
+
+    def __init__(
+        self,
+        index: int,
+        report: Callable[[int, int, int], None],
+        interval_s: float = PROGRESS_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.index, self.report, self.interval_s, self.clock = index, report, interval_s, clock
+        self.checked_s = clock()
+        self.due_s = self.checked_s + interval_s
+        self.stride = self.left = 1
+
+    def __call__(self, sim: Any) -> None:
+        self.left -= 1
+        if self.left > 0:
+            return
+        now = self.clock()
+        since = now - self.checked_s
+        if since < self.interval_s / 16:
+            self.stride = min(2 * self.stride, self.MAX_STRIDE)
+        elif since > self.interval_s / 4:
+            self.stride = max(self.stride // 2, 1)
+        self.left, self.checked_s = self.stride, now
+        if now < self.due_s:
+            return
+        self.due_s = now + self.interval_s
+        self.report(self.index, int(sim.num_finished), len(sim.jobs))
+
+
+def _progress_hook(spec: RunSpec) -> JobProgress | None:
+    """The run's progress observer, when something listens (:data:`_reporter`)."""
+    return None if _reporter is None else JobProgress(spec.index, _reporter, _report_every_s)
 
 
 def execute_run(spec: RunSpec) -> RunOutput:
@@ -244,6 +344,7 @@ def execute_run(spec: RunSpec) -> RunOutput:
     row["invalid_actions"] = episode.invalid
     for metric in OTHER_METRICS:
         row[metric] = float(metrics.get(metric, math.nan))
+    row["oracle"] = int(episode.oracle)
     jct_s = np.array([r.finish_s - r.arrival_s for r in records], dtype=float)
     jobs = [_job_row(spec, r) for r in records] if spec.keep_jobs else []
     series = None
@@ -335,7 +436,9 @@ def run_all(
     Args:
         specs: The runs.
         workers: Processes; 1 runs everything in this process.
-        progress: Show a progress bar (tqdm when installed) on stderr.
+        progress: Show a progress bar (tqdm when installed) on stderr, with the jobs
+            finished of the runs in progress (the local backend; ``False``: the runs
+            report nothing).
         on_done: Called with each output as it completes (in completion order).
         keep: Keep the outputs to return them; ``False`` when ``on_done`` takes care of
             them (a long evaluation's job records need not stay in memory).
@@ -356,53 +459,96 @@ def run_all(
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     bar = _progress_bar(len(specs), progress)
+    # the jobs finished of the runs in progress, beside the bar (the local backend)
+    running = _RunningJobs(bar) if progress and backend == "local" else None
     outputs: list[RunOutput] = []
 
     def done(output: RunOutput) -> None:
         if keep:
             outputs.append(output)
+        if running is not None:
+            running.ended(output.index)
         bar.update(1)
         if on_done:
             with _interrupts_deferred():
                 on_done(output)
 
+    global _reporter, _report_every_s
     try:
         if backend == "ray":
             from gpushare_eval.ray_backend import run_on_ray
 
             run_on_ray(specs, done, address=ray_address, workers=workers)
         elif workers <= 1 or len(specs) <= 1:
+            _reporter = running.report if running is not None else None
+            _report_every_s = PROGRESS_INTERVAL_S
             for spec in specs:
                 done(execute_run_safely(spec))
         else:
-            _run_in_pool(specs, workers, done)
+            _run_in_pool(specs, workers, done, running.report if running is not None else None)
     finally:
+        _reporter = None
         bar.close()
     return sorted(outputs, key=lambda o: o.index)
 
 
-def _run_in_pool(specs: Sequence[RunSpec], workers: int, done: Callable[[RunOutput], None]) -> None:
-    """Run the specs over a process pool, calling ``done`` as each one ends."""
+def _run_in_pool(
+    specs: Sequence[RunSpec],
+    workers: int,
+    done: Callable[[RunOutput], None],
+    report: Callable[[int, int, int], None] | None = None,
+) -> None:
+    """Run the specs over a process pool, calling ``done`` as each one ends, and
+    ``report`` with the progress the runs report (:class:`JobProgress`, through a
+    queue read between the runs' ends; ``None``: the runs report nothing)."""
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_setup)
+    queue = context.Queue() if report is not None else None
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_worker_setup,
+        initargs=(queue, PROGRESS_INTERVAL_S),
+    )
     try:
-        futures = [pool.submit(execute_run_safely, spec) for spec in specs]
-        for future in as_completed(futures):
-            try:
-                output = future.result()
-            except BrokenProcessPool:
-                raise WorkerDied(
-                    "a worker process died (killed by a signal, or out of memory)"
-                ) from None
-            done(output)
+        index_of = {pool.submit(execute_run_safely, spec): spec.index for spec in specs}
+        pending = set(index_of)
+        # the reports are read whenever a run ends, and at least this often
+        timeout = None if queue is None else max(PROGRESS_INTERVAL_S, 0.1)
+        while pending:
+            finished, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
+            if queue is not None and report is not None:
+                _drain(queue, report)
+            for future in sorted(finished, key=index_of.__getitem__):
+                try:
+                    output = future.result()
+                except BrokenProcessPool:
+                    raise WorkerDied(
+                        "a worker process died (killed by a signal, or out of memory)"
+                    ) from None
+                done(output)
     except BaseException:
         with _interrupts_ignored():  # a second Ctrl-C must not cut this short
             _stop_pool(pool)
         raise
-    pool.shutdown()
+    else:
+        pool.shutdown()
+    finally:
+        if queue is not None:  # once the workers are gone: nothing writes to it any more
+            queue.close()
+
+
+def _drain(queue: Any, report: Callable[[int, int, int], None]) -> None:
+    """Pass on every progress report waiting in ``queue`` (best effort: a report that
+    cannot be read is dropped)."""
+    while True:
+        try:
+            index, finished, total = queue.get_nowait()
+        except Exception:  # queue.Empty, or a report cut short by a dying worker
+            return
+        report(index, finished, total)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -419,16 +565,28 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True)
 
 
-def _worker_setup() -> None:
+def _worker_setup(queue: Any = None, every_s: float = PROGRESS_INTERVAL_S) -> None:
     """Worker initializer: leave Ctrl-C to the main process (which stops the workers), and
     end with the main process: killed, it would leave its workers waiting for work
-    forever (each holds its task queue's write end, so it never reads an end of file)."""
+    forever (each holds its task queue's write end, so it never reads an end of file).
+    With a ``queue``, the worker's runs report their progress into it every ``every_s``
+    seconds at most (:data:`_reporter`; a report never waits, nor holds up the worker's
+    exit)."""
     import multiprocessing
 
+    global _reporter, _report_every_s
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+    if queue is not None:
+        queue.cancel_join_thread()  # reports left unsent at exit are dropped
+
+        def report(index: int, finished: int, total: int) -> None:
+            with contextlib.suppress(Exception):  # progress never fails a run
+                queue.put_nowait((index, finished, total))
+
+        _reporter, _report_every_s = report, every_s
 
 
 def _exit_with(parent: Any) -> None:
@@ -475,22 +633,94 @@ class _PlainProgress:
     def __init__(self, total: int, enabled: bool) -> None:
         self.total, self.done, self.enabled = total, 0, enabled
         self.start = time.perf_counter()
+        self.postfix, self.width = "", 0
 
     def update(self, count: int) -> None:
         self.done += count
-        if self.enabled:
-            elapsed = time.perf_counter() - self.start
-            left = elapsed / self.done * (self.total - self.done)
-            print(
-                f"\r{PROG}: {self.done}/{self.total} runs, {elapsed:.0f} s, ~{left:.0f} s left",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
+        self._print()
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        self.postfix, self.width = text, max(self.width, 1)  # lines may shrink: pad them
+        if refresh:
+            self._print()
+
+    def _print(self) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.start
+        line = f"\r{PROG}: {self.done}/{self.total} runs, {elapsed:.0f} s"
+        if self.done:
+            line += f", ~{elapsed / self.done * (self.total - self.done):.0f} s left"
+        if self.postfix:
+            line += f"; {self.postfix}"
+        padding = " " * max(0, self.width - len(line))  # over a longer line
+        if self.width:
+            self.width = len(line)
+        print(line + padding, end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
-        if self.enabled and self.done:
+        if self.enabled and (self.done or self.postfix):
             print(file=sys.stderr)
+
+
+class _RunningJobs:
+    """The jobs finished so far of the runs in progress, shown after the bar of runs
+    done (``1 running: 1,234/2,000 jobs``): the runs report them (:class:`JobProgress`).
+
+    Shown at most every ``refresh_s`` seconds: every half second on a terminal, every
+    half minute into a file or a pipe (where each redraw is more text). Nothing is shown
+    until a run reports, so runs shorter than :data:`PROGRESS_INTERVAL_S` leave the bar
+    as it was. A report of a run that has ended is ignored (it may arrive after the
+    run's output).
+    """
+
+    def __init__(self, bar: Any, refresh_s: float | None = None) -> None:
+        self.bar = bar
+        if refresh_s is None:
+            refresh_s = PROGRESS_INTERVAL_S if _is_terminal(sys.stderr) else 30.0
+        self.refresh_s = refresh_s
+        self.runs: dict[int, tuple[int, int]] = {}
+        self.done: set[int] = set()
+        self.text = ""
+        self.shown_s = -math.inf
+
+    def report(self, index: int, finished: int, total: int) -> None:
+        """A run's progress: ``finished`` of its ``total`` jobs."""
+        if index in self.done:
+            return
+        self.runs[index] = (finished, total)
+        now = time.monotonic()
+        if now - self.shown_s >= self.refresh_s:
+            self.shown_s = now
+            self._show(refresh=True)
+
+    def ended(self, index: int) -> None:
+        """Run ``index`` ended: its jobs leave the text (drawn with the bar's next update)."""
+        self.done.add(index)
+        if self.runs.pop(index, None) is not None:
+            self._show(refresh=False)
+
+    def describe(self) -> str:
+        """``1 running: 1,234/2,000 jobs`` (empty when no run in progress reported)."""
+        if not self.runs:
+            return ""
+        finished = sum(f for f, _ in self.runs.values())
+        total = sum(t for _, t in self.runs.values())
+        return f"{len(self.runs)} running: {finished:,}/{total:,} jobs"
+
+    def _show(self, refresh: bool) -> None:
+        text = self.describe()
+        if text != self.text:
+            self.text = text
+            self.bar.set_postfix_str(text, refresh=refresh)
+
+
+def _is_terminal(stream: Any) -> bool:
+    """True if ``stream`` is a terminal."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:

@@ -46,7 +46,13 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "rejected_jobs",
     "invalid_actions",
     *OTHER_METRICS,
+    "oracle",
 )
+
+#: ``runs.csv``'s columns before ``oracle`` was added (the last column): a resume reads
+#: such a file (its runs get ``oracle`` from the plan, :class:`~gpushare_eval.store.
+#: RunStore`).
+LEGACY_EXTRA_COLUMNS: tuple[str, ...] = EXTRA_COLUMNS[:-1]
 
 #: Columns of ``jobs.csv``.
 JOB_COLUMNS: tuple[str, ...] = (
@@ -134,6 +140,31 @@ class PolicySpec:
     def is_agent(self) -> bool:
         """True for a saved learned agent."""
         return self.path is not None
+
+    @property
+    def oracle(self) -> bool:
+        """True for a baseline that sees the future (``baselines.base.Policy.oracle``: a
+        planner on full forks, ``lookahead:oracle=true``): an upper bound, marked
+        ``oracle`` in ``runs.csv`` and kept out of the summary's rankings. Decided by
+        building the policy (once per name and parameters); a saved agent never is."""
+        if self.name is None:
+            return False
+        return _is_oracle(self.name, dict(self.params))
+
+
+#: ``PolicySpec.oracle`` by (name, parameters).
+_ORACLE: dict[tuple[str, str], bool] = {}
+
+
+def _is_oracle(name: str, params: dict[str, Any]) -> bool:
+    """Whether ``baselines.make(name, **params)`` builds a policy that sees the future."""
+    key = (name, repr(sorted(params.items())))
+    found = _ORACLE.get(key)
+    if found is None:
+        import baselines
+
+        found = _ORACLE[key] = bool(baselines.make(name, **params).oracle)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

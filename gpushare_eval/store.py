@@ -61,6 +61,7 @@ from gpushare_eval.report import HEADLINE_METRICS, RUN_COLUMNS
 from gpushare_eval.specs import (
     EXTRA_COLUMNS,
     JOB_COLUMNS,
+    LEGACY_EXTRA_COLUMNS,
     OTHER_METRICS,
     PlanError,
     RunOutput,
@@ -69,6 +70,7 @@ from gpushare_eval.specs import (
 
 __all__ = [
     "HARNESS_FILES",
+    "LEGACY_RUNS_CSV_COLUMNS",
     "RUNS_CSV_COLUMNS",
     "FolderState",
     "RunStore",
@@ -85,6 +87,10 @@ __all__ = [
 
 #: ``runs.csv``'s columns, in order.
 RUNS_CSV_COLUMNS: tuple[str, ...] = (*RUN_COLUMNS, *EXTRA_COLUMNS)
+
+#: ``runs.csv``'s columns as the harness wrote them before the ``oracle`` column: a
+#: resume takes such a file and adds the column (:meth:`RunStore.open`).
+LEGACY_RUNS_CSV_COLUMNS: tuple[str, ...] = (*RUN_COLUMNS, *LEGACY_EXTRA_COLUMNS)
 
 #: The files and folders of an output folder that the harness writes (and ``--force``
 #: clears); anything else in the folder is left alone.
@@ -121,7 +127,7 @@ KEY_VERSION = 1
 #: others text).
 INT_COLUMNS: frozenset[str] = frozenset(
     {"seed", "num_jobs", "jobs_total", "jobs_unfinished", "decisions", "truncated",
-     "rejected_jobs", "invalid_actions"}
+     "rejected_jobs", "invalid_actions", "oracle"}
 )  # fmt: skip
 FLOAT_COLUMNS: frozenset[str] = frozenset({*HEADLINE_METRICS, *OTHER_METRICS, "wall_s"})
 
@@ -530,7 +536,7 @@ def prepare_folder(
             f"--out {folder}: holds another evaluation's results ({files}): pass --force to "
             "delete them and start over, or choose another --out"
         )
-    if state.header and state.header != list(RUNS_CSV_COLUMNS):
+    if state.header and state.header not in (list(RUNS_CSV_COLUMNS), list(LEGACY_RUNS_CSV_COLUMNS)):
         raise PlanError(
             f"--resume: {folder}/runs.csv has other columns (written by another version of "
             "the harness); --force deletes it and starts over"
@@ -589,10 +595,13 @@ class RunStore:
 
     def open(self, config: Mapping[str, Any]) -> None:
         """Get the folder ready to record: ``config.json`` (with every run's key), and
-        ``runs.csv`` / ``jobs.csv`` without partial lines or orphaned job rows.
+        ``runs.csv`` / ``jobs.csv`` without partial lines or orphaned job rows. A
+        ``runs.csv`` written before the ``oracle`` column (``LEGACY_RUNS_CSV_COLUMNS``)
+        gets it, each recorded run's value from its planned entry (``0`` without one).
 
         Args:
-            config: The ``config.json`` content; its ``runs`` entries carry their ``key``.
+            config: The ``config.json`` content; its ``runs`` entries carry their ``key``
+                (and ``oracle``).
         """
         self.folder.mkdir(parents=True, exist_ok=True)
         self.data_folder.mkdir(exist_ok=True)
@@ -602,6 +611,13 @@ class RunStore:
         if not header:
             with _replacing(self.runs_path) as handle:
                 handle.write(csv_line(RUNS_CSV_COLUMNS))
+        elif header == list(LEGACY_RUNS_CSV_COLUMNS):  # written before the oracle column
+            oracle = {run_id(e): bool(e.get("oracle", False)) for e in config["runs"]}
+            rows = [
+                [*row, str(int(oracle.get(run_id(dict(zip(header, row, strict=True))), False)))]
+                for row in rows
+            ]
+            self._rewrite(self.runs_path, RUNS_CSV_COLUMNS, rows)
         elif repaired:
             self._rewrite(self.runs_path, header, rows)
         if self.jobs_csv:

@@ -75,6 +75,17 @@ partial means ``†``), ``summary.md`` lists it in a bold section, and stderr na
 A trace plays every one of its jobs unless ``--num-jobs`` keeps its first N; then the log
 and ``summary.md`` say so (``trace X: first N of M jobs (--num-jobs)``).
 
+A policy that sees the future (``lookahead:oracle=true``, which plans on full forks of the
+simulator: future arrivals, true job lengths) is a clairvoyant upper bound, not a
+contender: its runs have ``oracle`` 1 in ``runs.csv`` (every other run 0; a ``runs.csv``
+written before the column is resumed with it) and ``config.json``, and the summary keeps
+it out of every ranking: never bold, out of the aggregates (its own are apart), last in
+every table and marked ``(oracle: sees the future; an upper bound, not ranked)``.
+
+The progress bar counts the runs done and shows the jobs finished so far of the runs in
+progress (``2 running: 1,234/4,000 jobs``), which each run reports every half second
+at most (Ray tasks report none).
+
 Exit status: 0 when every run completed; 1 when a run crashed (a bug in a policy: it does
 not stop the others, and is reported on stderr and in ``summary.md``) or a worker process
 died; 2 for bad arguments (unknown policy, missing or malformed trace, negative seed, an
