@@ -34,7 +34,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from baselines.base import Policy
+from baselines.base import Policy, can_advance
 from gpushare_env.sim import SimView
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, apply_decision
 from gpushare_env.sim.engine import BELIEF_DEFAULT_PRIOR_S
@@ -110,6 +110,16 @@ class Lookahead(Policy):
 
         if isinstance(alternatives, str):  # from a spec: "[gandiva,sjf_pack]" or "gandiva"
             alternatives = [a.strip() for a in alternatives.strip("[]").split(",") if a.strip()]
+        for name, flag in (("advance", advance), ("oracle", oracle)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"lookahead: {name} must be true or false, got {flag!r}")
+        for name, number in (("budget", budget), ("margin", margin), ("prior_s", prior_s)):
+            if number is not None and not _is_number(number):
+                raise ValueError(f"lookahead: {name} must be a number, got {number!r}")
+        if horizon is not None and not _is_number(horizon):
+            raise ValueError(
+                f"lookahead: horizon must be a positive number or None, got {horizon!r}"
+            )
         if objective not in OBJECTIVES:
             raise ValueError(
                 f"lookahead: objective must be one of {list(OBJECTIVES)}, got {objective!r}"
@@ -135,6 +145,8 @@ class Lookahead(Policy):
         if isinstance(self.base, Lookahead):
             raise ValueError("lookahead: the base must be a heuristic, not another lookahead")
         self.alternatives = [make(spec, seed=seed) for spec in self.alternative_specs]
+        if any(isinstance(policy, Lookahead) for policy in self.alternatives):
+            raise ValueError("lookahead: the alternatives must be heuristics, not planners")
         self.try_advance = bool(advance)
         self.horizon = None if horizon is None else float(horizon)
         self.max_rollout_decisions = max_rollout_decisions
@@ -190,7 +202,7 @@ class Lookahead(Policy):
             proposal = policy.decide(view)
             if proposal not in candidates and self._expressible(proposal):
                 candidates.append(proposal)
-        if self.try_advance and not isinstance(base, Advance):
+        if self.try_advance and not isinstance(base, Advance) and can_advance(view):
             candidates.append(ADVANCE)
         self.decisions += 1
         if len(candidates) == 1:
@@ -242,6 +254,9 @@ class Lookahead(Policy):
         and the sum of the arrival times of the jobs it is over."""
         sim = view.fork(belief=not self.oracle, prior_s=self.prior_s)  # type: ignore[attr-defined]
         core = sim.core
+        if isinstance(first, Advance) and sim.next_event_time() is None:
+            self.rollouts += 1
+            return math.inf, 0.0  # nothing the belief knows of is left to happen
         since, arrived = sim.num_finished, sim.num_arrived
         policy = self.base.clone()
         policy._view = sim
@@ -276,3 +291,8 @@ class Lookahead(Policy):
             latest = max(finish_max, at + remaining if left else -math.inf)
             return latest, 0.0
         return finish_sum + left * at + remaining, arrivals
+
+
+def _is_number(value: object) -> bool:
+    """A real number (a bool is not one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -291,12 +291,6 @@ def test_bad_parameters_are_value_errors_that_say_what_is_wrong(
         baselines.make("lookahead", **params)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="baselines/lookahead.py checks budget, margin and prior_s with math.isfinite "
-    "(a TypeError for a string) and takes oracle and advance as bool(value), so a typo in "
-    "a spec (oracle=flase) turns the oracle on",
-)
 @pytest.mark.parametrize(
     "params",
     [{"budget": "lots"}, {"margin": "wide"}, {"prior_s": "long"}, {"oracle": "flase"},
@@ -308,12 +302,6 @@ def test_parameters_of_the_wrong_type_are_value_errors(params: dict[str, Any]) -
         baselines.make("lookahead", **params)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="baselines/lookahead.py refuses a lookahead as its base only: an alternative "
-    "'lookahead:oracle=true' proposes what it saw of the future while the planner says "
-    "oracle=False, so the harness would rank it among the fair policies",
-)
 def test_an_alternative_that_sees_the_future_is_refused_or_makes_it_an_oracle() -> None:
     try:
         policy = baselines.make("lookahead", alternatives=["gandiva", "lookahead:oracle=true"])
@@ -385,12 +373,6 @@ def test_gpushare_evaluate_runs_it_headless_and_in_the_env_alike(tmp_path: Path)
     assert oracle == {"thesis": "0", "lookahead": "0", "lookahead:oracle=true": "1"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="baselines/lookahead.py: with advance=true it rolls ADVANCE out on a belief that "
-    "knows no event to come (no job running, the next arrival in the future it does not "
-    "hold), and Core.advance raises",
-)
 def test_advance_as_a_candidate_runs_a_whole_episode() -> None:
     config = {"cluster": "tiny2", "workload": "philly_heavy", "num_jobs": 20}
     lookahead = baselines.make("lookahead", advance=True, seed=3)
