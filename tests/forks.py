@@ -1,4 +1,4 @@
-"""Helpers of the fork tests (``tests/sim/test_fork.py``, ``tests/envs/test_fork.py``):
+"""Helpers of the fork tests (``tests/test_fork_simulator.py``, ``tests/envs/test_fork.py``):
 the episodes hypothesis draws, bit-exact NaN-aware comparison, and a snapshot of
 everything a simulator shows."""
 
