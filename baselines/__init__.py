@@ -175,9 +175,7 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
         if both:
             raise ValueError(f"policy {name!r}: parameters {both} given twice")
         params = {**named, **params}
-    cls = (
-        POLICIES.get(name) or VARIANTS.get(name) or PLANNERS.get(name) or SHARE_POLICIES.get(name)
-    )
+    cls = POLICIES.get(name) or VARIANTS.get(name) or PLANNERS.get(name) or SHARE_POLICIES.get(name)
     if cls is None:
         raise ValueError(
             f"unknown policy {name!r}; available: {available()}; variants: {variants()}; "
