@@ -99,17 +99,18 @@ def env_benchmark(
     wall_s = time.perf_counter() - start
     cpu_s = time.process_time() - cpu_start
     return {
-        "mode": "env",
-        "cluster": cluster,
-        "workload": workload,
-        "observe": [name for name in OBSERVE_OPTIONS if name in observe],
-        "interference": interference,
-        "jobs": num_jobs,
-        "seed": seed,
-        "policy": "random_masked",
-        "steps": steps,
-        "episodes": episodes,
-        "episodes_terminated": finished,
+        **_run_fields(
+            "env",
+            cluster,
+            workload,
+            observe,
+            interference,
+            num_jobs,
+            seed,
+            steps,
+            episodes,
+            finished,
+        ),
         "events": events,
         "wall_s": round(wall_s, 6),
         "steps_per_s": round(steps / wall_s, 1),
@@ -146,6 +147,34 @@ def _bench_env(
             "simulator": {"interference": interference},
         }
     )
+
+
+def _run_fields(
+    mode: str,
+    cluster: str,
+    workload: str,
+    observe: Sequence[str],
+    interference: str,
+    num_jobs: int,
+    seed: int,
+    steps: int,
+    episodes: int,
+    finished: int,
+) -> dict[str, Any]:
+    """What ``env_benchmark`` and ``fork_benchmark`` report first: the run's set-up."""
+    return {
+        "mode": mode,
+        "cluster": cluster,
+        "workload": workload,
+        "observe": [name for name in OBSERVE_OPTIONS if name in observe],
+        "interference": interference,
+        "jobs": num_jobs,
+        "seed": seed,
+        "policy": "random_masked",
+        "steps": steps,
+        "episodes": episodes,
+        "episodes_terminated": finished,
+    }
 
 
 def fork_benchmark(
@@ -241,17 +270,18 @@ def fork_benchmark(
     step_mean_us = round(sum(step_ns) / len(step_ns) / 1000, 2)
     fork_us, sim_us, belief_us = (median_us(ns) for ns in fork_ns)
     return {
-        "mode": "fork",
-        "cluster": cluster,
-        "workload": workload,
-        "observe": [name for name in OBSERVE_OPTIONS if name in observe],
-        "interference": interference,
-        "jobs": num_jobs,
-        "seed": seed,
-        "policy": "random_masked",
-        "steps": steps,
-        "episodes": episodes,
-        "episodes_terminated": finished,
+        **_run_fields(
+            "fork",
+            cluster,
+            workload,
+            observe,
+            interference,
+            num_jobs,
+            seed,
+            steps,
+            episodes,
+            finished,
+        ),
         "forks": forks,
         "wall_s": round(wall_s, 6),
         "fork_us": fork_us,
