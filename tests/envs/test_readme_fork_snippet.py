@@ -18,7 +18,7 @@ def test_the_readme_fork_snippet_tries_every_valid_action(capsys) -> None:
     namespace: dict = {}
     exec(compile(readme_fork_snippet(), str(README), "exec"), namespace)
     out = capsys.readouterr().out
-    assert "actions; thesis's" in out and "best" in out
+    assert "actions; thesis's:" in out and "best:" in out
     env, outcome = namespace["env"], namespace["outcome"]
     # the forks left the original where it was: the same instant, the same mask
     assert len(outcome) == int(env.unwrapped.action_masks().sum())
