@@ -1,4 +1,4 @@
-# The compiled core, part 5 of 6 (included by _core.pyx): the observation and the
+# The compiled core, part 5 of 7 (included by _core.pyx): the observation and the
 # action mask.
 
 cdef class _Encoder(_Simulation):

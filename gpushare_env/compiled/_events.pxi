@@ -1,4 +1,4 @@
-# The compiled core, part 2 of 6 (included by _core.pyx): events for jobs, on the core's
+# The compiled core, part 2 of 7 (included by _core.pyx): events for jobs, on the core's
 # `EventHeap` (_event_heap.pxi, which owns the entries).
 
 cdef class _Events(_State):

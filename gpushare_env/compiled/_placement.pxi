@@ -1,4 +1,4 @@
-# The compiled core, part 3 of 6 (included by _core.pyx): placement strategies, the
+# The compiled core, part 3 of 7 (included by _core.pyx): placement strategies, the
 # index of GPUs with room, and FGD's six rules under the shares model.
 
 cdef enum:

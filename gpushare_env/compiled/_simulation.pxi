@@ -1,4 +1,4 @@
-# The compiled core, part 4 of 6 (included by _core.pyx): job dynamics: memory and
+# The compiled core, part 4 of 7 (included by _core.pyx): job dynamics: memory and
 # compute bookkeeping, interference, rates, starts, stops, events.
 
 cdef class _Simulation(_Placement):

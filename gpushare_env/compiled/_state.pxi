@@ -1,4 +1,4 @@
-# The compiled core, part 1 of 6 (included by _core.pyx after _parts.pxi): the core's
+# The compiled core, part 1 of 7 (included by _core.pyx after _parts.pxi): the core's
 # fields, its parts and the memory it owns itself.
 
 cdef class _State:
