@@ -49,7 +49,6 @@ _Finished: TypeAlias = tuple[int, float, float, float, float, int, int, int, flo
 REWARD_TERMS: Final[int]
 C_ENUMS: Final[dict[str, dict[str, int]]]
 TRUNCATION_REASONS: Final[tuple[None, Literal["decisions"], Literal["time"], Literal["deadlock"]]]
-NO_NODE_REQUEST: Final[tuple[float, float, int]]  # JobState.node_request under the memory model
 
 def time_feature(seconds: float) -> float: ...
 def linear_contention(load: float, count: int, alpha: float) -> float: ...
@@ -98,7 +97,9 @@ class GpuTable:
     holders_array: _I64
     factor_array: _F64
     gpu_state: GPUState  # None until new_core sets it: every Core Python sees has one
-    shares: bool  # the requested-shares model
+    sharing: int  # the sharing model's code (SharingModel.code)
+    one_node_gangs: bool  # a job's GPUs are on one node
+    unit: str  # of demand and capacity
     node_cpu_array: _F64  # (N,) CPU free on each node [milli-cores] (shares model)
     node_mem_array: _F64  # (N,) host memory free on each node [MiB] (shares model)
 

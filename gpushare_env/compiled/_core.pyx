@@ -77,6 +77,11 @@ cdef enum:
     NUM_CORE_STRATEGIES = 10  # at most this many schedule actions per pending slot
     MAX_MODELS = 64
     GPU_MILLI = 1000  # a whole GPU under the shares model [milli-GPU]
+    # sharing models (gpushare_env.sim.sharing: SharingModel.code): GpuTable.sharing, the
+    # one dispatch in fit (_fits_with), occupy and release (_take_node, _free_node) and
+    # encode (_job_fits)
+    SHARING_MEMORY = 0
+    SHARING_SHARES = 1
 
 cdef double EPS = 1e-9
 cdef double GPU_MILLI_F = 1000.0  # GPU_MILLI as a double
@@ -119,7 +124,7 @@ cdef double INV_DECADES = 1.0 / 7.0
 cdef struct Job:
     long long job_id  # int64 (JobSpec bounds ids to [0, 2**63 - 1])
     int num_gpus
-    double memory
+    double demand  # what one worker holds of a GPU [the sharing model's unit]
     double intensity
     double iterations
     double step_time
@@ -129,7 +134,7 @@ cdef struct Job:
     double suspend_overhead
     double resume_overhead
     double cross_factor
-    int size_index  # index of its worker memory among the workload's sizes
+    int size_index  # index of its worker demand among the workload's sizes
     int status
     double progress
     double last_update
@@ -155,7 +160,7 @@ cdef struct Job:
     int migrations
     bint sampled
     bint cross_node
-    # the shares model (SimInput.shares): what the job holds on its node while placed
+    # what the job holds on its node while placed (0 / any without node limits)
     double cpu  # [milli-cores]
     double host_mem  # [MiB]
     long long model_mask  # bit m: may run on GPU model m (-1: any)
@@ -335,7 +340,7 @@ cdef class Core(_Forks):
         env_in = inputs.env
         self.ops = []
         # ---- cluster and jobs
-        self.gpus.build(cluster_in, sim_in.shares)
+        self.gpus.build(cluster_in, sim_in)
         capacity = self.gpus.free_array.copy()
         speed = np.ascontiguousarray(cluster_in.gpu_speed, dtype=np.float64)
         gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
@@ -376,12 +381,12 @@ cdef class Core(_Forks):
         cap = sim_in.max_suspends_per_job
         self.max_suspends = -1 if cap is None else cap
         self.min_service = sim_in.min_service_s
-        reference = sim_in.reference_memory_gib  # sorted
+        reference = sim_in.reference_demand  # sorted
         self.meter.num_reference = len(reference)
         self.meter.reference = <double*>checked_malloc(self.meter.num_reference * sizeof(double))
         for i in range(self.meter.num_reference):
             self.meter.reference[i] = reference[i]
-        self.meter.median_worker = sim_in.median_worker_gib
+        self.meter.median_worker = sim_in.median_demand
         self.meter.num_gpus = g
         self.meter.util_part = <double*>checked_malloc(g * sizeof(double))
         self.meter.alloc_part = <int*>checked_malloc(g * sizeof(int))
@@ -412,12 +417,12 @@ cdef class Core(_Forks):
         # ---- encoder
         self.win.W = encoder_in.pending_window
         self.win.R = encoder_in.running_window
-        self.win.set_strategies(encoder_in.strategies, self.gpus.shares)
+        self.win.set_strategies(encoder_in.strategies, self.rules)
         self.enc.num_models = encoder_in.num_models
         if self.enc.num_models > MAX_MODELS:
             raise ValueError(f"the compiled core handles at most {MAX_MODELS} models")
         self._layout(encoder_in.columns, encoder_in.frag_edges)
-        mem_values = encoder_in.memory_sizes
+        mem_values = encoder_in.demand_sizes
         self.enc.num_mem_values = len(mem_values)
         self.enc.mem_values = <double*>checked_malloc(self.enc.num_mem_values * sizeof(double))
         for i in range(self.enc.num_mem_values):
@@ -1124,17 +1129,10 @@ cdef class Core(_Forks):
         return tuple([self.gpus.scratch_gpus[i] for i in range(count)])
 
     cdef int _strategy_index(self, job_id, strategy) except -1:
-        codes = C_ENUMS["STRATEGIES"]
-        if strategy not in codes:
-            raise InvalidDecision(
-                f"job {job_id}: unknown strategy {strategy!r}; allowed: {list(codes)}"
-            )
-        if codes[strategy] >= S_SHARE_RANDOM and not self.gpus.shares:
-            raise InvalidDecision(
-                f"job {job_id}: strategy {strategy!r} places requested shares; it needs "
-                "the shares model (SimConfig.sharing = 'shares')"
-            )
-        return codes[strategy]
+        refusal = self.rules.refusal(strategy)
+        if refusal is not None:
+            raise InvalidDecision(f"job {job_id}: {refusal}")
+        return C_ENUMS["STRATEGIES"][strategy]
 
     cdef Job* _waiting(self, job_id) except NULL:
         cdef Job* job = &self.jobs.row[self._rank(job_id)]
@@ -1162,8 +1160,8 @@ cdef class Core(_Forks):
                     f"{job.host_mem:g} MiB of host memory free now (strategy {strategy!r})"
                 )
             raise InvalidDecision(
-                f"job {job_id}: {job.num_gpus} worker(s) of {job.memory:g} "
-                f"{'milli-GPU' if self.gpus.shares else 'GiB'} do not "
+                f"job {job_id}: {job.num_gpus} worker(s) of {job.demand:g} "
+                f"{self.gpus.unit} do not "
                 f"fit now with strategy {strategy!r}"
             )
         gpus = tuple([self.gpus.scratch_gpus[i] for i in range(count)])
@@ -1199,7 +1197,7 @@ cdef class Core(_Forks):
                 )
             if not self._fits(g, job):
                 raise InvalidDecision(f"job {job_id}: {self._unfit_text(g, job)}")
-        if self.gpus.shares and len({self.gpus.gpu_node[g] for g in gpu_list}) > 1:
+        if self.gpus.one_node_gangs and len({self.gpus.gpu_node[g] for g in gpu_list}) > 1:
             raise InvalidDecision(
                 f"job {job_id}: GPUs {gpu_list} are on several nodes; under the shares "
                 "model a job's GPUs are on one node"
@@ -1214,15 +1212,15 @@ cdef class Core(_Forks):
     cdef str _unfit_text(self, int g, Job* job):
         """Why ``_fits(g, job)`` is false, for ``place``'s error."""
         cdef int node = self.gpus.gpu_node[g]
-        if self.gpus.free_mem[g] + EPS < job.memory:
-            if self.gpus.shares:
+        if self.gpus.free_cap[g] + EPS < job.demand:
+            if self.gpus.sharing == SHARING_SHARES:
                 return (
-                    f"GPU {g} has {self.gpus.free_mem[g]:g} milli-GPU free, a worker needs "
-                    f"{job.memory:g} milli-GPU (its requested share)"
+                    f"GPU {g} has {self.gpus.free_cap[g]:g} milli-GPU free, a worker needs "
+                    f"{job.demand:g} milli-GPU (its requested share)"
                 )
             return (
-                f"GPU {g} has {self.gpus.free_mem[g]:.2f} GiB free, a worker needs "
-                f"{job.memory:g} GiB (memory)"
+                f"GPU {g} has {self.gpus.free_cap[g]:.2f} GiB free, a worker needs "
+                f"{job.demand:g} GiB (memory)"
             )
         if self.gpus.holders[g] >= self.gpus.max_jobs:
             return f"GPU {g} already hosts {self.gpus.max_jobs} workers (max_jobs_per_gpu)"

@@ -14,7 +14,7 @@ cdef class _Encoder(_Simulation):
         for i in range(self.enc.dirty_n):
             g = self.enc.dirty_list[i]
             self.enc.dirty[g] = False
-            free_gib = self.gpus.free_mem[g]
+            free_gib = self.gpus.free_cap[g]
             held = self.gpus.holders[g]
             load = self.gpus.load[g]
             if self.enc.has_encoder:
@@ -160,7 +160,7 @@ cdef class _Encoder(_Simulation):
         answer (enough GPUs with a free slot and the job's memory free) and sets
         ``exclusive`` (enough idle GPUs with its memory)."""
         cdef int n = job.num_gpus
-        if self.gpus.shares:  # node limits and one-node gangs: the counts do not tell
+        if self.gpus.sharing == SHARING_SHARES:  # node limits, one-node gangs: counts do not tell
             exclusive[0] = self._fits_one_node(job, True)
             return self._fits_one_node(job, False)
         exclusive[0] = n <= self.enc.idle_gpus
@@ -200,13 +200,13 @@ cdef class _Encoder(_Simulation):
 
     cdef bint _exclusive_memory_ok(self, Job* job) noexcept:
         cdef int i, count
-        if job.memory <= self.gpus.min_capacity + EPS:
+        if job.demand <= self.gpus.min_capacity + EPS:
             return True
         count = self._exclusive(job.num_gpus, job, self.gpus.scratch_gpus)
         if count < 0:
             return False
         for i in range(count):
-            if not self.gpus.free_mem[self.gpus.scratch_gpus[i]] + EPS >= job.memory:
+            if not self.gpus.free_cap[self.gpus.scratch_gpus[i]] + EPS >= job.demand:
                 return False
         return True
 
@@ -263,7 +263,7 @@ cdef class _Encoder(_Simulation):
         cdef int m
         row[self.cols.cj_valid] = 1.0
         row[self.cols.cj_gpus] = <float>(log2(1.0 + job.num_gpus) * self.enc.log_gpus)
-        row[self.cols.cj_memory] = <float>(job.memory / self.gpus.max_capacity)
+        row[self.cols.cj_memory] = <float>(job.demand / self.gpus.max_capacity)
         row[self.cols.cj_intensity] = <float>job.intensity
         for m in range(self.enc.num_models):
             row[self.cols.cj_model0 + m] = 0.0

@@ -2,10 +2,6 @@
 # job's C record (``Simulator.jobs``, ``SimView.job``).
 
 
-#: ``JobState.node_request`` under the memory model.
-NO_NODE_REQUEST = (0.0, 0.0, -1)
-
-
 cdef class JobState:
     """One job as the simulator holds it and as a scheduler may know it: the one view of
     a job (``Simulator.jobs``, ``SimView.job``). Read-only.
@@ -71,7 +67,7 @@ cdef class JobState:
     def memory_gib(self):
         """Memory of each worker, as the fit rule counts it (under the shares model: its
         requested share of a GPU, in milli-GPU, as ``free_memory_gib``).  # [GiB]"""
-        return self.core.jobs.row[self.rank].memory
+        return self.core.jobs.row[self.rank].demand
 
     @property
     def intensity(self):
@@ -83,10 +79,7 @@ cdef class JobState:
         """``(cpu_milli, host_memory_mib, model_mask)`` the job asks of its node under the
         shares model (``(0.0, 0.0, -1)`` under the memory model): with ``num_gpus`` and
         ``memory_gib``, jobs alike in these fit exactly the same placements."""
-        cdef Job* job
-        if not self.core.gpus.shares:
-            return NO_NODE_REQUEST
-        job = &self.core.jobs.row[self.rank]
+        cdef Job* job = &self.core.jobs.row[self.rank]
         return (job.cpu, job.host_mem, job.model_mask)
 
     @property

@@ -1,7 +1,10 @@
 # The compiled core's parts (included by _core.pyx after _event_heap.pxi): the tables the
 # core is made of, each owning and freeing its memory. The core holds one of each as a
-# typed attribute (_state.pxi); the behaviour classes read them as self.gpus.free_mem,
+# typed attribute (_state.pxi); the behaviour classes read them as self.gpus.free_cap,
 # self.jobs.row[rank], ... The constructor (Core.__init__) fills them from CoreInputs.
+
+
+cdef class ShareRules  # forward: Windows.set_strategies reads it
 
 
 @cython.final
@@ -21,7 +24,7 @@ cdef class GpuTable:
     cdef int* gpu_jobs  # (num_gpus, max_jobs) ranks in insertion order
     cdef int* gpu_jobs_n
     # the live per-GPU arrays, numpy-owned; the pointers write through to them
-    cdef double* free_mem
+    cdef double* free_cap
     cdef double* load
     cdef long* computing
     cdef long* holders
@@ -52,19 +55,23 @@ cdef class GpuTable:
     cdef int* open_pos  # (num_gpus) index in open_list, -1 if not open
     cdef int open_n
     cdef long gpu_epoch  # bumped whenever a GPU's memory, workers or load changed
-    # the shares model (SimInput.shares): a worker's "memory" is its share of a GPU of
-    # 1000 milli-GPU; each node's CPU and host memory and each GPU's model are limits too
-    cdef readonly bint shares
+    # the sharing model (gpushare_env.sim.sharing): free_cap and capacity are in its unit
+    # (GiB of memory, or milli-GPU of a GPU's 1000); with node limits each node's CPU and
+    # host memory and each GPU's model are limits too (unlimited: inf, any model)
+    cdef readonly int sharing  # SHARING_*: the one dispatch in fit, occupy, release, encode
+    cdef readonly bint one_node_gangs  # a job's GPUs are on one node
+    cdef readonly str unit  # of demand and capacity
     cdef int* gpu_model  # (num_gpus) index into the cluster's sorted GPU type names
     cdef double* node_cpu_free  # (num_nodes) [milli-cores]
     cdef double* node_mem_free  # (num_nodes) [MiB]
     cdef public object node_cpu_array, node_mem_array  # numpy owners of the two above
 
-    cdef void build(self, cluster_in, bint shares) except *:
-        """The cluster of ``cluster_in`` (a ``ClusterInput``), every GPU idle; ``shares``:
-        the requested-shares model (no incremental index, node limits kept)."""
+    cdef void build(self, cluster_in, sim_in) except *:
+        """The cluster of ``cluster_in`` (a ``ClusterInput``), every GPU idle, under the
+        sharing model of ``sim_in`` (a ``SimInput``; with node limits, no incremental
+        index: it ignores them)."""
         cdef int i, g
-        capacity = np.ascontiguousarray(cluster_in.gpu_memory_gib, dtype=np.float64)
+        capacity = np.ascontiguousarray(cluster_in.capacity, dtype=np.float64)
         gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
         node_gpus = np.ascontiguousarray(cluster_in.node_gpus, dtype=np.int64)
         speed = np.ascontiguousarray(cluster_in.gpu_speed, dtype=np.float64)
@@ -95,7 +102,7 @@ cdef class GpuTable:
         self.computing_array = np.zeros(g, dtype=np.int64)
         self.holders_array = np.zeros(g, dtype=np.int64)
         self.factor_array = np.ones(g)
-        self.free_mem = <double*>cnp.PyArray_DATA(self.free_array)
+        self.free_cap = <double*>cnp.PyArray_DATA(self.free_array)
         self.load = <double*>cnp.PyArray_DATA(self.load_array)
         self.computing = <long*>cnp.PyArray_DATA(self.computing_array)
         self.holders = <long*>cnp.PyArray_DATA(self.holders_array)
@@ -116,9 +123,10 @@ cdef class GpuTable:
         self.open_pos = <int*>checked_malloc(g * sizeof(int))
         for i in range(g):
             self.open_pos[i] = -1
-        self.shares = shares
-        if shares:
-            self.indexed = False  # the index ignores node limits and GPU models
+        self.sharing = sim_in.sharing
+        self.one_node_gangs = sim_in.one_node_gangs
+        self.unit = sim_in.demand_unit
+        self.indexed = self.indexed and not sim_in.node_limits
         model = np.ascontiguousarray(cluster_in.gpu_model, dtype=np.int64)
         self.gpu_model = <int*>checked_malloc(g * sizeof(int))
         for i in range(g):
@@ -149,7 +157,7 @@ cdef class GpuTable:
         c.computing_array = self.computing_array.copy()
         c.holders_array = self.holders_array.copy()
         c.factor_array = self.factor_array.copy()
-        c.free_mem = <double*>cnp.PyArray_DATA(c.free_array)
+        c.free_cap = <double*>cnp.PyArray_DATA(c.free_array)
         c.load = <double*>cnp.PyArray_DATA(c.load_array)
         c.computing = <long*>cnp.PyArray_DATA(c.computing_array)
         c.holders = <long*>cnp.PyArray_DATA(c.holders_array)
@@ -174,7 +182,9 @@ cdef class GpuTable:
         c.open_pos = <int*>duplicate(self.open_pos, g * sizeof(int))
         c.open_n = self.open_n
         c.gpu_epoch = self.gpu_epoch
-        c.shares = self.shares
+        c.sharing = self.sharing
+        c.one_node_gangs = self.one_node_gangs
+        c.unit = self.unit
         c.gpu_model = <int*>duplicate(self.gpu_model, g * sizeof(int))
         c.node_cpu_array = self.node_cpu_array.copy()
         c.node_mem_array = self.node_mem_array.copy()
@@ -246,7 +256,7 @@ cdef class JobTable:
             job = &self.row[i]
             job.job_id = ids[i]
             job.num_gpus = jobs_in.num_gpus[i]
-            job.memory = jobs_in.memory_gib[i]
+            job.demand = jobs_in.demand[i]
             job.intensity = jobs_in.intensity[i]
             job.iterations = jobs_in.iterations[i]
             job.step_time = jobs_in.step_time_s[i]
@@ -399,21 +409,18 @@ cdef class Windows:
     cdef double* rival_wait  # [s]
     cdef double* rival_left  # [s]
 
-    cdef void set_strategies(self, names, bint shares) except *:
+    cdef void set_strategies(self, names, ShareRules rules) except *:
         """The action space's strategies (``EncoderInput.strategies``): 1 to
-        ``NUM_CORE_STRATEGIES`` distinct names of ``C_ENUMS["STRATEGIES"]``; FGD's rules
-        only under the shares model."""
+        ``NUM_CORE_STRATEGIES`` distinct names the episode can use
+        (``ShareRules.refusal``)."""
         codes = C_ENUMS["STRATEGIES"]
         names = tuple(names)
         if not 1 <= len(names) <= NUM_CORE_STRATEGIES or len(set(names)) != len(names):
             raise ValueError(f"strategies: 1 to {NUM_CORE_STRATEGIES} distinct names, got {names}")
         for i, name in enumerate(names):
-            if name not in codes:
-                raise ValueError(f"strategies: unknown strategy {name!r}; allowed: {list(codes)}")
-            if codes[name] >= S_SHARE_RANDOM and not shares:
-                raise ValueError(
-                    f"strategies: {name!r} places requested shares; it needs the shares model"
-                )
+            refusal = rules.refusal(name)
+            if refusal is not None:
+                raise ValueError(f"strategies: {refusal}")
             self.strategy_code[i] = codes[name]
         self.S = len(names)
 
@@ -587,10 +594,24 @@ cdef class ShareRules:
     cdef long long* raw  # (num_nodes) scratch: raw scores (share_bestfit)
     cdef double* after  # (width) scratch: a node's free shares after a placement
 
+    cdef str refusal(self, name):
+        """Why the episode cannot place with strategy ``name`` (a sentence), or ``None``:
+        an unknown name, or one of FGD's rules under a sharing model without them."""
+        codes = C_ENUMS["STRATEGIES"]
+        if name not in codes:
+            return f"unknown strategy {name!r}; allowed: {list(codes)}"
+        if codes[name] >= S_SHARE_RANDOM and not self.active:
+            return (
+                f"strategy {name!r} places requested shares; it needs the shares model "
+                "(SimConfig.sharing = 'shares')"
+            )
+        return None
+
     cdef void build(self, jobs_in, sim_in, GpuTable gpus) except *:
-        """Empty (``active`` off) unless ``sim_in.shares``."""
+        """Empty (``active`` off) unless the sharing model has FGD's rules
+        (``sim_in.share_rules``)."""
         cdef int i, n
-        self.active = sim_in.shares
+        self.active = sim_in.share_rules
         if not self.active:
             return
         n = self.num_jobs = len(jobs_in.job_id)

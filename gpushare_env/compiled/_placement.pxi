@@ -49,7 +49,7 @@ cdef class _Placement(_Events):
         if strategy == S_EXCLUSIVE:
             return self._exclusive(n, job, out)
         if strategy >= S_SHARE_RANDOM:
-            return self._share_rule(strategy, rank, job, out) if self.gpus.shares else -1
+            return self._share_rule(strategy, rank, job, out)  # refused unless rules.active
         if n > 1:
             return self._shared_gang(strategy, n, job, out)
         if self.gpus.indexed:
@@ -75,13 +75,13 @@ cdef class _Placement(_Events):
         ``job`` go on GPU ``g`` now? Its memory (under the shares model, its share of the
         GPU) free and a worker slot; under the shares model also a GPU model the job
         allows and the job's CPU and host memory free on the GPU's node."""
-        return self._fits_with(self.gpus.free_mem[g], self.gpus.holders[g], g, job)
+        return self._fits_with(self.gpus.free_cap[g], self.gpus.holders[g], g, job)
 
     cdef inline bint _fits_with(self, double free, long held, int g, Job* job) noexcept:
         """``_fits`` given GPU ``g``'s free memory (share) and workers, already read."""
-        if not (free + EPS >= job.memory and held < self.gpus.max_jobs):
+        if not (free + EPS >= job.demand and held < self.gpus.max_jobs):
             return False
-        return not self.gpus.shares or self._fits_node(g, job)
+        return self.gpus.sharing != SHARING_SHARES or self._fits_node(g, job)
 
     cdef bint _fits_node(self, int g, Job* job) noexcept:
         """``_fits``'s shares-model part (out of line: ``_fits`` stays small enough for
@@ -145,7 +145,7 @@ cdef class _Placement(_Events):
         to the lower GPU, as ``np.argmin``'s first minimum."""
         cdef int i, g, best_g = -1
         cdef double score, best = INFINITY
-        if self.gpus.idle_total and self.gpus.capacity[0] + EPS >= job.memory:
+        if self.gpus.idle_total and self.gpus.capacity[0] + EPS >= job.demand:
             best_g = self._first_idle(0)
             best = self._score(strategy, best_g, job)
         for i in range(self.gpus.open_n):
@@ -158,8 +158,8 @@ cdef class _Placement(_Events):
 
     cdef inline double _score(self, int strategy, int g, Job* job) noexcept:
         """``find_placement``'s score of GPU ``g`` (+inf where the worker does not fit)."""
-        cdef double free_gib = self.gpus.free_mem[g], before, after, left
-        cdef double memory = job.memory
+        cdef double free_gib = self.gpus.free_cap[g], before, after, left
+        cdef double memory = job.demand
         cdef long held = self.gpus.holders[g]
         cdef int max_jobs = self.gpus.max_jobs
         if not self._fits_with(free_gib, held, g, job):
@@ -211,7 +211,7 @@ cdef class _Placement(_Events):
                     out[col] = self.gpus.node_gpus[best_node * width + cols[col]]
                 self._sort(out, n)
                 return n
-        if total < n or self.gpus.shares:
+        if total < n or self.gpus.one_node_gangs:
             return -1
         # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
         taken = 0
@@ -250,7 +250,7 @@ cdef class _Placement(_Events):
         cdef int* per_node = self.gpus.scratch_nodes
         cdef int width = self.gpus.node_width
         if self.gpus.indexed:  # equal memories: an idle GPU fits iff the capacity does
-            if self.gpus.capacity[0] + EPS < job.memory or self.gpus.idle_total < n:
+            if self.gpus.capacity[0] + EPS < job.demand or self.gpus.idle_total < n:
                 return -1
             if n == 1:
                 out[0] = self._first_idle(1)
@@ -285,7 +285,7 @@ cdef class _Placement(_Events):
                 taken = self._take_idle(best_node, n, job, out, 0)
                 self._sort(out, taken)
                 return taken
-        if self.gpus.shares:
+        if self.gpus.one_node_gangs:
             return -1
         # across nodes: the nodes with the most fitting GPUs first (ties: lower node)
         taken = 0
@@ -323,13 +323,13 @@ cdef class _Placement(_Events):
     # The rules of Weng et al., ATC'23, as baselines/openb states them for the paper's
     # static experiment (tests/baselines/test_share_rules.py checks that both place the same
     # tasks on the same GPUs); here the node state is the core's own: a GPU's free share
-    # is free_mem (whole milli-GPU values, exact in a double), a node's CPU
+    # is free_cap (whole milli-GPU values, exact in a double), a node's CPU
     # node_cpu_free. Ties between nodes go to the lower node.
 
     cdef inline int _share_tag(self, Job* job) noexcept:
         """The kind tag share_clustering groups by: 0 for a share of one GPU, else the
         count of whole GPUs."""
-        if job.num_gpus == 1 and job.memory < GPU_MILLI_F:
+        if job.num_gpus == 1 and job.demand < GPU_MILLI_F:
             return 0
         return job.num_gpus if job.num_gpus <= self.gpus.node_width else self.gpus.node_width
 
@@ -342,7 +342,7 @@ cdef class _Placement(_Events):
 
     cdef inline bint _col_fits(self, int g, Job* job) noexcept:
         """``_fits`` of a node column's GPU ``g`` (-1: padding) once its node fits."""
-        return g >= 0 and self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs
+        return g >= 0 and self.gpus.free_cap[g] + EPS >= job.demand and self.gpus.holders[g] < self.gpus.max_jobs
 
     cdef int _node_holds(self, int node, Job* job) noexcept:
         """How many GPUs of ``node`` may take a worker of ``job`` (``_fits``); -1 when
@@ -362,7 +362,7 @@ cdef class _Placement(_Events):
         for col in range(width):
             g = self.gpus.node_gpus[node * width + col]
             if g >= 0:
-                total += self.gpus.free_mem[g]
+                total += self.gpus.free_cap[g]
         return total
 
     cdef int _tightest_col(self, int node, Job* job) noexcept:
@@ -372,9 +372,9 @@ cdef class _Placement(_Events):
         cdef double best_free = INFINITY
         for col in range(width):
             g = self.gpus.node_gpus[node * width + col]
-            if self._col_fits(g, job) and self.gpus.free_mem[g] < best_free:
+            if self._col_fits(g, job) and self.gpus.free_cap[g] < best_free:
                 best = col
-                best_free = self.gpus.free_mem[g]
+                best_free = self.gpus.free_cap[g]
         return best
 
     cdef long long _idle_cols(self, int node, int count) noexcept:
@@ -442,7 +442,7 @@ cdef class _Placement(_Events):
         if self.rules.frag_version[node] != self.rules.node_version[node]:
             for col in range(width):
                 g = self.gpus.node_gpus[node * width + col]
-                free[col] = self.gpus.free_mem[g] if g >= 0 else 0.0
+                free[col] = self.gpus.free_cap[g] if g >= 0 else 0.0
             self.rules.node_frag[node] = self._node_fragment(node, self.gpus.node_cpu_free[node], free)
             self.rules.frag_version[node] = self.rules.node_version[node]
         return self.rules.node_frag[node]
@@ -462,14 +462,14 @@ cdef class _Placement(_Events):
         cpu_after = self.gpus.node_cpu_free[node] - job.cpu
         for col in range(width):
             g = self.gpus.node_gpus[node * width + col]
-            free[col] = self.gpus.free_mem[g] if g >= 0 else 0.0
-        if job.num_gpus == 1 and job.memory < GPU_MILLI_F:
+            free[col] = self.gpus.free_cap[g] if g >= 0 else 0.0
+        if job.num_gpus == 1 and job.demand < GPU_MILLI_F:
             for col in range(width):
                 if not self._col_fits(self.gpus.node_gpus[node * width + col], job):
                     continue
-                free[col] -= job.memory
+                free[col] -= job.demand
                 after = self._node_fragment(node, cpu_after, free)
-                free[col] += job.memory
+                free[col] += job.demand
                 score = <long long>(1.0 / (1.0 + exp(-(before - after) / GPU_MILLI_F)) * MAX_SCORE)
                 if best < 0 or score > best:
                     best = score
@@ -478,7 +478,7 @@ cdef class _Placement(_Events):
             mask = self._idle_cols(node, job.num_gpus)
             for col in range(width):
                 if (mask >> col) & 1:
-                    free[col] -= job.memory
+                    free[col] -= job.demand
             after = self._node_fragment(node, cpu_after, free)
             best = <long long>(1.0 / (1.0 + exp(-(before - after) / GPU_MILLI_F)) * MAX_SCORE)
         self.rules.fgd_score[at] = best
@@ -494,7 +494,7 @@ cdef class _Placement(_Events):
 
     cdef long long _rule_score(self, int strategy, int node, int rank, Job* job) noexcept:
         """A node's score under one of the rules (share_bestfit: its raw score)."""
-        cdef double dot, left_over, total_milli = job.num_gpus * job.memory
+        cdef double dot, left_over, total_milli = job.num_gpus * job.demand
         cdef long long kinds = 0, tag, quarter = MAX_SCORE // 4, band, fullness, idle, score
         cdef int col, g, count = 0, width = self.gpus.node_width
         cdef int* tags
@@ -534,10 +534,10 @@ cdef class _Placement(_Events):
             if idle == count:
                 score = MAX_SCORE // 3 - idle
                 return score if score > idle else idle
-            if job.memory >= GPU_MILLI_F:  # whole GPUs: only idle ones hold them
+            if job.demand >= GPU_MILLI_F:  # whole GPUs: only idle ones hold them
                 score = MAX_SCORE // 2 - job.num_gpus
                 return score if score > MAX_SCORE // 3 else MAX_SCORE // 3
-            free = self.gpus.free_mem[self.gpus.node_gpus[node * width + self._tightest_col(node, job)]]
+            free = self.gpus.free_cap[self.gpus.node_gpus[node * width + self._tightest_col(node, job)]]
             if free >= GPU_MILLI_F:
                 score = MAX_SCORE // 2 - 1
                 return score if score > MAX_SCORE // 3 else MAX_SCORE // 3
@@ -584,7 +584,7 @@ cdef class _Placement(_Events):
         if strategy == S_SHARE_FGD:
             self._fgd_score(node, rank, job)  # cached: the columns of the chosen node
             mask = self.rules.fgd_cols[<long>self.rules.job_kind[rank] * self.rules.num_nodes + node]
-        elif job.num_gpus == 1 and job.memory < GPU_MILLI_F:
+        elif job.num_gpus == 1 and job.demand < GPU_MILLI_F:
             if strategy == S_SHARE_RANDOM:
                 holding = <int>(self.rules.gpu_draw[rank] * self._node_holds(node, job))
                 for col in range(width):

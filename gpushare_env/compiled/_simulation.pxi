@@ -77,7 +77,7 @@ cdef class _Simulation(_Placement):
         for i in range(count):
             g = gpus[i]
             self._mark(g)
-            free_gib = self.gpus.free_mem[g]
+            free_gib = self.gpus.free_cap[g]
             held = self.gpus.holders[g]
             alloc = 1 if held > 0 else 0
             self.meter.allocated += alloc - self.meter.alloc_part[g]
@@ -337,6 +337,19 @@ cdef class _Simulation(_Placement):
             self.gpus.computing[g] = left
             self.gpus.load[g] = self.gpus.load[g] - job.intensity if left > 0 else 0.0
 
+    cdef inline void _hold_node(self, int node, Job* job, int delta) noexcept:
+        """What a job takes (``delta`` 1) or gives back (-1) on its node beyond its GPUs,
+        by sharing model (occupy's and release's one dispatch): under ``shares`` its CPU
+        and host memory, once, and FGD's caches of the node; nothing under ``memory``."""
+        if self.gpus.sharing == SHARING_SHARES and node >= 0:
+            if delta > 0:
+                self.gpus.node_cpu_free[node] -= job.cpu
+                self.gpus.node_mem_free[node] -= job.host_mem
+            else:
+                self.gpus.node_cpu_free[node] += job.cpu
+                self.gpus.node_mem_free[node] += job.host_mem
+            self._node_changed(node, job, delta)
+
     cdef void _release(self, int rank) noexcept:
         cdef Job* job = &self.jobs.row[rank]
         cdef int* gpus = &self.jobs.gpus_of[job.offset]
@@ -344,10 +357,7 @@ cdef class _Simulation(_Placement):
         cdef long held
         cdef int* row
         job.gpu_seconds += (self.now - job.held_since) * job.num_gpus
-        if self.gpus.shares and job.node >= 0:
-            self.gpus.node_cpu_free[job.node] += job.cpu
-            self.gpus.node_mem_free[job.node] += job.host_mem
-            self._node_changed(job.node, job, -1)
+        self._hold_node(job.node, job, -1)
         job.prev_node = job.node
         job.node = -1
         for i in range(job.held):
@@ -356,9 +366,9 @@ cdef class _Simulation(_Placement):
             self.gpus.holders[g] = held
             self._holders_changed(g, held + 1)
             if held == 0:
-                self.gpus.free_mem[g] = self.gpus.capacity[g]
+                self.gpus.free_cap[g] = self.gpus.capacity[g]
             else:
-                self.gpus.free_mem[g] = self.gpus.free_mem[g] + job.memory
+                self.gpus.free_cap[g] = self.gpus.free_cap[g] + job.demand
             row = &self.gpus.gpu_jobs[g * self.gpus.max_jobs]
             n = self.gpus.gpu_jobs_n[g]
             for j in range(n):
@@ -400,13 +410,10 @@ cdef class _Simulation(_Placement):
                 if self.gpus.gpu_node[gpus[i]] != node:
                     job.cross_node = True
                     break
-        if self.gpus.shares:  # one node: the job's CPU and host memory are taken there once
-            self.gpus.node_cpu_free[node] -= job.cpu
-            self.gpus.node_mem_free[node] -= job.host_mem
-            self._node_changed(node, job, 1)
+        self._hold_node(node, job, 1)
         for i in range(count):
             g = gpus[i]
-            self.gpus.free_mem[g] = self.gpus.free_mem[g] - job.memory
+            self.gpus.free_cap[g] = self.gpus.free_cap[g] - job.demand
             self.gpus.holders[g] += 1
             self._holders_changed(g, self.gpus.holders[g] - 1)
             self.gpus.gpu_jobs[g * self.gpus.max_jobs + self.gpus.gpu_jobs_n[g]] = rank

@@ -31,8 +31,8 @@ class JobsInput:
         specs: The jobs as given (what ``Core.specs`` and the finished records carry).
         job_id: Job ids.
         num_gpus: Workers (one GPU each; 0: a job without GPUs, shares model only).
-        memory_gib: Memory of one worker (under the shares model: its share of a GPU,
-            in milli-GPU; so for every field below in GiB).
+        demand: What one worker holds of a GPU, in the sharing model's unit
+            (``SimInput.demand_unit``: its memory in GiB, or its share in milli-GPU).
         intensity: Compute share a worker uses of a GPU.
         iterations: Iterations to run.
         step_time_s: Time of one iteration alone on a V100.
@@ -42,7 +42,7 @@ class JobsInput:
         suspend_overhead_s: Time a suspension takes.
         resume_overhead_s: Time a resumption takes.
         cross_node_factor: Speed factor of a placement across nodes.
-        size_index: Index of ``memory_gib`` in ``EncoderInput.memory_sizes``.
+        size_index: Index of ``demand`` in ``EncoderInput.demand_sizes``.
         inv_solo_s: One over the job's solo duration.
         cpu_milli: CPU the job holds on its node while placed (shares model; 0 else).
         host_memory_mib: Host memory the job holds on its node (shares model; 0 else).
@@ -59,7 +59,7 @@ class JobsInput:
     specs: tuple[JobSpec, ...]  # (J,)
     job_id: tuple[int, ...]  # (J,)
     num_gpus: tuple[int, ...]  # (J,)
-    memory_gib: tuple[float, ...]  # (J,) [GiB] or [milli-GPU]
+    demand: tuple[float, ...]  # (J,) [the sharing model's unit]
     intensity: tuple[float, ...]  # (J,) [0, 1]
     iterations: tuple[float, ...]  # (J,)
     step_time_s: tuple[float, ...]  # (J,) [s]
@@ -84,8 +84,8 @@ class ClusterInput:
     """The cluster (``Cluster``'s arrays).
 
     Attributes:
-        gpu_memory_gib: What a GPU holds of the jobs' per-worker demand: its memory under
-            the memory model, 1000 milli-GPU under the shares model.
+        capacity: What a GPU offers of the jobs' per-worker demand, in the sharing
+            model's unit (``SharingModel.gpu_capacity``).
         gpu_node: Node of each GPU.
         node_gpus: GPUs of each node, padded with -1.
         gpu_speed: Speed of each GPU relative to a V100.
@@ -95,7 +95,7 @@ class ClusterInput:
         node_memory_mib: Host memory of each node (inf: no limit).
     """
 
-    gpu_memory_gib: np.ndarray  # (G,) [GiB] or [milli-GPU]
+    capacity: np.ndarray  # (G,) [the sharing model's unit]
     gpu_node: np.ndarray  # (G,) int
     node_gpus: np.ndarray  # (N, max GPUs per node) int, -1 padded
     gpu_speed: np.ndarray  # (G,) [x V100]
@@ -139,12 +139,16 @@ class SimInput:
         record_timeline: Record the cluster timeline.
         max_suspends_per_job: Suspensions allowed per job (``None``: no cap).
         min_service_s: Service a resumed job gets before it may be suspended again.
-        reference_memory_gib: The worker memories of the workload's jobs with GPUs,
-            sorted (the expected fragment's reference).
-        median_worker_gib: Their median.
-        shares: The requested-shares model (``SimConfig.sharing``): a worker's "memory"
-            is its share of a GPU (milli-GPU), the node's CPU, host memory and the job's
-            GPU models are hard limits, and a job's GPUs are on one node.
+        reference_demand: The worker demands of the workload's jobs with GPUs, sorted
+            (the expected fragment's reference).
+        median_demand: Their median.
+        sharing: The sharing model's dispatch code (``SharingModel.code``; the core's
+            ``SHARING_*``).
+        demand_unit: Its unit of demand and capacity (for messages).
+        one_node_gangs: A job's GPUs are on one node.
+        node_limits: The node's CPU, host memory and the job's GPU models are hard
+            limits too.
+        share_rules: FGD's placement rules (``share_*``) apply.
     """
 
     alpha: float
@@ -157,9 +161,13 @@ class SimInput:
     record_timeline: bool
     max_suspends_per_job: int | None
     min_service_s: float  # [s]
-    reference_memory_gib: tuple[float, ...]  # (<= J,) [GiB], ascending
-    median_worker_gib: float  # [GiB]
-    shares: bool
+    reference_demand: tuple[float, ...]  # (<= J,) [the sharing model's unit], ascending
+    median_demand: float  # [the sharing model's unit]
+    sharing: int
+    demand_unit: str
+    one_node_gangs: bool
+    node_limits: bool
+    share_rules: bool
     target_workload: tuple[tuple[float, int, float, int, float], ...]
 
 
@@ -175,7 +183,7 @@ class EncoderInput:
             encoded).
         frag_edges: Upper edges of the shared-GPU bins of ``frag_hist``.
         num_models: Catalog models (the one-hot's width).
-        memory_sizes: The workload's distinct worker memories, ascending.
+        demand_sizes: The workload's distinct worker demands, ascending.
         log_gpus: ``1 / log2(1 + G)``.
         strategies: The placement strategies of the schedule actions, in their order
             (names of ``placement.ALL_STRATEGIES``; the env's ``strategies``).
@@ -185,9 +193,9 @@ class EncoderInput:
     running_window: int
     priority_slots: int
     columns: Mapping[str, tuple[str, ...]] | None
-    frag_edges: tuple[float, ...]  # [GiB]
+    frag_edges: tuple[float, ...]  # [the sharing model's unit]
     num_models: int
-    memory_sizes: tuple[float, ...]  # [GiB], ascending
+    demand_sizes: tuple[float, ...]  # [the sharing model's unit], ascending
     log_gpus: float
     strategies: tuple[str, ...]
 

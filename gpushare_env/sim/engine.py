@@ -41,9 +41,6 @@ from gpushare_env.sim.catalog import MODELS
 from gpushare_env.sim.cluster import (
     Cluster,
     gpu_models,
-    model_mask,
-    shares_unfit_reason,
-    unfit_reason,
 )
 from gpushare_env.sim.core_inputs import (
     ClusterInput,
@@ -64,7 +61,7 @@ from gpushare_env.sim.limits import is_finite, is_int
 from gpushare_env.sim.placement import ALL_STRATEGIES, STRATEGIES
 from gpushare_env.sim.setting_table import DURATION_INFO, declared
 from gpushare_env.sim.settings import DeclaredGroup, document_settings
-from gpushare_env.sim.target_workload import typical_requests
+from gpushare_env.sim.sharing import sharing_model
 from gpushare_env.sim.types import (
     GPU_MILLI,
     Event,
@@ -73,7 +70,6 @@ from gpushare_env.sim.types import (
     JobRecord,
     JobSpec,
     JobStatus,
-    Request,
     Timeline,
 )
 
@@ -314,10 +310,7 @@ class Simulator:
         by_id = sorted(j.job_id for j in ordered)
         noise = rng.normal(0.0, self.config.sample_noise, size=len(by_id))
         noise_of = dict(zip(by_id, np.clip(noise, -0.9, 0.9).tolist(), strict=True))
-        draws_of: dict[int, tuple[float, float]] = {}
-        if self.config.sharing == "shares":  # share_random's draws (none under memory)
-            draws = rng.random((len(by_id), 2)).tolist()
-            draws_of = {job_id: (d[0], d[1]) for job_id, d in zip(by_id, draws, strict=True)}
+        draws_of = sharing_model(self.config.sharing).tie_draws(rng, by_id)
         self.core: Core = new_core(
             core_inputs(
                 ordered,
@@ -732,9 +725,9 @@ class Simulator:
         used = np.zeros(num_gpus)
         load = np.zeros(num_gpus)
         holders = np.zeros(num_gpus, dtype=np.int64)
-        # what the core counts a worker as: memory, or its share under the shares model
-        inputs = self.core.inputs
-        capacity = inputs.cluster.gpu_memory_gib
+        # what the core counts a worker as: its demand in the sharing model's unit
+        model = sharing_model(self.config.sharing)
+        capacity = self.core.inputs.cluster.capacity
         node_cpu = self.cluster.node_cpu_milli.copy()
         node_memory = self.cluster.node_memory_mib.copy()
         queue = self.pending()
@@ -749,9 +742,10 @@ class Simulator:
             assert (job.node >= 0) == holds, f"job {job_id} {status.name} node={job.node}"
             if gpus:
                 assert job.node == int(self.cluster.gpu_node[gpus[0]]), (job_id, job.node, gpus)
-            if holds and inputs.sim.shares:
+            if holds:  # a node's CPU and host memory (none taken without node limits)
                 node = job.node
-                assert all(self.cluster.gpu_node[g] == node for g in gpus), (job_id, gpus)
+                one_node = all(self.cluster.gpu_node[g] == node for g in gpus)
+                assert one_node or not model.one_node_gangs, (job_id, gpus)
                 cpu_milli, host_memory_mib, _ = job.node_request
                 node_cpu[node] -= cpu_milli
                 node_memory[node] -= host_memory_mib
@@ -767,10 +761,9 @@ class Simulator:
             assert (status == JobStatus.RUNNING) == (job_id in running), job_id
         assert np.all(used <= capacity + 1e-6), "memory (or shares) over-committed"
         assert np.allclose(state.free_memory_gib, capacity - used)
-        if inputs.sim.shares:
-            assert np.all(node_cpu >= -1e-6) and np.all(node_memory >= -1e-6), "node over-committed"
-            assert np.allclose(self.core.gpus.node_cpu_array, node_cpu)
-            assert np.allclose(self.core.gpus.node_mem_array, node_memory)
+        assert np.all(node_cpu >= -1e-6) and np.all(node_memory >= -1e-6), "node over-committed"
+        assert np.allclose(self.core.gpus.node_cpu_array, node_cpu)
+        assert np.allclose(self.core.gpus.node_mem_array, node_memory)
         assert np.allclose(state.load, load)
         assert np.array_equal(state.holders, holders)
         assert np.all(holders <= state.max_jobs_per_gpu)
@@ -791,12 +784,9 @@ class Simulator:
             dup = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
             raise ValueError(f"job {dup}: duplicate job_id in the workload")
         memory_desc = np.sort(self.cluster.gpu_memory_gib)[::-1]
-        shares = self.config.sharing == "shares"
+        model = sharing_model(self.config.sharing)
         for j in jobs:
-            if shares:
-                unfit = shares_unfit_reason(j.num_gpus, j.request or Request(), self.cluster)
-            else:
-                unfit = unfit_reason(j.num_gpus, j.memory_gib, memory_desc)
+            unfit = model.unfit_reason(j, self.cluster, memory_desc)
             if unfit is not None:
                 raise ValueError(
                     f"job {j.job_id} can never fit the cluster {self.cluster.describe()}: "
@@ -848,24 +838,20 @@ def core_inputs(
 ) -> CoreInputs:
     """What ``Core`` is built from for an episode of ``ordered`` jobs (by arrival, id).
 
-    Under the shares model (``config.sharing``) a worker's demand on a GPU is its
-    requested share (``JobSpec.request.gpu_milli``, a whole GPU without a request) of a
-    GPU of 1000 milli-GPU, and its compute intensity that share: jobs within a GPU's
-    shares do not contend for compute (only ``alpha``'s per-neighbour term applies). The
-    observation's fragment edges, given in GiB of the largest GPU, scale to milli-GPU.
-    ``draws_of`` holds ``share_random``'s two uniform draws per job id (shares model).
-    A job without GPUs (shares model only) has a share of 0 and any GPU model.
+    The sharing model (``config.sharing``, ``gpushare_env.sim.sharing``) fills the
+    demand columns: what a worker holds of a GPU (its memory, or its requested share of
+    a GPU of 1000 milli-GPU), its compute intensity, what its job holds of its node, the
+    GPU models it allows, a GPU's capacity and FGD's target workload; the observation's
+    fragment edges, given in GiB of the largest GPU, are scaled to its unit.
+    ``draws_of`` holds ``share_random``'s two uniform draws per job id
+    (``SharingModel.tie_draws``).
     """
-    shares = config.sharing == "shares"
+    sharing = sharing_model(config.sharing)
     models = gpu_models(cluster)
-    requests = [s.request or Request() for s in ordered] if shares else []
-    kinds = [
-        (r.cpu_milli, r.gpu_milli, s.num_gpus, r.gpu_models)
-        for r, s in zip(requests, ordered, strict=False)  # none under memory
-    ]
-    kind_index = {kind: i for i, kind in enumerate(dict.fromkeys(kinds))}
+    columns = sharing.demand_columns(ordered, models)
+    kind_index = {kind: i for i, kind in enumerate(dict.fromkeys(columns.kinds))}
     draws = [(draws_of or {}).get(s.job_id, (0.0, 0.0)) for s in ordered]
-    demand = [float(r.gpu_milli) for r in requests] if shares else [s.memory_gib for s in ordered]
+    demand = list(columns.demand)
     sizes = sorted(set(demand))
     overheads = []
     for spec in ordered:
@@ -881,10 +867,8 @@ def core_inputs(
         specs=tuple(ordered),
         job_id=tuple(s.job_id for s in ordered),
         num_gpus=tuple(s.num_gpus for s in ordered),
-        memory_gib=tuple(demand),
-        intensity=tuple(r.gpu_milli / GPU_MILLI for r in requests)
-        if shares
-        else tuple(s.intensity for s in ordered),
+        demand=columns.demand,
+        intensity=columns.intensity,
         iterations=tuple(float(s.iterations) for s in ordered),
         step_time_s=tuple(s.step_time_s for s in ordered),
         arrival_s=tuple(s.arrival_s for s in ordered),
@@ -897,21 +881,15 @@ def core_inputs(
         cross_node_factor=tuple(o[2] for o in overheads),
         size_index=tuple(sizes.index(d) for d in demand),
         inv_solo_s=tuple(1.0 / s.solo_duration_s for s in ordered),
-        cpu_milli=tuple(float(r.cpu_milli) for r in requests) if shares else (0.0,) * len(ordered),
-        host_memory_mib=(
-            tuple(float(r.host_memory_mib) for r in requests) if shares else (0.0,) * len(ordered)
-        ),
-        model_mask=tuple(model_mask(r, models) if r.gpu_milli else -1 for r in requests)
-        if shares
-        else (-1,) * len(ordered),
-        request_kind=tuple(kind_index[k] for k in kinds) if shares else (0,) * len(ordered),
+        cpu_milli=columns.cpu_milli,
+        host_memory_mib=columns.host_memory_mib,
+        model_mask=columns.model_mask,
+        request_kind=tuple(kind_index[k] for k in columns.kinds) or (0,) * len(ordered),
         node_draw=tuple(d[0] for d in draws),
         gpu_draw=tuple(d[1] for d in draws),
     )
     cluster_input = ClusterInput(
-        gpu_memory_gib=np.full(cluster.num_gpus, float(GPU_MILLI))
-        if shares
-        else cluster.gpu_memory_gib,
+        capacity=sharing.gpu_capacity(cluster),
         gpu_node=cluster.gpu_node,
         node_gpus=cluster.node_gpus,
         gpu_speed=cluster.gpu_speed,
@@ -947,21 +925,14 @@ def core_inputs(
         record_timeline=config.record_timeline,
         max_suspends_per_job=config.max_suspends_per_job,
         min_service_s=float(config.min_service_s),
-        reference_memory_gib=tuple(reference.tolist()),
-        median_worker_gib=float(np.median(reference)),
-        shares=shares,
-        target_workload=tuple(
-            (
-                float(t.cpu_milli),
-                t.num_gpu,
-                float(t.gpu_milli),
-                model_mask(Request(gpu_models=t.gpu_spec), models),
-                t.frequency,
-            )
-            for t in typical_requests(kinds)
-        )
-        if shares
-        else (),
+        reference_demand=tuple(reference.tolist()),
+        median_demand=float(np.median(reference)),
+        sharing=sharing.code,
+        demand_unit=sharing.unit,
+        one_node_gangs=sharing.one_node_gangs,
+        node_limits=sharing.node_limits,
+        share_rules=sharing.share_rules,
+        target_workload=sharing.target_workload(columns.kinds, models),
     )
     # headless: no layout, the core encodes nothing
     options = episode or EpisodeOptions()
@@ -971,11 +942,9 @@ def core_inputs(
         running_window=running_window,
         priority_slots=windows.priority_slots,
         columns=dict(options.columns) if options.columns is not None else None,
-        frag_edges=tuple(options.frag_edges)
-        if not shares
-        else tuple(e * GPU_MILLI / float(cluster.gpu_memory_gib.max()) for e in options.frag_edges),
+        frag_edges=sharing.frag_edges(options.frag_edges, cluster),
         num_models=len(_MODEL_NAMES),
-        memory_sizes=tuple(sizes),
+        demand_sizes=tuple(sizes),
         log_gpus=1.0 / math.log2(1.0 + num_gpus),
         strategies=tuple(options.strategies),
     )

@@ -1,0 +1,233 @@
+"""The ways GPUs are shared: one class per sharing model (``SimConfig.sharing``).
+
+A sharing model says what a worker demands of a GPU and what a GPU offers, in one unit
+(the model's ``unit``), and which other limits a placement must keep. Like a kind of
+resource in a discrete-event library (one class per kind behind one request / release
+protocol) or a scheduler framework's filter plugin, each model is one object here and
+one dispatch entry in the compiled core's fit, occupy, release and encode
+(``gpushare_env/compiled``); everything else reads the columns the model fills in
+``CoreInputs``.
+
+- ``memory`` (:class:`MemorySharing`, the thesis's model): a worker holds its memory on
+  each of its GPUs (GiB, a hard limit); co-located workers contend for compute.
+- ``shares`` (:class:`RequestedShares`, Alibaba's GPU-sharing cluster and FGD, Weng et
+  al., ATC'23): a worker holds its requested share of a GPU (milli-GPU of 1000), its job
+  the CPU and host memory it requests on its node; a job's GPUs are on one node, of a
+  model it allows; jobs within their shares do not contend for compute.
+
+A new model (for example NVIDIA's MIG instances) is a subclass registered in
+``SHARING_MODELS`` plus its entries in the core's four dispatches (docs/design/layout.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from gpushare_env.sim.cluster import Cluster, model_mask, shares_unfit_reason, unfit_reason
+from gpushare_env.sim.target_workload import typical_requests
+from gpushare_env.sim.types import GPU_MILLI, JobSpec, Request
+
+__all__ = [
+    "SHARING_MODELS",
+    "DemandColumns",
+    "MemorySharing",
+    "RequestedShares",
+    "SharingModel",
+    "sharing_model",
+]
+
+#: A request kind: (CPU milli-cores, milli-GPU per GPU, GPUs, allowed GPU models).
+Kind = tuple[int, int, int, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class DemandColumns:
+    """What a sharing model makes of an episode's jobs (in arrival order) for the core.
+
+    Attributes:
+        demand: What one worker holds of a GPU's capacity.  (J,) [the model's unit]
+        intensity: Compute fraction one worker uses alone.  (J,)
+        cpu_milli: CPU the job holds on its node while placed (0: none).  (J,)
+        host_memory_mib: Host memory the job holds on its node (0: none).  (J,) [MiB]
+        model_mask: Bit set of the GPU models the job allows (-1: any).  (J,)
+        kinds: Each job's request kind (empty under a model without kinds).
+    """
+
+    demand: tuple[float, ...]
+    intensity: tuple[float, ...]
+    cpu_milli: tuple[float, ...]
+    host_memory_mib: tuple[float, ...]
+    model_mask: tuple[int, ...]
+    kinds: tuple[Kind, ...]
+
+
+class SharingModel:
+    """One way GPUs are shared. Subclasses set the class attributes and the methods;
+    instances hold no state (``SHARING_MODELS`` keeps one of each)."""
+
+    #: ``SimConfig.sharing``'s value.
+    name: ClassVar[str]
+    #: The compiled core's dispatch code (``SHARING_*`` in ``_core.pyx``).
+    code: ClassVar[int]
+    #: The unit of a worker's demand and of a GPU's capacity.
+    unit: ClassVar[str]
+    #: A job's GPUs are on one node (its gang never spans nodes).
+    one_node_gangs: ClassVar[bool]
+    #: A node's CPU and host memory and a GPU's model limit placements too.
+    node_limits: ClassVar[bool]
+    #: FGD's placement rules (the ``share_*`` strategies) apply.
+    share_rules: ClassVar[bool]
+    #: One line for the docs' table of sharing models.
+    summary: ClassVar[str]
+
+    def demand_columns(self, ordered: Sequence[JobSpec], models: tuple[str, ...]) -> DemandColumns:
+        """The core's per-job demand columns of ``ordered`` on a cluster of ``models``."""
+        raise NotImplementedError
+
+    def gpu_capacity(self, cluster: Cluster) -> np.ndarray:
+        """What each GPU offers.  (G,) [the model's unit]"""
+        raise NotImplementedError
+
+    def unfit_reason(
+        self, job: JobSpec, cluster: Cluster, memory_desc: np.ndarray
+    ) -> tuple[str, str] | None:
+        """Why ``job`` can never be placed on ``cluster`` (``(reason, detail)``), or
+        ``None``; ``memory_desc``: every GPU's memory, descending."""
+        raise NotImplementedError
+
+    def tie_draws(
+        self, rng: np.random.Generator, ids: Sequence[int]
+    ) -> dict[int, tuple[float, float]]:
+        """The two uniform draws per job id that ``share_random`` breaks ties with (none
+        where no rule draws); taken from ``rng`` after the sampling noise."""
+        return {}
+
+    def target_workload(
+        self, kinds: Sequence[Kind], models: tuple[str, ...]
+    ) -> tuple[tuple[float, int, float, int, float], ...]:
+        """FGD's target workload (``SimInput.target_workload``; empty: no FGD rules)."""
+        return ()
+
+    def frag_edges(self, edges: Sequence[float], cluster: Cluster) -> tuple[float, ...]:
+        """The observation's fragment-bin edges, given in GiB of the largest GPU, in the
+        model's unit."""
+        return tuple(edges)
+
+
+class MemorySharing(SharingModel):
+    """The thesis's model: a worker holds its memory (GiB) on each of its GPUs; a gang
+    may span nodes; co-located workers contend for compute."""
+
+    name = "memory"
+    code = 0
+    unit = "GiB"
+    one_node_gangs = False
+    node_limits = False
+    share_rules = False
+    summary = "a worker holds its memory (GiB, a hard limit); compute is contended"
+
+    def demand_columns(self, ordered: Sequence[JobSpec], models: tuple[str, ...]) -> DemandColumns:
+        n = len(ordered)
+        return DemandColumns(
+            demand=tuple(s.memory_gib for s in ordered),
+            intensity=tuple(s.intensity for s in ordered),
+            cpu_milli=(0.0,) * n,
+            host_memory_mib=(0.0,) * n,
+            model_mask=(-1,) * n,
+            kinds=(),
+        )
+
+    def gpu_capacity(self, cluster: Cluster) -> np.ndarray:
+        return cluster.gpu_memory_gib
+
+    def unfit_reason(
+        self, job: JobSpec, cluster: Cluster, memory_desc: np.ndarray
+    ) -> tuple[str, str] | None:
+        return unfit_reason(job.num_gpus, job.memory_gib, memory_desc)
+
+
+class RequestedShares(SharingModel):
+    """Alibaba's and FGD's model: a worker holds its requested share of a GPU (milli-GPU
+    of 1000), its job the requested CPU and host memory on its one node, on a GPU model
+    it allows; a job without a request takes whole GPUs."""
+
+    name = "shares"
+    code = 1
+    unit = "milli-GPU"
+    one_node_gangs = True
+    node_limits = True
+    share_rules = True
+    summary = (
+        "a worker holds its requested share of a GPU (milli-GPU), its job CPU and host "
+        "memory on one node; within shares no compute contention"
+    )
+
+    def demand_columns(self, ordered: Sequence[JobSpec], models: tuple[str, ...]) -> DemandColumns:
+        requests = [s.request or Request() for s in ordered]
+        return DemandColumns(
+            demand=tuple(float(r.gpu_milli) for r in requests),
+            intensity=tuple(r.gpu_milli / GPU_MILLI for r in requests),
+            cpu_milli=tuple(float(r.cpu_milli) for r in requests),
+            host_memory_mib=tuple(float(r.host_memory_mib) for r in requests),
+            model_mask=tuple(model_mask(r, models) if r.gpu_milli else -1 for r in requests),
+            kinds=tuple(
+                (r.cpu_milli, r.gpu_milli, s.num_gpus, r.gpu_models)
+                for r, s in zip(requests, ordered, strict=True)
+            ),
+        )
+
+    def gpu_capacity(self, cluster: Cluster) -> np.ndarray:
+        return np.full(cluster.num_gpus, float(GPU_MILLI))
+
+    def unfit_reason(
+        self, job: JobSpec, cluster: Cluster, memory_desc: np.ndarray
+    ) -> tuple[str, str] | None:
+        return shares_unfit_reason(job.num_gpus, job.request or Request(), cluster)
+
+    def tie_draws(
+        self, rng: np.random.Generator, ids: Sequence[int]
+    ) -> dict[int, tuple[float, float]]:
+        draws = rng.random((len(ids), 2)).tolist()
+        return {job_id: (d[0], d[1]) for job_id, d in zip(ids, draws, strict=True)}
+
+    def target_workload(
+        self, kinds: Sequence[Kind], models: tuple[str, ...]
+    ) -> tuple[tuple[float, int, float, int, float], ...]:
+        return tuple(
+            (
+                float(t.cpu_milli),
+                t.num_gpu,
+                float(t.gpu_milli),
+                model_mask(Request(gpu_models=t.gpu_spec), models),
+                t.frequency,
+            )
+            for t in typical_requests(kinds)
+        )
+
+    def frag_edges(self, edges: Sequence[float], cluster: Cluster) -> tuple[float, ...]:
+        largest = float(cluster.gpu_memory_gib.max())
+        return tuple(e * GPU_MILLI / largest for e in edges)
+
+
+#: Every sharing model by ``SimConfig.sharing`` name.
+SHARING_MODELS: Mapping[str, SharingModel] = {
+    model.name: model for model in (MemorySharing(), RequestedShares())
+}
+
+
+def sharing_model(name: str) -> SharingModel:
+    """The sharing model called ``name`` (``SimConfig.sharing``).
+
+    Raises:
+        ValueError: no model has that name.
+    """
+    try:
+        return SHARING_MODELS[name]
+    except KeyError:
+        raise ValueError(
+            f"sharing: unknown sharing model {name!r}; choose one of {sorted(SHARING_MODELS)}"
+        ) from None
