@@ -106,6 +106,7 @@ C_ENUMS = {
     "REWARD_COMPONENTS": {"jct": T_JCT, "makespan": T_MAKESPAN, "utilisation": T_UTIL,
                           "slowdown": T_SLOWDOWN, "starvation": T_STARVATION,
                           "overhead": T_OVERHEAD, "invalid": T_INVALID, "delay": T_DELAY},
+    "SHARING": {"memory": SHARING_MEMORY, "shares": SHARING_SHARES},
 }
 
 # what Core._suspend_rule answers
@@ -1213,14 +1214,9 @@ cdef class Core(_Forks):
         """Why ``_fits(g, job)`` is false, for ``place``'s error."""
         cdef int node = self.gpus.gpu_node[g]
         if self.gpus.free_cap[g] + EPS < job.demand:
-            if self.gpus.sharing == SHARING_SHARES:
-                return (
-                    f"GPU {g} has {self.gpus.free_cap[g]:g} milli-GPU free, a worker needs "
-                    f"{job.demand:g} milli-GPU (its requested share)"
-                )
             return (
-                f"GPU {g} has {self.gpus.free_cap[g]:.2f} GiB free, a worker needs "
-                f"{job.demand:g} GiB (memory)"
+                f"GPU {g} has {self.gpus.free_cap[g]:{self.gpus.free_format}} {self.gpus.unit} "
+                f"free, a worker needs {job.demand:g} {self.gpus.unit} ({self.gpus.demand_name})"
             )
         if self.gpus.holders[g] >= self.gpus.max_jobs:
             return f"GPU {g} already hosts {self.gpus.max_jobs} workers (max_jobs_per_gpu)"

@@ -61,6 +61,8 @@ cdef class GpuTable:
     cdef readonly int sharing  # SHARING_*: the one dispatch in fit, occupy, release, encode
     cdef readonly bint one_node_gangs  # a job's GPUs are on one node
     cdef readonly str unit  # of demand and capacity
+    cdef str demand_name  # what a worker's demand is, for messages
+    cdef str free_format  # how messages print a GPU's free capacity
     cdef int* gpu_model  # (num_gpus) index into the cluster's sorted GPU type names
     cdef double* node_cpu_free  # (num_nodes) [milli-cores]
     cdef double* node_mem_free  # (num_nodes) [MiB]
@@ -126,6 +128,8 @@ cdef class GpuTable:
         self.sharing = sim_in.sharing
         self.one_node_gangs = sim_in.one_node_gangs
         self.unit = sim_in.demand_unit
+        self.demand_name = sim_in.demand_name
+        self.free_format = sim_in.free_format
         self.indexed = self.indexed and not sim_in.node_limits
         model = np.ascontiguousarray(cluster_in.gpu_model, dtype=np.int64)
         self.gpu_model = <int*>checked_malloc(g * sizeof(int))
@@ -185,6 +189,8 @@ cdef class GpuTable:
         c.sharing = self.sharing
         c.one_node_gangs = self.one_node_gangs
         c.unit = self.unit
+        c.demand_name = self.demand_name
+        c.free_format = self.free_format
         c.gpu_model = <int*>duplicate(self.gpu_model, g * sizeof(int))
         c.node_cpu_array = self.node_cpu_array.copy()
         c.node_mem_array = self.node_mem_array.copy()

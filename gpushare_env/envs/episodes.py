@@ -92,7 +92,8 @@ def draw_episode(
         float(cluster.gpu_memory_gib.max()),
         on_unfit=config.on_unfit,  # type: ignore[arg-type]
         gpu_memory_gib=cluster.gpu_memory_gib,
-        shares_cluster=cluster if config.simulator.sharing == "shares" else None,
+        sharing=config.simulator.sharing,
+        cluster=cluster,
     )
     if not fit.jobs:
         raise ValueError(

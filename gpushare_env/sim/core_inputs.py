@@ -145,6 +145,8 @@ class SimInput:
         sharing: The sharing model's dispatch code (``SharingModel.code``; the core's
             ``SHARING_*``).
         demand_unit: Its unit of demand and capacity (for messages).
+        demand_name: What a worker's demand is (for messages).
+        free_format: The format spec messages print a GPU's free capacity with.
         one_node_gangs: A job's GPUs are on one node.
         node_limits: The node's CPU, host memory and the job's GPU models are hard
             limits too.
@@ -165,6 +167,8 @@ class SimInput:
     median_demand: float  # [the sharing model's unit]
     sharing: int
     demand_unit: str
+    demand_name: str
+    free_format: str
     one_node_gangs: bool
     node_limits: bool
     share_rules: bool

@@ -929,6 +929,8 @@ def core_inputs(
         median_demand=float(np.median(reference)),
         sharing=sharing.code,
         demand_unit=sharing.unit,
+        demand_name=sharing.demand_name,
+        free_format=sharing.free_format,
         one_node_gangs=sharing.one_node_gangs,
         node_limits=sharing.node_limits,
         share_rules=sharing.share_rules,

@@ -42,6 +42,7 @@ from gpushare_env.sim.settings import (
     Setting,
     declared_field,
 )
+from gpushare_env.sim.sharing import SHARING_MODELS as _SHARING_CLASSES
 
 __all__ = [
     "DURATION_INFO",
@@ -62,8 +63,9 @@ __all__ = [
     "sim_settings",
 ]
 
-#: The sharing models (``SimConfig.sharing``): what limits the jobs on one GPU.
-SHARING_MODELS = ("memory", "shares")
+#: The sharing models' names (``SimConfig.sharing``; one class each in
+#: ``gpushare_env.sim.sharing``): what limits the jobs on one GPU.
+SHARING_MODELS = tuple(_SHARING_CLASSES)
 
 #: What schedulers see of job lengths (``simulator.duration_info``).
 DURATION_INFO: tuple[str, ...] = ("none", "sampled", "oracle")

@@ -75,6 +75,9 @@ class SharingModel:
     code: ClassVar[int]
     #: The unit of a worker's demand and of a GPU's capacity.
     unit: ClassVar[str]
+    #: What a worker's demand is, and how messages print a GPU's free capacity.
+    demand_name: ClassVar[str]
+    free_format: ClassVar[str]
     #: A job's GPUs are on one node (its gang never spans nodes).
     one_node_gangs: ClassVar[bool]
     #: A node's CPU and host memory and a GPU's model limit placements too.
@@ -93,7 +96,7 @@ class SharingModel:
         raise NotImplementedError
 
     def unfit_reason(
-        self, job: JobSpec, cluster: Cluster, memory_desc: np.ndarray
+        self, job: JobSpec, cluster: Cluster | None, memory_desc: np.ndarray
     ) -> tuple[str, str] | None:
         """Why ``job`` can never be placed on ``cluster`` (``(reason, detail)``), or
         ``None``; ``memory_desc``: every GPU's memory, descending."""
@@ -125,6 +128,8 @@ class MemorySharing(SharingModel):
     name = "memory"
     code = 0
     unit = "GiB"
+    demand_name = "memory"
+    free_format = ".2f"
     one_node_gangs = False
     node_limits = False
     share_rules = False
@@ -145,7 +150,7 @@ class MemorySharing(SharingModel):
         return cluster.gpu_memory_gib
 
     def unfit_reason(
-        self, job: JobSpec, cluster: Cluster, memory_desc: np.ndarray
+        self, job: JobSpec, cluster: Cluster | None, memory_desc: np.ndarray
     ) -> tuple[str, str] | None:
         return unfit_reason(job.num_gpus, job.memory_gib, memory_desc)
 
@@ -158,6 +163,8 @@ class RequestedShares(SharingModel):
     name = "shares"
     code = 1
     unit = "milli-GPU"
+    demand_name = "its requested share"
+    free_format = "g"
     one_node_gangs = True
     node_limits = True
     share_rules = True
@@ -184,8 +191,10 @@ class RequestedShares(SharingModel):
         return np.full(cluster.num_gpus, float(GPU_MILLI))
 
     def unfit_reason(
-        self, job: JobSpec, cluster: Cluster, memory_desc: np.ndarray
+        self, job: JobSpec, cluster: Cluster | None, memory_desc: np.ndarray
     ) -> tuple[str, str] | None:
+        if cluster is None:
+            raise ValueError("sharing 'shares': the fit check reads the cluster's nodes")
         return shares_unfit_reason(job.num_gpus, job.request or Request(), cluster)
 
     def tie_draws(

@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from gpushare_env.sim.catalog import MODELS, scaling_efficiency
-from gpushare_env.sim.cluster import Cluster, shares_unfit_reason, unfit_reason
+from gpushare_env.sim.cluster import Cluster
 from gpushare_env.sim.limits import (
     MAX_ARRIVAL_S,
     MAX_BATCH_SIZE,
@@ -30,7 +30,8 @@ from gpushare_env.sim.limits import (
     is_int,
     range_text,
 )
-from gpushare_env.sim.types import JobSpec, Request
+from gpushare_env.sim.sharing import sharing_model
+from gpushare_env.sim.types import JobSpec
 
 __all__ = [
     "FitResult",
@@ -350,7 +351,8 @@ def fit_to_cluster(
     on_unfit: Literal["reject", "error"] = "reject",
     *,
     gpu_memory_gib: Sequence[float] | np.ndarray | None = None,
-    shares_cluster: Cluster | None = None,
+    sharing: str = "memory",
+    cluster: Cluster | None = None,
 ) -> FitResult:
     """Drop (or refuse) the jobs that could never be placed on the cluster.
 
@@ -367,9 +369,10 @@ def fit_to_cluster(
         max_worker_mem_gib: Memory of the largest GPU.  [GiB]
         on_unfit: ``"reject"`` drops such jobs and counts them; ``"error"`` raises.
         gpu_memory_gib: Every GPU's memory, for the exact check.  (G,) [GiB]
-        shares_cluster: The cluster, when the simulator runs the shares model
-            (``SimConfig.sharing``): its rule decides instead (``shares_unfit_reason``:
-            a node with the job's GPUs of a model it allows, its CPU and host memory).
+        sharing: The simulator's sharing model (``SimConfig.sharing``): its
+            ``unfit_reason`` decides (under ``shares``: a node with the job's GPUs of a
+            model it allows, its CPU and host memory; ``cluster`` needed).
+        cluster: The cluster, for a sharing model whose rule reads its nodes.
 
     Returns:
         The kept jobs and the rejection counts.
@@ -399,11 +402,9 @@ def fit_to_cluster(
     kept: list[JobSpec] = []
     rejected: dict[str, int] = {}
     rejected_ids: list[int] = []
+    model = sharing_model(sharing)
     for job in jobs:
-        if shares_cluster is not None:
-            unfit = shares_unfit_reason(job.num_gpus, job.request or Request(), shares_cluster)
-        else:
-            unfit = unfit_reason(job.num_gpus, job.memory_gib, memory_desc)
+        unfit = model.unfit_reason(job, cluster, memory_desc)
         if unfit is None:
             kept.append(job)
             continue
