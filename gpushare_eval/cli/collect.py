@@ -30,7 +30,7 @@ from typing import Any
 
 from gpushare_env.presets import EVALUATION_PRESETS
 from gpushare_eval.specs import AGENT_WINDOWS, PlanError
-from scripts.evaluate.arguments import (
+from gpushare_eval.cli.evaluate.arguments import (
     UsageError,
     UsageParser,
     json_arg,

@@ -46,7 +46,7 @@ one, no start-up or evaluation) and prints ``steps, wall_s, steps_per_s`` of Mas
 (or PPO) as ``gpushare-train`` runs it, and, measured after it in the same process,
 ``cartpole``: the yardstick's loop timed the same way, with ``ratio_to_cartpole``.
 
-``--harness`` and ``--vec-envs`` (:mod:`scripts.bench_distributed`, docs/distributed.md)
+``--harness`` and ``--vec-envs`` (:mod:`gpushare_eval.cli.bench_distributed`, docs/distributed.md)
 need the ``ray`` extra:
 
     gpushare-bench --harness --reps 3 [--multinode]   # 200 runs: local pool against Ray
@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.harness or args.multinode_only or args.vec_envs:
         if args.reps < 1 or args.vec_steps < 1:
             return usage_error(parser, "--reps and --vec-steps must be >= 1")
-        from scripts import bench_distributed
+        from gpushare_eval.cli import bench_distributed
 
         if args.vec_envs:
             bench_distributed.vec_env_bench(args.reps, args.vec_steps)
@@ -409,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.jobs) > 1:
         # one process per size so each peak RSS is its own
         for n in args.jobs:
-            cmd = [sys.executable, "-m", "scripts.benchmark", "--jobs", str(n)]
+            cmd = [sys.executable, "-m", "gpushare_eval.cli.benchmark", "--jobs", str(n)]
             cmd += ["--cluster", args.cluster, "--policy", args.policy]
             cmd += ["--seed", str(args.seed), "--load", str(args.load)]
             cmd += ["--interference", args.interference]

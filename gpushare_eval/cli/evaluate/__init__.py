@@ -124,7 +124,7 @@ from gpushare_eval.report import (
 from gpushare_eval.runs import WorkerDied, run_all
 from gpushare_eval.specs import PROG, PlanError, RunOutput, RunSpec, one_line
 from gpushare_eval.store import RunStore, check_writable, prepare_folder, run_id
-from scripts.evaluate.arguments import (
+from gpushare_eval.cli.evaluate.arguments import (
     EXIT_FAILED,
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,

@@ -15,7 +15,7 @@ frag_ratio_pct``: one row per pod list, policy, seed and integer arrived percent
 0-130), ``OUT/fgd_table.md`` (the printed table) and, with matplotlib installed,
 ``OUT/fgd_<pod list>.png`` (median allocation and fragmentation curves). Prints the
 unallocated GPU share (100 - allocation) at 90-130% arrived, median over seeds, beside the
-published medians (``scripts/fgd_published.py``). Runs in a pool of ``--workers``
+published medians (``gpushare_eval/cli/fgd_published.py``). Runs in a pool of ``--workers``
 processes; a progress bar shows with tqdm installed. See docs/fgd.md.
 """
 
@@ -49,7 +49,7 @@ from gpushare_env.workloads.openb import (
     shipped_node_list_path,
     shipped_pod_list_path,
 )
-from scripts.fgd_published import ARRIVED_POINTS, published_unallocated
+from gpushare_eval.cli.fgd_published import ARRIVED_POINTS, published_unallocated
 
 #: Columns of ``fgd.csv``.
 CSV_COLUMNS: tuple[str, ...] = (
