@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpushare_env.presets import EVALUATION_PRESETS
-from gpushare_eval.specs import AGENT_WINDOWS, PlanError
 from gpushare_eval.cli.evaluate.arguments import (
     UsageError,
     UsageParser,
@@ -37,6 +36,7 @@ from gpushare_eval.cli.evaluate.arguments import (
     parse_seeds,
     positive_int,
 )
+from gpushare_eval.specs import AGENT_WINDOWS, PlanError
 
 PROG = "gpushare-collect"
 

@@ -42,7 +42,7 @@ from gpushare_env.sim import (
     make_cluster,
 )
 from gpushare_env.sim.types import JobStatus
-from scripts import evaluate
+from gpushare_eval.cli import evaluate
 from tests.forks import assert_same
 from tests.test_headless_matches_env import _assert_same_both_ways
 

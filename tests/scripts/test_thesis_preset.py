@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from gpushare_eval.cards import compare
+from gpushare_eval.cli import evaluate
 from gpushare_eval.report import render_ratio_table, summarize_runs
-from scripts import evaluate
 from tests.scripts.helpers import csv_rows
 
 REPO = Path(__file__).resolve().parents[2]
