@@ -6,9 +6,9 @@ nowhere failing for good; after each arrival the GPU allocation ratio and the
 fragmentation ratio are recorded against the arrived workload (``baselines.openb.protocol``).
 Six policies (random, dotprod, clustering, packing, bestfit, fgd), seeds 42, 43, ...
 
-    python -m scripts.reproduce_fgd                      # default pod list, GPU nodes, 10 seeds
-    python -m scripts.reproduce_fgd --pods openb_pod_list_gpushare40.csv openb_pod_list_cpu050.csv
-    python -m scripts.reproduce_fgd --seeds 3 --policies fgd bestfit --out /tmp/fgd
+    gpushare-reproduce-fgd                               # default pod list, GPU nodes, 10 seeds
+    gpushare-reproduce-fgd --pods openb_pod_list_gpushare40.csv openb_pod_list_cpu050.csv
+    gpushare-reproduce-fgd --seeds 3 --policies fgd bestfit --out /tmp/fgd
 
 Writes ``OUT/fgd.csv`` (columns ``workload, policy, seed, arrived_pct, allocated_pct,
 frag_ratio_pct``: one row per pod list, policy, seed and integer arrived percentage
@@ -313,7 +313,7 @@ def _seed_text(seeds: Sequence[int]) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m scripts.reproduce_fgd", description=__doc__.splitlines()[0]
+        prog="gpushare-reproduce-fgd", description=__doc__.splitlines()[0]
     )
     parser.add_argument(
         "--pods",
