@@ -255,6 +255,28 @@ class WorkloadConfig:
             values["kind"] = "trace"
         return dataclasses.replace(base, **values)
 
+    def sharing(self) -> str | None:
+        """The sharing model (``SimConfig.sharing``) this workload's jobs are written for:
+        ``"shares"`` for an openb pod list (its tasks request GPU shares, CPU and host
+        memory: the requested-shares model), ``None`` for the others (either model).
+
+        ``EnvConfig`` takes it when no sharing model is chosen, and refuses a chosen one
+        that contradicts it.
+        """
+        if self.kind == "trace" and self.path is not None and is_openb_pod_list(self.path):
+            return "shares"
+        return None
+
+    def describe_sharing(self) -> str:
+        """Why this workload needs its sharing model, for messages (``""``: it needs
+        none)."""
+        if self.sharing() is None:
+            return ""
+        return (
+            f"{Path(str(self.path)).name} is an openb pod list: its tasks request GPU "
+            "shares (the requested-shares model, sharing='shares')"
+        )
+
     def generate(
         self,
         rng: np.random.Generator | int,
