@@ -365,7 +365,9 @@ _DECLARED: tuple[Setting, ...] = (
         "its allowed GPU models hard limits)",
         flat="sharing",
         details="docs/model.md, *Two sharing models*; a job's ``JobSpec.request`` holds "
-        "what it asks under ``shares``.",
+        "what it asks under ``shares``. The env takes its workload's model when none is "
+        "chosen (an openb pod list: ``shares``, ``WorkloadConfig.sharing``) and refuses a "
+        "chosen one that contradicts it.",
         sim=True,
     ),
     Setting(
@@ -416,8 +418,9 @@ _DECLARED: tuple[Setting, ...] = (
         "the placement strategies of the schedule actions, in their order (S per pending "
         "slot); the share_* rules (FGD's six) need simulator.sharing = shares",
         flat="strategies",
-        details="``gpushare_env.sim.placement``; ``baselines.make`` refuses a policy whose "
-        "strategy the env does not expose.",
+        details="``gpushare_env.sim.placement``; ``baselines.make`` refuses a policy needing "
+        "a strategy the env does not expose (``Policy.needs_strategies``), in the env and "
+        "headless alike, and restricts one that picks among strategies to these.",
         convert=tuple,
     ),
 )
