@@ -218,6 +218,7 @@ class SimulatorConfig(DeclaredGroup):
     resume_overhead_s: float | None = declared("simulator.resume_overhead_s")  # [s]
     interference: str = declared("simulator.interference")
     sharing: str = declared("simulator.sharing")
+    target_workload: str = declared("simulator.target_workload")
 
     def sim_config(self) -> SimConfig:
         """The ``SimConfig`` of these settings (the others at the simulator's defaults)."""

@@ -155,6 +155,7 @@ class SimConfig(DeclaredGroup):
     min_service_s: float = declared("limits.min_service_s")  # [s]
     interference: str = declared("simulator.interference")
     sharing: str = declared("simulator.sharing")
+    target_workload: str = declared("simulator.target_workload")
 
 
 @dataclass(slots=True)
@@ -958,7 +959,7 @@ def core_inputs(
                 model_mask(Request(gpu_models=t.gpu_spec), models),
                 t.frequency,
             )
-            for t in typical_requests(kinds)
+            for t in typical_requests(kinds, rule=config.target_workload)
         )
         if shares
         else (),

@@ -42,6 +42,7 @@ from gpushare_env.sim.settings import (
     Setting,
     declared_field,
 )
+from gpushare_env.sim.target_workload import TARGET_WORKLOADS
 
 __all__ = [
     "DURATION_INFO",
@@ -368,6 +369,20 @@ _DECLARED: tuple[Setting, ...] = (
         "what it asks under ``shares``. The env takes its workload's model when none is "
         "chosen (an openb pod list: ``shares``, ``WorkloadConfig.sharing``) and refuses a "
         "chosen one that contradicts it.",
+        sim=True,
+    ),
+    Setting(
+        "simulator.target_workload",
+        TARGET_WORKLOADS[0],
+        Choice(TARGET_WORKLOADS),
+        "the target workload of share_fgd's fragmentation (under sharing = shares), from the "
+        "episode's request kinds: popular (the paper's: the most frequent kinds covering 95% "
+        "of the tasks), popular_multi_gpu (those and every multi-GPU kind) or gpu_demand "
+        "(the kinds covering 95% of the GPU requested)",
+        flat="target_workload",
+        details="``gpushare_env.sim.target_workload``; on Alibaba's pod list ``popular`` "
+        "keeps no multi-GPU kind, so FGD sees no cost in breaking up an 8-GPU node "
+        "(docs/results.md, *FGD's rules over time*).",
         sim=True,
     ),
     Setting(
