@@ -6,7 +6,12 @@ local pool and on Ray).
 Headless: runs a Philly-style workload to completion with a baseline policy and prints
 one JSON line per job count with ``jobs, events, wall_s, jobs_per_s, events_per_s,
 peak_rss_mb`` (other tools parse these keys). Several ``--jobs`` values run one after the
-other, each in a fresh process so that ``peak_rss_mb`` is that run's own.
+other, each in a fresh process so that ``peak_rss_mb`` is that run's own. The run's
+simulator settings, jobs and noise are the env config's (``EnvConfig.run_args``, as a
+``gpushare-evaluate --headless`` run takes them), except two, the benchmark's own and
+printed in each line (``windows``, ``caps``): every job is visible (unbounded windows,
+not the env's 16) and no decision or time cap applies, so the figures measure the
+simulator on the whole queue, as recorded in docs/benchmarks.md.
 
     gpushare-bench --jobs 1000 10000 100000 --cluster philly --policy fifo_pack --seed 0
     gpushare-bench --env --cluster medium --jobs 500 --steps 200000 --seed 0
@@ -66,7 +71,14 @@ import time
 from typing import Any
 
 from gpushare_env.envs.config import ObservationConfig
+from gpushare_env.sim.engine import Windows
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
+
+
+#: The windows of a headless benchmark run: unbounded, every waiting and running job
+#: visible (the env's default is 16 each), with no decision or time cap; each printed
+#: line says so (``"windows": "unbounded", "caps": "none"``).
+BENCH_WINDOWS = Windows()
 
 
 def headless_benchmark(
@@ -79,48 +91,58 @@ def headless_benchmark(
 ) -> dict[str, float | int | str]:
     """Run one headless simulation and return its speed figures.
 
-    Episode ``seed`` draws its jobs and noise as ``GPUShare-v0``'s ``reset(seed=seed)``
-    does (:func:`gpushare_env.envs.episodes.draw_episode`): Philly-style jobs at ``load``
-    of the cluster's capacity in V100-equivalents.
+    Episode ``seed`` is set up as a ``gpushare-evaluate --headless`` run sets it up
+    (:func:`gpushare_eval.runs.prepare_headless`: the jobs and noise of ``GPUShare-v0``'s
+    ``reset(seed=seed)``, the simulator settings of ``EnvConfig.run_args``, the policy
+    refused where the env would refuse it): Philly-style jobs at ``load`` of the
+    cluster's capacity in V100-equivalents. Then it runs with the benchmark's own windows
+    and caps, :data:`BENCH_WINDOWS` and none, which the figures name.
     """
-    from baselines import make
-    from gpushare_env.envs.config import EnvConfig
-    from gpushare_env.envs.episodes import draw_episode
     from gpushare_env.runner import run_headless
     from gpushare_env.seeding import policy_seed
     from gpushare_env.sim import make_cluster
+    from gpushare_eval.runs import prepare_headless
 
-    cluster = make_cluster(cluster_name)
     # the load is relative to the cluster's capacity in V100-equivalents
-    capacity = max(1, round(float(cluster.gpu_speed.sum())))
+    capacity = max(1, round(float(make_cluster(cluster_name).gpu_speed.sum())))
     workload = {"preset": "philly", "load": load, "num_cluster_gpus": capacity}
-    config = EnvConfig.from_any(
-        {
-            "cluster": cluster_name,
-            "workload": workload,
-            "num_jobs": num_jobs,
-            "simulator": {"interference": interference},
-        }
-    )
+    config = {
+        "cluster": cluster_name,
+        "workload": workload,
+        "num_jobs": num_jobs,
+        "simulator": {"interference": interference},
+    }
     start = time.perf_counter()
-    episode = draw_episode(config, cluster, seed)
-    jobs, noise_rng = episode.jobs, episode.noise_rng
+    episode = prepare_headless(config, seed)
     generate_s = time.perf_counter() - start
-    policy = make(policy_name, seed=policy_seed(seed))
-    result = run_headless(jobs, cluster, policy, config.sim_config(), rng=noise_rng)
+    policy = episode.make_policy(policy_name, seed=policy_seed(seed))
+    args = episode.args
+    result = run_headless(
+        episode.jobs,
+        episode.cluster,
+        policy,
+        args.sim_config,
+        rng=episode.noise_rng,
+        windows=BENCH_WINDOWS,  # every job visible: the benchmark's own, named below
+        auto_advance=args.auto_advance,
+        max_decisions=None,  # no decision cap, no time cap: likewise
+        max_time_s=None,
+    )
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "mode": "headless",
         "cluster": cluster_name,
         "policy": policy_name,
         "interference": interference,
+        "windows": "unbounded",
+        "caps": "none",
         "seed": seed,
-        "jobs": len(jobs),
+        "jobs": len(episode.jobs),
         "events": result.events,
         "decisions": result.decisions,
         "generate_s": round(generate_s, 3),
         "wall_s": round(result.wall_s, 3),
-        "jobs_per_s": round(len(jobs) / result.wall_s, 1),
+        "jobs_per_s": round(len(episode.jobs) / result.wall_s, 1),
         "events_per_s": round(result.events / result.wall_s, 1),
         "peak_rss_mb": round(peak_kb / 1024, 1),
         "mean_jct_h": round(result.metrics["mean_jct_s"] / 3600, 3),
@@ -133,7 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpushare-bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[10_000], help="job counts")
     parser.add_argument("--cluster", default="philly", help="cluster preset (default philly)")
-    parser.add_argument("--policy", default="fifo_pack", help="baseline policy (headless)")
+    parser.add_argument(
+        "--policy",
+        default="fifo_pack",
+        help="baseline policy (headless: unbounded windows, no decision or time cap, unlike "
+        "gpushare-evaluate --headless; each line says so)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--load", type=float, default=0.8, help="offered load (headless)")
     parser.add_argument(
