@@ -706,7 +706,7 @@ def make_plan(
         env_configs[workload.label] = config
     if sweep:
         workload_specs = _swept_workloads(workload_specs, env_configs, sweep)
-    _check_sharing(policy_specs, env_configs)
+    _check_sharing(policy_specs, {w.label: env_configs[w.label] for w in workload_specs})
     if any(p.is_agent for p in policy_specs):
         policy_specs = _check_agents(
             policy_specs, env_configs[workload_specs[0].label], policies is not None, notes
