@@ -75,10 +75,10 @@ __all__ = [
     "make",
     "needs_sharing",
     "needs_strategies",
-    "resolve_name",
     "parse_spec",
     "parse_value",
     "planners",
+    "resolve_name",
     "share_policies",
     "variants",
 ]

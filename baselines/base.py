@@ -34,13 +34,13 @@ from gpushare_env.sim.placement import SHARE_RULES
 
 __all__ = [
     "Policy",
-    "refusal",
-    "sharing_needed",
     "can_advance",
     "cheapest_gang",
     "committed_load",
     "placement_speed",
     "predicted_idle_at",
+    "refusal",
+    "sharing_needed",
 ]
 
 

@@ -25,7 +25,7 @@ class FifoPack(Policy):
     name = "fifo_pack"
     #: The one strategy it places with (and needs); a subclass sets its own.
     strategy = "pack"
-    needs_strategies = ("pack",)
+    needs_strategies: tuple[str, ...] = ("pack",)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

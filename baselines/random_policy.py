@@ -3,8 +3,9 @@
 At every decision point the policy lists the valid decisions among the addressable ones:
 ``Schedule(job, strategy)`` for every visible waiting job and every placement strategy
 the setting offers (the env's ``strategies``, headless too) under which it fits now, and
-``ADVANCE`` when some event is still to come; it then picks one uniformly. With ``suspend_prob > 0`` it instead, with that probability, suspends a
-uniformly chosen visible running job the simulator's suspension rules allow suspending
+``ADVANCE`` when some event is still to come; it then picks one uniformly. With
+``suspend_prob > 0`` it instead, with that probability, suspends a uniformly chosen
+visible running job the simulator's suspension rules allow suspending
 (``SimView.can_suspend``; if there is none it picks among the other decisions), exercising
 the whole action space, e.g. in tests.
 

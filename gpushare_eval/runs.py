@@ -46,12 +46,12 @@ from gpushare_eval.specs import OTHER_METRICS, PROG, PolicySpec, RunOutput, RunS
 
 __all__ = [
     "PROGRESS_INTERVAL_S",
+    "HeadlessEpisode",
     "JobProgress",
     "WorkerDied",
     "agent_algorithm",
     "execute_run",
     "execute_run_safely",
-    "HeadlessEpisode",
     "headless_setup",
     "load_agent",
     "make_policy",
@@ -197,9 +197,7 @@ class HeadlessEpisode:
             name, strategies=self.args.strategies, sharing=self.args.sharing, **params
         )
 
-    def play(
-        self, policy: Any, on_decision: Callable[[Any], None] | None = None
-    ) -> RunResult:
+    def play(self, policy: Any, on_decision: Callable[[Any], None] | None = None) -> RunResult:
         """Run ``policy`` to the end (:func:`gpushare_env.runner.run_headless`) with the
         env's windows, ``auto_advance``, decision cap and time cap, and a livelock check."""
         from gpushare_env.runner import run_headless

@@ -74,10 +74,10 @@ __all__ = [
     "MIN_TIME_SCALE_S",
     "REWARD_COMPONENTS",
     "EnvConfig",
-    "RunArgs",
     "LimitsConfig",
     "ObservationConfig",
     "RewardConfig",
+    "RunArgs",
     "SimulatorConfig",
     "WindowsConfig",
     "flat_keys",
@@ -432,7 +432,8 @@ class EnvConfig:
         top, groups = _KEYS.split(settings)
         # each group as the dict of its settings given (a group left out takes its
         # defaults): the sharing model, if not given, is the workload's
-        return cls(**top, **groups)
+        built: dict[str, Any] = dict(groups)
+        return cls(**top, **built)
 
     @classmethod
     def flatten(cls, spec: Mapping[str, Any]) -> dict[str, Any]:

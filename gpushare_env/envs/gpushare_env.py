@@ -491,7 +491,12 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             invalid_penalty=cfg.reward.invalid_penalty,
         )
         self._sim = sim = Simulator(
-            jobs, self.cluster, args.sim_config, rng=noise_rng, windows=args.windows, episode=episode
+            jobs,
+            self.cluster,
+            args.sim_config,
+            rng=noise_rng,
+            windows=args.windows,
+            episode=episode,
         )
         self._view = sim  # the simulator is its own read-only view (SimView)
         sim.start()

@@ -74,7 +74,6 @@ from gpushare_env.envs.config import ObservationConfig
 from gpushare_env.sim.engine import Windows
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
 
-
 #: The windows of a headless benchmark run: unbounded, every waiting and running job
 #: visible (the env's default is 16 each), with no decision or time cap; each printed
 #: line says so (``"windows": "unbounded", "caps": "none"``).

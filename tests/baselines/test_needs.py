@@ -49,7 +49,8 @@ def test_the_declared_needs() -> None:
 
 def test_make_refuses_a_policy_whose_strategy_the_env_lacks() -> None:
     env = gym.make("GPUShare-v0", config={"strategies": ["pack", "spread"]})
-    with pytest.raises(ValueError, match=r"'thesis' places with .* lack \['exclusive', 'min_frag'\]"):
+    missing = r"'thesis' places with .* lack \['exclusive', 'min_frag'\]"
+    with pytest.raises(ValueError, match=missing):
         baselines.make("thesis", env)
     assert baselines.make("fifo_pack", env).allowed_strategies == ("pack", "spread")
     with pytest.raises(ValueError, match="lack"):
@@ -59,7 +60,7 @@ def test_make_refuses_a_policy_whose_strategy_the_env_lacks() -> None:
 def test_make_refuses_a_rule_under_the_memory_model_and_without_its_strategy() -> None:
     with pytest.raises(ValueError, match=r"lack \['share_fgd'\]"):
         baselines.make("share_fgd", gym.make("GPUShare-v0"))
-    with pytest.raises(ValueError, match="needs simulator.sharing = 'shares', got 'memory'"):
+    with pytest.raises(ValueError, match=r"needs simulator\.sharing = 'shares', got 'memory'"):
         baselines.make("share_fgd", strategies=[*STRATEGIES, "share_fgd"], sharing="memory")
     config = {"sharing": "shares", "strategies": [*STRATEGIES, "share_fgd"]}
     assert baselines.make("share_fgd", gym.make("GPUShare-v0", config=config)).name == "share_fgd"
@@ -67,9 +68,7 @@ def test_make_refuses_a_rule_under_the_memory_model_and_without_its_strategy() -
 
 def test_the_env_settings_a_policy_needs() -> None:
     assert baselines.env_overrides("thesis") == {}
-    assert baselines.env_overrides("share_fgd:seed=3") == {
-        "strategies": [*STRATEGIES, "share_fgd"]
-    }
+    assert baselines.env_overrides("share_fgd:seed=3") == {"strategies": [*STRATEGIES, "share_fgd"]}
 
 
 def test_a_policy_picking_among_strategies_picks_among_those_offered() -> None:

@@ -33,7 +33,8 @@ def test_the_run_arguments_are_the_config_s_settings() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         args.max_time_s = 1.0  # type: ignore[misc]
     options = args.episode_options(10, invalid_penalty=2.0)
-    assert (options.decision_cap, options.max_time_s, options.strategies) == (77, 9.0, args.strategies)
+    assert (options.decision_cap, options.max_time_s) == (77, 9.0)
+    assert options.strategies == args.strategies
     assert (options.auto_advance, options.invalid_penalty) == (False, 2.0)
     assert EnvConfig().run_args().decision_cap(100) == 50 * 100 + 1000
 
