@@ -49,7 +49,7 @@ Examples::
     gpushare-evaluate --trace jobs.csv --cluster medium --policies fifo_pack thesis
     # a 100k-job trace: headless simulator, heuristics only, one seed, no per-job CSV
     gpushare-evaluate --headless --trace big.csv --cluster philly --seeds 0 \\
-        --policies fifo_pack fgd --no-jobs-csv --out results/big
+        --policies fifo_pack min_frag --no-jobs-csv --out results/big
 
 ``--backend ray`` makes each run a Ray task (:mod:`gpushare_eval.ray_backend`;
 ``pip install 'gpushare-env[ray]'``): on a local Ray instance with ``--workers`` CPUs, or on
