@@ -60,7 +60,11 @@ from baselines.share_rules import SHARE_RULE_POLICIES
 from baselines.sjf_pack import SJFPack
 from baselines.thesis import ThesisHeuristic
 from baselines.tiresias import Tiresias
+from gpushare_env.distribution import check_baselines
 from gpushare_env.sim.placement import STRATEGIES
+
+# another distribution installing ``baselines`` (OpenAI Baselines): an ImportError naming it
+check_baselines()
 
 __all__ = [
     "ALIASES",

@@ -7,8 +7,9 @@ environments. Two distributions installing one import name overwrite each other'
 in ``site-packages``, and a ``baselines`` earlier on ``sys.path`` hides this project's; in
 both cases the heuristics fail later with a confusing error (``cannot import name
 'make' from 'baselines'``). :func:`check_baselines` (run by ``import gpushare_eval``, so
-by every command line) finds the clash first and raises :class:`NameClashError`, an
-``ImportError`` that names the other distribution or folder and how to resolve it.
+by every command line, and by this project's ``baselines`` when it loads) finds the clash
+first and raises :class:`NameClashError`, an ``ImportError`` that names the other
+distribution or folder and how to resolve it.
 Standard library only; nothing here imports ``baselines``.
 """
 

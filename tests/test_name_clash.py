@@ -1,6 +1,7 @@
 """Another project's ``baselines`` (OpenAI Baselines installs that import name too) is
-found when ``gpushare_eval`` (and so every command line) is imported, with an error that
-names the other distribution and how to resolve the clash."""
+found when ``gpushare_eval`` (and so every command line) or this project's ``baselines``
+is imported, with an error that names the other distribution and how to resolve the
+clash."""
 
 from __future__ import annotations
 
@@ -26,10 +27,13 @@ def _fake_distribution(folder: Path, name: str = "baselines", version: str = "0.
     return folder
 
 
-def _import_gpushare_eval(path: list[Path], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``import gpushare_eval`` in a fresh interpreter whose path starts with ``path``."""
+def _import_gpushare_eval(
+    path: list[Path], cwd: Path, code: str = "import gpushare_eval"
+) -> subprocess.CompletedProcess[str]:
+    """``import gpushare_eval`` (or ``code``) in a fresh interpreter whose path starts
+    with ``path``; then the file ``baselines`` was imported from is printed."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in path)}
-    code = "import gpushare_eval, baselines; print(baselines.__file__)"
+    code += "; import baselines; print(baselines.__file__)"
     return subprocess.run(
         [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
         timeout=300,
@@ -75,6 +79,10 @@ def test_another_distribution_sharing_the_folder_is_named(tmp_path: Path) -> Non
     assert result.returncode != 0 and "NameClashError" in last, result.stderr
     assert "the distribution baselines also installs an import package 'baselines'" in last
     assert "pip uninstall baselines" in last
+    # importing this project's baselines alone finds it too
+    alone = _import_gpushare_eval([REPO, other], tmp_path, code="import baselines")
+    assert alone.returncode != 0 and alone.stderr.strip().splitlines()[-1] == last
+    assert "check_baselines()" in alone.stderr  # raised by baselines/__init__.py
     # without the other distribution the same interpreter set-up imports this project's
     clean = _import_gpushare_eval([REPO], tmp_path)
     assert clean.returncode == 0, clean.stderr
