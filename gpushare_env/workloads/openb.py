@@ -421,7 +421,7 @@ def openb_jobs(
         )
     tasks = read_openb_pods(path)
     end = max((t.deletion_time for t in tasks if t.deletion_time is not None), default=None)
-    kept: list[tuple[int, int, OpenbTask, int]] = []  # (creation, position, task, duration)
+    kept: list[tuple[float, int, OpenbTask, int]] = []  # (creation, position, task, duration)
     never = cut = left_cpu_only = no_times = 0
     for position, task in enumerate(tasks):
         if task.num_gpu == 0 and not cpu_only:
