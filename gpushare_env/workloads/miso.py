@@ -62,6 +62,7 @@ __all__ = [
     "MisoJob",
     "artifact_normalized_latencies",
     "miso_arrivals",
+    "miso_generators",
     "miso_jobs",
     "miso_predicted_latencies",
     "miso_scenario_draws",
@@ -224,6 +225,15 @@ class MisoArrivals:
         return dict(zip(self.order, self.arrival_s, strict=True))
 
 
+def miso_generators(seed: int = MISO_SEED) -> tuple[random.Random, np.random.RandomState]:
+    """The two generators the artifact seeds for ``seed``: Python's ``random`` with
+    ``seed`` and numpy's legacy ``RandomState`` with ``seed + 1``. Every draw of the
+    scenario comes from them, in the order of :func:`miso_scenario_draws`."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    return random.Random(int(seed)), np.random.RandomState(int(seed) + 1)
+
+
 def miso_arrivals(
     seed: int = MISO_SEED,
     *,
@@ -263,12 +273,11 @@ def miso_arrivals(
         )
     if interarrival_s < 0:
         raise ValueError(f"miso_arrivals: interarrival_s must be >= 0, got {interarrival_s}")
-    if (py_rng is None or np_rng is None) and (
-        isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
-    ):
-        raise ValueError(f"miso_arrivals: seed must be an int >= 0, got {seed!r}")
-    py = random.Random(seed) if py_rng is None else py_rng
-    nps = np.random.RandomState(seed + 1) if np_rng is None else np_rng
+    if py_rng is None or np_rng is None:
+        seeded_py, seeded_np = miso_generators(seed)
+        py_rng = seeded_py if py_rng is None else py_rng
+        np_rng = seeded_np if np_rng is None else np_rng
+    py, nps = py_rng, np_rng
     ids = list(range(num_jobs))
     order = py.sample(ids, len(ids))
     first_third = int(num_jobs / 3)
@@ -332,8 +341,7 @@ def miso_scenario_draws(
     """All of the artifact's draws for ``seed``, in its order: arrivals, overheads, then
     predicted latencies. ``jobs`` defaults to :func:`miso_jobs`."""
     scenario_jobs = miso_jobs() if jobs is None else list(jobs)
-    py = random.Random(seed)
-    nps = np.random.RandomState(seed + 1)
+    py, nps = miso_generators(seed)
     arrivals = miso_arrivals(
         num_jobs=len(scenario_jobs), interarrival_s=interarrival_s, py_rng=py, np_rng=nps
     )

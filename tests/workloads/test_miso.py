@@ -17,6 +17,7 @@ from gpushare_env.workloads.miso import (
     MisoJob,
     artifact_normalized_latencies,
     miso_arrivals,
+    miso_generators,
     miso_jobs,
     miso_predicted_latencies,
     miso_scenario_draws,
@@ -187,6 +188,12 @@ def test_draws_use_only_the_generators_given():
     assert miso_predicted_latencies(jobs, nps) == miso_scenario_draws(9, jobs)[1]
     assert miso_arrivals(1) != miso_arrivals(9)
     assert miso_arrivals(9) == miso_arrivals(9)
+    # the artifact seeds Python's random with the seed, numpy's legacy one with seed + 1
+    py, nps = miso_generators(9)
+    assert py.getstate() == random.Random(9).getstate()
+    assert np.array_equal(nps.get_state()[1], np.random.RandomState(10).get_state()[1])
+    with pytest.raises(ValueError, match="seed"):
+        miso_generators(True)
 
 
 def test_arrival_rule_for_other_sizes():
