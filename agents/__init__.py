@@ -2,7 +2,7 @@
 
 * :func:`train` / :class:`TrainConfig`: a training run (``gpushare-train`` on the
   command line), with an optional behaviour-cloning warm start from a heuristic;
-* :func:`load_model`: a saved agent (``scripts/evaluate`` uses it);
+* :func:`load_model`: a saved agent (``gpushare-evaluate`` uses it);
 * :class:`PermutationExtractor`: shared per-row encoders with masked pooling, beside
   SB3's flat ``CombinedExtractor``; :class:`MaskableSlotPolicy` / :class:`SlotPolicy`:
   per-slot action logits on top of it (``--extractor pointer``);

@@ -253,7 +253,7 @@ def run_benchmark(
         for i in range(repeat):
             out = Path(folder) / f"run{i}"
             command = [
-                sys.executable, "-m", "scripts.train", "--preset", preset,
+                sys.executable, "-m", "gpushare_eval.cli.train", "--preset", preset,
                 "--timesteps", str(timesteps), "--seed", str(seed), "--no-progress",
                 "--out", str(out), *train_options,
             ]  # fmt: skip

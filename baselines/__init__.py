@@ -19,6 +19,16 @@ lists the variants of this project that ``make`` also builds, each a published p
 with rules added and a name that says which (``gandiva_srpt``, ``gandiva_critical_path``);
 ``share_policies()`` lists FGD's six placement rules scheduling over time under the
 requested-shares model (``share_random`` ... ``share_fgd``, ``baselines.share_rules``).
+Every name is in one registry, ``REGISTRY`` (``POLICIES``, ``VARIANTS``, ``PLANNERS`` and
+``SHARE_POLICIES`` are its groups); ``fgd``, the old name of ``min_frag``, is an alias
+(``ALIASES``) that warns.
+
+A policy declares what it needs of the setting it plays in: the placement strategies its
+decisions use (``Policy.needs_strategies``) and so the sharing model
+(``Policy.needs_sharing``: ``"shares"`` for a rule placing requested shares).
+``make`` refuses it where they are missing (in an env: the env's ``strategies`` and
+``simulator.sharing``; headless: the ones given), and ``env_overrides`` gives the env
+settings that offer them (what ``gpushare-evaluate`` adds to a policy's runs).
 
 A policy may also be named with parameters, ``"NAME:KEY=VALUE:KEY=VALUE"`` (for example
 ``"thesis:critical_path_factor=inf:max_suspends=6"``), wherever a name is taken: by
@@ -32,64 +42,96 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import warnings
+from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
-from baselines.base import Policy
-from baselines.fgd import FGD
+from baselines.base import Policy, refusal, sharing_needed
 from baselines.fifo import Fifo
 from baselines.fifo_pack import FifoPack
 from baselines.gandiva import Gandiva
 from baselines.gandiva_critical_path import GandivaCriticalPath
 from baselines.gandiva_srpt import GandivaSRPT
 from baselines.lookahead import Lookahead
+from baselines.min_frag import MinFrag
 from baselines.random_policy import RandomPolicy
-from baselines.share_rules import SHARE_POLICIES
+from baselines.share_rules import SHARE_RULE_POLICIES
 from baselines.sjf_pack import SJFPack
 from baselines.thesis import ThesisHeuristic
 from baselines.tiresias import Tiresias
+from gpushare_env.distribution import check_baselines
+from gpushare_env.sim.placement import STRATEGIES
+
+# another distribution installing ``baselines`` (OpenAI Baselines): an ImportError naming it
+check_baselines()
 
 __all__ = [
+    "ALIASES",
     "PLANNERS",
     "POLICIES",
+    "REGISTRY",
     "SHARE_POLICIES",
     "VARIANTS",
     "Policy",
     "available",
+    "env_overrides",
     "make",
+    "needs_sharing",
+    "needs_strategies",
     "parse_spec",
     "parse_value",
     "planners",
+    "resolve_name",
     "share_policies",
     "variants",
 ]
 
+#: Every policy ``make`` builds, by its name (the class's ``name``), in groups:
+#:
+#: * ``"policy"``: the policies of docs/baselines.md's *At a glance* table, in its order
+#:   (``available()``, ``gpushare-evaluate --policies all``);
+#: * ``"variant"``: variants of this project, a published policy with rules added;
+#: * ``"planner"``: policies that plan on forks of the simulator over a base heuristic
+#:   (slow);
+#: * ``"share_rule"``: FGD's six placement rules scheduling over time (the
+#:   requested-shares model).
+#:
+#: What each needs of its setting is declared on its class (``Policy.needs_strategies``,
+#: ``Policy.needs_sharing``), nowhere else.
+REGISTRY: dict[str, tuple[str, type[Policy]]] = {
+    cls.name: (group, cls)
+    for group, classes in (
+        ("policy", (Fifo, Tiresias, FifoPack, SJFPack, Gandiva, MinFrag, RandomPolicy,
+                    ThesisHeuristic)),
+        ("variant", (GandivaSRPT, GandivaCriticalPath)),
+        ("planner", (Lookahead,)),
+        ("share_rule", SHARE_RULE_POLICIES),
+    )
+    for cls in classes
+}  # fmt: skip
+
+#: Old names kept for one release: ``make`` builds the policy of the new name, with a
+#: ``FutureWarning``. Records that store an old name (runs, zoo cards) stay readable.
+ALIASES: MappingProxyType[str, str] = MappingProxyType({"fgd": "min_frag"})
+
+
+def _group(group: str) -> MappingProxyType[str, type[Policy]]:
+    """The policies of one group of ``REGISTRY``, by name, in its order (read-only)."""
+    return MappingProxyType({name: cls for name, (g, cls) in REGISTRY.items() if g == group})
+
+
 #: Policy classes by name, in the order of docs/baselines.md's *At a glance* table.
-POLICIES: dict[str, type[Policy]] = {
-    "fifo": Fifo,
-    "tiresias": Tiresias,
-    "fifo_pack": FifoPack,
-    "sjf_pack": SJFPack,
-    "gandiva": Gandiva,
-    "fgd": FGD,
-    "random": RandomPolicy,
-    "thesis": ThesisHeuristic,
-}
-
-
+POLICIES = _group("policy")
 #: Variants of this project by name: a published policy with rules added (not in the
 #: *At a glance* table, so ``available()`` and ``gpushare-evaluate --policies all`` leave
 #: them out).
-VARIANTS: dict[str, type[Policy]] = {
-    "gandiva_srpt": GandivaSRPT,
-    "gandiva_critical_path": GandivaCriticalPath,
-}
-
-
+VARIANTS = _group("variant")
 #: Planners by name: policies that plan on forks of the simulator over a base heuristic
 #: (slow: not in ``available()`` nor ``gpushare-evaluate --policies all``).
-PLANNERS: dict[str, type[Policy]] = {
-    "lookahead": Lookahead,
-}
+PLANNERS = _group("planner")
+#: FGD's six rules over time by name, in the paper's order (``baselines.share_rules``).
+SHARE_POLICIES = _group("share_rule")
 
 
 def available() -> list[str]:
@@ -151,23 +193,37 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def make(name: str, env: Any = None, **params: Any) -> Policy:
-    """Build the named policy.
+def make(
+    name: str,
+    env: Any = None,
+    *,
+    strategies: Sequence[str] | None = None,
+    sharing: str | None = None,
+    **params: Any,
+) -> Policy:
+    """Build the named policy, for the setting it will play in.
 
     Args:
         name: One of ``available()``, ``variants()``, ``planners()`` or
-            ``share_policies()``, optionally
-            with parameters:
-            ``"NAME:KEY=VALUE:..."`` (see :func:`parse_spec`).
+            ``share_policies()`` (or an old name of ``ALIASES``, with a
+            ``FutureWarning``), optionally with parameters: ``"NAME:KEY=VALUE:..."``
+            (see :func:`parse_spec`).
         env: A ``GPUShare-v0`` env (wrapped or not) to act in through ``predict``;
-            ``None`` to drive the headless runner only.
+            ``None`` to drive the headless runner only. The setting is the env's: its
+            ``strategies`` and ``simulator.sharing``.
+        strategies: Headless (``env=None``): the placement strategies the run offers
+            (``EnvConfig.strategies``, what the env's actions would carry); the policy
+            uses no other (``Policy.allowed_strategies``). ``None``: any.
+        sharing: Headless: the run's sharing model (``None``: not checked).
         **params: The policy's named parameters (``seed`` for all; see each class).
 
     Raises:
         ValueError: unknown name, a parameter the policy does not take (the allowed
             ones are listed; for a ``gandiva`` parameter that moved to a variant, the
-            variant's full name), one given both in the name and as a keyword, or a
-            malformed name.
+            variant's full name), one given both in the name and as a keyword, a
+            malformed name, or a setting the policy cannot play in: a strategy it needs
+            (``Policy.needs_strategies``) missing from the env's ``strategies`` (or the
+            ``strategies`` given), or another sharing model than the one it needs.
     """
     if ":" in name:
         name, named = parse_spec(name)
@@ -175,19 +231,86 @@ def make(name: str, env: Any = None, **params: Any) -> Policy:
         if both:
             raise ValueError(f"policy {name!r}: parameters {both} given twice")
         params = {**named, **params}
-    cls = POLICIES.get(name) or VARIANTS.get(name) or PLANNERS.get(name) or SHARE_POLICIES.get(name)
-    if cls is None:
-        raise ValueError(
-            f"unknown policy {name!r}; available: {available()}; variants: {variants()}; "
-            f"planners: {planners()}; under simulator.sharing='shares': {share_policies()}"
-        )
+    name = resolve_name(name)
+    cls = _class_of(name)
     allowed = _parameters(cls)
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         if name == "gandiva":
             _check_moved_gandiva_parameters(params)
         raise ValueError(f"policy {name!r}: unknown parameters {unknown}; allowed: {allowed}")
-    return cls(env=env, **params)
+    if env is not None:
+        if strategies is not None or sharing is not None:
+            raise ValueError(
+                f"policy {name!r}: strategies and sharing are the env's; give them only "
+                "headless (env=None)"
+            )
+        env_config = getattr(env.unwrapped, "config", None)
+        strategies = getattr(env.unwrapped, "strategies", None)
+        sharing = getattr(getattr(env_config, "simulator", None), "sharing", None)
+    policy = cls(env=env, **params)
+    if strategies is not None:
+        policy.allowed_strategies = tuple(strategies)
+    problem = refusal(policy, strategies, sharing)
+    if problem is not None:
+        raise ValueError(problem)
+    return policy
+
+
+def resolve_name(name: str) -> str:
+    """The registry's name of ``name``: itself, or the new name of an old one
+    (``ALIASES``, with a ``FutureWarning`` saying which)."""
+    new = ALIASES.get(name)
+    if new is None:
+        return name
+    warnings.warn(
+        f"policy {name!r} is now named {new!r} (the old name goes in the next release)",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return new
+
+
+def _class_of(name: str) -> type[Policy]:
+    """The registry's class of ``name`` (a registry name, not an alias)."""
+    entry = REGISTRY.get(name)
+    if entry is None:
+        raise ValueError(
+            f"unknown policy {name!r}; available: {available()}; variants: {variants()}; "
+            f"planners: {planners()}; under simulator.sharing='shares': {share_policies()}"
+        )
+    return entry[1]
+
+
+def env_overrides(name: str, strategies: Sequence[str] = STRATEGIES) -> dict[str, Any]:
+    """The env settings a policy's runs need beyond ``strategies`` (the env's default):
+    ``{"strategies": [...]}`` with the strategies it needs appended, or ``{}``.
+
+    ``name`` as ``make`` takes it (parameters allowed: a planner's needs are its
+    base's). The sharing model is not set here: it is the workload's (an openb pod list
+    runs under shares by itself) or the user's, and ``make`` refuses a policy under
+    another one than it needs.
+    """
+    missing = [s for s in needs_strategies(name) if s not in strategies]
+    return {"strategies": [*strategies, *missing]} if missing else {}
+
+
+def needs_strategies(name: str) -> tuple[str, ...]:
+    """The strategies the named policy needs (``Policy.needs_strategies``; ``name`` as
+    ``make`` takes it, parameters allowed: a planner's needs are its base's)."""
+    spec, params = parse_spec(name) if ":" in name else (name, {})
+    with warnings.catch_warnings():  # the caller's make() says it, once
+        warnings.simplefilter("ignore", FutureWarning)
+        spec = resolve_name(spec)
+    if spec in PLANNERS:  # an instance's: its base's
+        return make(spec, **params).needs_strategies
+    return _class_of(spec).needs_strategies
+
+
+def needs_sharing(name: str) -> str | None:
+    """The sharing model the named policy needs (``Policy.needs_sharing``; ``None``:
+    either)."""
+    return sharing_needed(needs_strategies(name))
 
 
 #: Parameters of the variants that a ``gandiva`` spec may carry (the spellings of

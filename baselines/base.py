@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from gpushare_env.sim import Decision, JobState, JobStatus, SimView
+from gpushare_env.sim.placement import SHARE_RULES
 
 __all__ = [
     "Policy",
@@ -38,6 +39,8 @@ __all__ = [
     "committed_load",
     "placement_speed",
     "predicted_idle_at",
+    "refusal",
+    "sharing_needed",
 ]
 
 
@@ -58,11 +61,37 @@ class Policy:
     #: rankings. A subclass (or an instance) that may see the future sets it.
     oracle: bool = False
 
+    #: The placement strategies the policy's decisions may use, each of which it needs
+    #: (an env whose ``strategies`` lack one cannot carry its decisions, so
+    #: ``baselines.make`` refuses it there, in the env and headless alike). A policy that
+    #: picks among the strategies it is allowed (``allowed_strategies``) needs none. A
+    #: subclass sets it; an instance whose needs depend on its parameters (``lookahead``,
+    #: its base's) sets its own.
+    needs_strategies: tuple[str, ...] = ()
+
     def __init__(self, env: Any = None, seed: int | None = 0) -> None:
         self.env = env
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self._view: SimView | None = None
+        #: The strategies the setting it plays in offers (the env's ``strategies``;
+        #: headless, those ``baselines.make`` was given), ``None``: any strategy.
+        self.allowed_strategies: tuple[str, ...] | None = (
+            _strategies_of(env) if env is not None else None
+        )
+
+    @property
+    def needs_sharing(self) -> str | None:
+        """The sharing model the policy needs (``SimConfig.sharing``): ``"shares"`` if a
+        strategy it needs places requested shares (``gpushare_env.sim.placement.
+        SHARE_RULES``, which the simulator refuses under the memory model), else
+        ``None`` (either model)."""
+        return sharing_needed(self.needs_strategies)
+
+    def may_use(self, strategy: str) -> bool:
+        """Whether the setting the policy plays in offers ``strategy`` (its decisions
+        with it can be carried out: always when no setting restricts it)."""
+        return self.allowed_strategies is None or strategy in self.allowed_strategies
 
     def reset(self, view: SimView) -> None:
         """Start an episode on ``view`` (its windows bound what is visible).
@@ -147,6 +176,42 @@ class Policy:
             self.reset(view)
         action = env.encode_decision(self.decide(view))
         return np.asarray(action), state
+
+
+def sharing_needed(strategies: Sequence[str]) -> str | None:
+    """The sharing model placing with ``strategies`` needs: ``"shares"`` if one of them
+    places requested shares (``gpushare_env.sim.placement.SHARE_RULES``), else ``None``
+    (either model)."""
+    return "shares" if any(s in SHARE_RULES for s in strategies) else None
+
+
+def _strategies_of(env: Any) -> tuple[str, ...] | None:
+    """The strategies of a ``GPUShare-v0`` env's actions (``None``: it says none)."""
+    strategies = getattr(env.unwrapped, "strategies", None)
+    return None if strategies is None else tuple(strategies)
+
+
+def refusal(policy: Policy, strategies: Sequence[str] | None, sharing: str | None) -> str | None:
+    """Why ``policy`` cannot play in a setting offering ``strategies`` under the sharing
+    model ``sharing`` (``None``: not restricted), or ``None`` if it can: a strategy it
+    needs (``Policy.needs_strategies``) is missing, or it needs another sharing model
+    (``Policy.needs_sharing``)."""
+    if strategies is not None:
+        missing = [s for s in policy.needs_strategies if s not in strategies]
+        if missing:
+            wanted = [*strategies, *missing]
+            return (
+                f"policy {policy.name!r} places with {list(policy.needs_strategies)}, and "
+                f"the env's strategies {list(strategies)} lack {missing}: it could not "
+                f"carry out its decisions (give strategies={wanted})"
+            )
+    needed = policy.needs_sharing
+    if sharing is not None and needed is not None and sharing != needed:
+        return (
+            f"policy {policy.name!r} places requested shares: it needs "
+            f"simulator.sharing = {needed!r}, got {sharing!r}"
+        )
+    return None
 
 
 def predicted_idle_at(view: SimView, remaining: Callable[[JobState], float]) -> np.ndarray:

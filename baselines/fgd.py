@@ -1,30 +1,14 @@
-"""``fgd``: arrival order with backfilling, placed by fragmentation gradient descent.
+"""The policy once named ``fgd``, now ``min_frag`` (``baselines.min_frag``).
 
-Jobs are taken in arrival order; a job that does not fit is skipped and a later one that
-fits is placed (backfilling). Each job goes where the cluster's expected fragment grows
-least (``min_frag``): a GPU's fragment is its free memory times the probability that a
-worker drawn from the workload's memory distribution cannot use it, and the strategy picks
-the GPUs whose fragment increases least (ties to the fuller GPU). No preemption.
-
-Source: Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
-Fragmentation Gradient Descent", USENIX ATC'23 (a Kubernetes scheduler plugin; code in
-hkust-adsl/kubernetes-scheduler-simulator). Differences: the paper measures fragments over
-the GPU *compute* shares that pods request, against the target workload's distribution of
-requests, and evaluates by placing arriving tasks until the cluster can take no more
-(unallocated GPUs); here sharing is by memory (compute is contended, not partitioned),
-the reference distribution is the episode's worker memories, and jobs that do not fit
-wait in the queue.
+Kept for one release: ``FGD`` is ``MinFrag``, and ``baselines.make("fgd")`` builds it with
+a ``FutureWarning``.
 """
 
 from __future__ import annotations
 
-from baselines.fifo_pack import FifoPack
+from baselines.min_frag import MinFrag
 
 __all__ = ["FGD"]
 
-
-class FGD(FifoPack):
-    """Arrival order, backfill, ``min_frag`` placement."""
-
-    name = "fgd"
-    strategy = "min_frag"
+#: The old name of :class:`~baselines.min_frag.MinFrag`.
+FGD = MinFrag

@@ -33,6 +33,7 @@ class Fifo(Policy):
     """
 
     name = "fifo"
+    needs_strategies = ("exclusive",)
 
     def __init__(self, env: Any = None, seed: int | None = 0, max_jobs: int | None = None) -> None:
         super().__init__(env, seed)

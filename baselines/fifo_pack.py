@@ -23,7 +23,13 @@ class FifoPack(Policy):
     """Arrival order, backfill, ``pack`` placement."""
 
     name = "fifo_pack"
+    #: The one strategy it places with (and needs); a subclass sets its own.
     strategy = "pack"
+    needs_strategies: tuple[str, ...] = ("pack",)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.needs_strategies = (cls.strategy,) if cls.strategy else ()
 
     def decide(self, view: SimView) -> Decision:
         """Place the oldest waiting job that fits; otherwise let time run."""

@@ -105,6 +105,7 @@ class Gandiva(Policy):
     """
 
     name = "gandiva"
+    needs_strategies = ("exclusive", "pack", "spread")
 
     def __init__(
         self,

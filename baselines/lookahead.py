@@ -63,8 +63,8 @@ class Lookahead(Policy):
             Default ``"thesis"``.
         alternatives: Heuristics whose decisions are the other candidates (names as
             ``base``; ``[]``: none, which makes this policy its base). Default
-            ``DEFAULT_ALTERNATIVES``. Through the env, a proposal its actions cannot
-            express (a strategy outside ``strategies``) is left out.
+            ``DEFAULT_ALTERNATIVES``. A proposal the setting's actions cannot express
+            (a strategy outside the env's ``strategies``, headless too) is left out.
         advance: Also try letting time run (``ADVANCE``) when the base acts. Default
             False.
         horizon: How far each rollout runs, in typical job lengths (the belief's prior,
@@ -144,6 +144,7 @@ class Lookahead(Policy):
         self.base = make(base, seed=seed)
         if isinstance(self.base, Lookahead):
             raise ValueError("lookahead: the base must be a heuristic, not another lookahead")
+        self.needs_strategies = self.base.needs_strategies  # its decisions are the base's
         self.alternatives = [make(spec, seed=seed) for spec in self.alternative_specs]
         if any(isinstance(policy, Lookahead) for policy in self.alternatives):
             raise ValueError("lookahead: the alternatives must be heuristics, not planners")
@@ -238,10 +239,9 @@ class Lookahead(Policy):
         return best
 
     def _expressible(self, decision: Decision) -> bool:
-        """Whether the env's actions can carry ``decision`` (always, headless)."""
-        if self.env is None or not isinstance(decision, Schedule):
-            return True
-        return decision.strategy in self.env.unwrapped.strategies
+        """Whether the setting's actions can carry ``decision`` (the env's
+        ``strategies``, headless too; always when no setting restricts them)."""
+        return not isinstance(decision, Schedule) or self.may_use(decision.strategy)
 
     def _typical_s(self, view: SimView) -> float:
         """The belief's typical solo duration of a job now (its prior).  [s]"""

@@ -2,9 +2,10 @@
 
 At every decision point the policy lists the valid decisions among the addressable ones:
 ``Schedule(job, strategy)`` for every visible waiting job and every placement strategy
-under which it fits now, and ``ADVANCE`` when some event is still to come; it then picks
-one uniformly. With ``suspend_prob > 0`` it instead, with that probability, suspends a
-uniformly chosen visible running job the simulator's suspension rules allow suspending
+the setting offers (the env's ``strategies``, headless too) under which it fits now, and
+``ADVANCE`` when some event is still to come; it then picks one uniformly. With
+``suspend_prob > 0`` it instead, with that probability, suspends a uniformly chosen
+visible running job the simulator's suspension rules allow suspending
 (``SimView.can_suspend``; if there is none it picks among the other decisions), exercising
 the whole action space, e.g. in tests.
 
@@ -57,6 +58,8 @@ class RandomPolicy(Policy):
         for job_id in self.visible_pending(view):
             shared, exclusive = view.fits(job_id)
             for strategy in STRATEGIES:
+                if not self.may_use(strategy):
+                    continue  # the setting's actions cannot carry it
                 if exclusive if strategy == "exclusive" else shared:
                     options.append(Schedule(job_id, strategy))
         if can_advance(view) or not options:

@@ -7,15 +7,18 @@ and tries the next). Each policy places with the core's strategy of its name
 Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX ATC'23,
 which ``baselines.openb`` runs in the paper's static experiment. No preemption.
 
-They need the requested-shares model (``simulator.sharing = "shares"``; the simulator
-refuses their strategy otherwise), and in an env the env's ``strategies`` must include
-theirs::
+Each needs its strategy (``needs_strategies``) and so the requested-shares model
+(``needs_sharing``: ``simulator.sharing = "shares"``; the simulator refuses their
+strategy otherwise): ``baselines.make`` refuses one in an env, or headless in a setting,
+whose ``strategies`` lack its strategy or whose sharing model is memory::
 
     env = gym.make("GPUShare-v0", config={"simulator": {"sharing": "shares"},
                    "strategies": [*STRATEGIES, "share_fgd"], ...})
     policy = baselines.make("share_fgd", env)
 
-``gpushare-evaluate`` sets both for them.
+``gpushare-evaluate`` gives their runs the strategy (``baselines.env_overrides``) and
+refuses them on a workload under the memory model (an openb pod list runs under shares
+by itself).
 
 Differences from the paper: tasks leave (a node's kinds of task and its fragmentation
 are those of the jobs on it now), ties between nodes go to the lower node (the paper's
@@ -25,12 +28,10 @@ is the episode's jobs (the paper's: the pod list's tasks, CPU-only ones included
 
 from __future__ import annotations
 
-from typing import Any
-
 from baselines.fifo_pack import FifoPack
 
 __all__ = [
-    "SHARE_POLICIES",
+    "SHARE_RULE_POLICIES",
     "ShareBestFit",
     "ShareClustering",
     "ShareDotProd",
@@ -46,17 +47,6 @@ class ShareRule(FifoPack):
 
     name = "share_rule"
     strategy = ""
-
-    def __init__(self, env: Any = None, seed: int | None = 0) -> None:
-        super().__init__(env=env, seed=seed)
-        if env is not None:
-            strategies = env.unwrapped.strategies
-            if self.strategy not in strategies:
-                raise ValueError(
-                    f"{self.name}: the env's actions do not include strategy "
-                    f"{self.strategy!r} (its strategies: {list(strategies)}); make the env "
-                    f"with strategies=[..., {self.strategy!r}] and simulator.sharing='shares'"
-                )
 
 
 class ShareRandom(ShareRule):
@@ -95,8 +85,8 @@ class ShareFGD(ShareRule):
     name = strategy = "share_fgd"
 
 
-#: The six by name, in the paper's order (``gpushare_env.sim.placement.SHARE_RULES``).
-SHARE_POLICIES: dict[str, type[ShareRule]] = {
-    cls.name: cls
-    for cls in (ShareRandom, ShareDotProd, ShareClustering, SharePacking, ShareBestFit, ShareFGD)
-}
+#: The six, in the paper's order (``gpushare_env.sim.placement.SHARE_RULES``); the
+#: registry of ``baselines`` names them.
+SHARE_RULE_POLICIES: tuple[type[ShareRule], ...] = (
+    ShareRandom, ShareDotProd, ShareClustering, SharePacking, ShareBestFit, ShareFGD,
+)  # fmt: skip

@@ -51,6 +51,7 @@ class SJFPack(Policy):
 
     name = "sjf_pack"
     strategy = "pack"
+    needs_strategies = ("pack",)
 
     def __init__(
         self,

@@ -226,6 +226,7 @@ class ThesisHeuristic(Policy):
     """
 
     name = "thesis"
+    needs_strategies = ("exclusive", "pack", "spread", "min_frag")
 
     def __init__(
         self,

@@ -126,6 +126,7 @@ class Tiresias(Policy):
 
     name = "tiresias"
     strategy = "exclusive"
+    needs_strategies = ("exclusive",)
 
     def __init__(
         self,

@@ -1,8 +1,8 @@
 """The evaluation harness's library: plan, runs, outputs, statistics, plots, presets.
 
 The layer above the policies (``baselines``, ``agents``), which it plays, and below the
-command line: ``gpushare-evaluate`` (``scripts/evaluate``) parses its options and calls
-these:
+command lines (:mod:`gpushare_eval.cli`): ``gpushare-evaluate``
+(:mod:`gpushare_eval.cli.evaluate`) parses its options and calls these:
 
 * :mod:`~gpushare_eval.plan`: a request resolved to policies, workloads, seeds
   and runs (:func:`~gpushare_eval.plan.make_plan`);
@@ -28,9 +28,13 @@ these:
   on); they are re-exported here.
 
 Only the pure modules (presets, report, stats) are imported here; the others load the
-env and the policies, so they are imported by name.
+env and the policies, so they are imported by name. Importing the package checks that
+``baselines`` is this project's (:func:`gpushare_env.distribution.check_baselines`: OpenAI
+Baselines installs the same import name) and raises an ``ImportError`` naming the other
+distribution if not.
 """
 
+from gpushare_env.distribution import check_baselines
 from gpushare_env.presets import (
     EVALUATION_PRESETS,
     PHILLY_TEST_SEEDS,
@@ -56,6 +60,8 @@ from gpushare_eval.stats import (
     t_cdf,
     t_quantile,
 )
+
+check_baselines()
 
 __all__ = [
     "EVALUATION_PRESETS",

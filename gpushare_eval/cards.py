@@ -50,7 +50,7 @@ RECORDED_KEYS: tuple[str, ...] = ("mean_jct_s", "makespan_s", "gpu_util", "suspe
 
 #: The heuristics a card compares with by default (``python -m scripts.ship --compare``).
 DEFAULT_BASELINES: tuple[str, ...] = (
-    "fifo", "tiresias", "fifo_pack", "sjf_pack", "gandiva", "fgd", "random", "thesis",
+    "fifo", "tiresias", "fifo_pack", "sjf_pack", "gandiva", "min_frag", "random", "thesis",
 )  # fmt: skip
 
 

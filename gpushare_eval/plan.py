@@ -24,8 +24,7 @@ from gpushare_env.envs import make_env
 from gpushare_env.presets import EVALUATION_PRESETS, EvaluationPreset
 from gpushare_env.seeding import policy_seed
 from gpushare_env.sim.limits import MAX_JOBS
-from gpushare_env.sim.placement import STRATEGIES
-from gpushare_env.workloads.openb import is_openb_pod_list
+from gpushare_env.workloads import WorkloadConfig
 from gpushare_eval.runs import agent_algorithm, load_agent
 from gpushare_eval.specs import (
     AGENT_ENV_KEYS,
@@ -284,16 +283,18 @@ def _resolve_policies(
     paths: list[Path] = []
     for token in requested:
         if token == "all":
-            specs.extend(PolicySpec(label=n, name=n) for n in names if n not in
+            specs.extend(_baseline_spec(n) for n in names if n not in
                          {s.label for s in specs})  # fmt: skip
         elif token == "share_all":
-            specs.extend(_share_spec(n) for n in shared if n not in {s.label for s in specs})
-        elif token in shared:
+            specs.extend(_baseline_spec(n) for n in shared if n not in {s.label for s in specs})
+        elif token in baselines.ALIASES:  # an old name: its runs play the new one
+            new = baselines.ALIASES[token]
+            notes.append(f"policy {token!r} is now named {new!r}: its runs play {new}")
             if token not in {s.label for s in specs}:
-                specs.append(_share_spec(token))
+                specs.append(_baseline_spec(token, new))
         elif token in known:
             if token not in {s.label for s in specs}:
-                specs.append(PolicySpec(label=token, name=token))
+                specs.append(_baseline_spec(token))
         elif token.split(":")[0].strip() in known and ":" in token:
             try:  # a baseline with parameters: check them now, not in every run
                 name, params = baselines.parse_spec(token)
@@ -301,7 +302,7 @@ def _resolve_policies(
             except (TypeError, ValueError) as exc:
                 raise PlanError(f"--policies: {exc}") from None
             if token not in {s.label for s in specs}:
-                specs.append(PolicySpec(label=token, name=name, params=params))
+                specs.append(_baseline_spec(token, name, params))
         elif token == "zoo":
             if not _zoo_models():
                 raise PlanError(f"--policies: no shipped agent in {ZOO_DIR}")
@@ -486,25 +487,44 @@ TRACE_WINDOW = 1024
 _WINDOW_KEYS = ("pending_window", "running_window")
 
 
-def _check_share_policies(
+def _check_sharing(
     policies: Sequence[PolicySpec], env_configs: Mapping[str, Mapping[str, Any]]
 ) -> None:
-    """Refuse FGD's rules over time on a workload that runs under the memory model."""
+    """Refuse a baseline on a workload whose sharing model is not the one it needs
+    (``baselines.needs_sharing``: FGD's rules over time need shares; a workload's model
+    is its own, an openb pod list's shares, or the one ``--sweep sharing=`` chooses)."""
+    import baselines
+    from gpushare_env.envs.config import EnvConfig
+
+    needing: dict[str, list[str]] = {}
+    for policy in policies:
+        if not policy.is_agent:
+            need = baselines.needs_sharing(policy.label)
+            if need is not None:
+                needing.setdefault(need, []).append(policy.label)
+    for label, config in env_configs.items():
+        sharing = EnvConfig.from_any(dict(config)).simulator.sharing
+        for need, labels in needing.items():
+            if sharing != need:
+                raise PlanError(
+                    f"--policies: {', '.join(labels)} place requested shares, and workload "
+                    f"{label!r} runs under the {sharing} model; an openb pod list runs "
+                    f"under {need} by itself (or --sweep sharing={need})"
+                )
+
+
+def _baseline_spec(label: str, name: str | None = None, params: Any = None) -> PolicySpec:
+    """A baseline as ``--policies`` names it: its runs' env offers what it needs
+    (``baselines.env_overrides``: the strategies it places with, added to the default
+    ones)."""
     import baselines
 
-    rules = [p.label for p in policies if p.name in baselines.share_policies()]
-    memory = [label for label, c in env_configs.items() if c.get("sharing") != "shares"]
-    if rules and memory:
-        raise PlanError(
-            f"--policies: {', '.join(rules)} place requested shares, and workload "
-            f"{memory[0]!r} runs under the memory model; an openb pod list runs under "
-            "shares by itself (or --sweep sharing=shares)"
-        )
-
-
-def _share_spec(name: str) -> PolicySpec:
-    """One of FGD's rules over time: its env adds the rule to the default strategies."""
-    return PolicySpec(label=name, name=name, env_overrides={"strategies": [*STRATEGIES, name]})
+    return PolicySpec(
+        label=label,
+        name=name if name is not None else label,
+        params=dict(params or {}),
+        env_overrides=baselines.env_overrides(label),
+    )
 
 
 def run_config(env_config: Mapping[str, Any], policy: PolicySpec) -> dict[str, Any]:
@@ -678,17 +698,13 @@ def make_plan(
         size = _window_for(workload, window, chosen)
         if size is not None:
             config["pending_window"] = config["running_window"] = size
-        path = workload.spec.get("path") if isinstance(workload.spec, Mapping) else workload.spec
-        if isinstance(path, str) and is_openb_pod_list(path):
-            config["sharing"] = "shares"
-            notes.append(
-                f"trace {workload.label}: an openb pod list runs under the requested-shares "
-                "model (sharing=shares; --sweep sharing=memory to compare)"
-            )
+        brought = WorkloadConfig.from_any(workload.spec).describe_sharing()
+        if brought:  # the workload's own sharing model
+            notes.append(f"trace {workload.label}: {brought}, the workload's own")
         env_configs[workload.label] = config
     if sweep:
         workload_specs = _swept_workloads(workload_specs, env_configs, sweep)
-    _check_share_policies(policy_specs, env_configs)
+    _check_sharing(policy_specs, {w.label: env_configs[w.label] for w in workload_specs})
     if any(p.is_agent for p in policy_specs):
         policy_specs = _check_agents(
             policy_specs, env_configs[workload_specs[0].label], policies is not None, notes

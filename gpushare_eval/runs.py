@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -33,8 +33,11 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.envs import make_env
+from gpushare_env.envs.config import EnvConfig, RunArgs
 from gpushare_env.rollout import Step, rollout
-from gpushare_env.runner import TruncatedBy
+from gpushare_env.runner import RunResult, TruncatedBy
+from gpushare_env.sim.cluster import Cluster
+from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.trace_cut import TraceCutWarning
 from gpushare_eval.gantt import PlacementRecorder
 from gpushare_eval.plots import downsample_steps
@@ -43,6 +46,7 @@ from gpushare_eval.specs import OTHER_METRICS, PROG, PolicySpec, RunOutput, RunS
 
 __all__ = [
     "PROGRESS_INTERVAL_S",
+    "HeadlessEpisode",
     "JobProgress",
     "WorkerDied",
     "agent_algorithm",
@@ -51,6 +55,7 @@ __all__ = [
     "headless_setup",
     "load_agent",
     "make_policy",
+    "prepare_headless",
     "run_all",
     "status_of",
 ]
@@ -160,61 +165,113 @@ def _run_in_env(spec: RunSpec) -> _Episode:
     )  # fmt: skip
 
 
-def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Generator, int]:
-    """Jobs, cluster, simulator config and noise generator of a headless run.
+@dataclass(frozen=True, slots=True)
+class HeadlessEpisode:
+    """One headless episode, set up as ``GPUShare-v0``'s ``reset(seed=seed)`` sets it up
+    (:func:`prepare_headless`).
 
-    Draws what ``GPUShare-v0``'s ``reset(seed=seed)`` draws, by the same function
-    (:func:`gpushare_env.envs.episodes.draw_episode`); jobs that cannot fit are dropped
-    and counted.
+    Attributes:
+        config: The env config, parsed once.
+        args: What the run hands the simulator (``EnvConfig.run_args``: the env's).
+        cluster: The cluster.
+        jobs: The episode's jobs (unfit ones dropped).
+        noise_rng: The measurement noise's generator (a run consumes it: one run per
+            episode).
+        rejected: Jobs dropped as unfit.
     """
-    from gpushare_env.envs.config import EnvConfig
+
+    config: EnvConfig
+    args: RunArgs
+    cluster: Cluster
+    jobs: list[JobSpec]
+    noise_rng: np.random.Generator
+    rejected: int
+
+    def make_policy(self, name: str, **params: Any) -> Any:
+        """``baselines.make`` for this run's setting: refused as the env would refuse it
+        (a strategy it needs missing from ``strategies``, another sharing model), and
+        restricted to ``strategies`` as in the env."""
+        import baselines
+
+        return baselines.make(
+            name, strategies=self.args.strategies, sharing=self.args.sharing, **params
+        )
+
+    def play(self, policy: Any, on_decision: Callable[[Any], None] | None = None) -> RunResult:
+        """Run ``policy`` to the end (:func:`gpushare_env.runner.run_headless`) with the
+        env's windows, ``auto_advance``, decision cap and time cap, and a livelock check."""
+        from gpushare_env.runner import run_headless
+
+        args = self.args
+        return run_headless(
+            self.jobs,
+            self.cluster,
+            policy,
+            args.sim_config,
+            rng=self.noise_rng,
+            windows=args.windows,
+            auto_advance=args.auto_advance,
+            max_decisions=args.decision_cap(len(self.jobs)),
+            max_time_s=args.max_time_s,
+            max_decisions_per_instant=_LIVELOCK_DECISIONS,
+            on_decision=on_decision,
+        )
+
+
+def prepare_headless(env_config: EnvConfig | Mapping[str, Any], seed: int) -> HeadlessEpisode:
+    """The headless episode of ``env_config`` and episode ``seed``: draws what
+    ``GPUShare-v0``'s ``reset(seed=seed)`` draws, by the same function
+    (:func:`gpushare_env.envs.episodes.draw_episode`; jobs that cannot fit are dropped
+    and counted), with the run's arguments from the same method
+    (``EnvConfig.run_args``)."""
     from gpushare_env.envs.episodes import draw_episode
     from gpushare_env.sim import make_cluster
 
-    config = EnvConfig.from_any(dict(spec.env_config))
+    config = EnvConfig.from_any(
+        env_config if isinstance(env_config, EnvConfig) else dict(env_config)
+    )
     cluster = make_cluster(config.cluster)
-    episode = draw_episode(config, cluster, spec.seed)
-    sim_config = config.sim_config()
-    return episode.jobs, cluster, sim_config, episode.noise_rng, len(episode.rejected_ids)
+    episode = draw_episode(config, cluster, seed)
+    return HeadlessEpisode(
+        config, config.run_args(), cluster, episode.jobs, episode.noise_rng,
+        len(episode.rejected_ids),
+    )  # fmt: skip
+
+
+def headless_setup(spec: RunSpec) -> tuple[list[Any], Any, Any, np.random.Generator, int]:
+    """Jobs, cluster, simulator config, noise generator and unfit jobs dropped of a
+    headless run (:func:`prepare_headless`)."""
+    episode = prepare_headless(spec.env_config, spec.seed)
+    return (
+        episode.jobs, episode.cluster, episode.args.sim_config, episode.noise_rng,
+        episode.rejected,
+    )  # fmt: skip
 
 
 def _run_headless(spec: RunSpec) -> _Episode:
     """Run one heuristic on the simulator directly, without the env: for huge traces.
 
-    The simulator gets the env's windows (their sizes and priority share), so a headless
-    run makes the same decisions as the same heuristic in the env and gives the same
-    metrics (a property test draws configurations to check it); it only skips the
-    observation, mask and reward work. (Unbounded windows would also make each decision
-    scan the whole queue, quadratic once a backlog forms.) The loop is
-    :func:`gpushare_env.runner.run_headless`, with the env's decision cap and time cap
-    (``limits.max_time_s``; a capped run is ``truncated`` and says by which), a livelock
-    check and the Gantt recorder observing after each decision.
+    The run honours every setting of the env config as the env does, from the same
+    arguments (``EnvConfig.run_args``): the env's windows (their sizes and priority
+    share), so a headless run makes the same decisions as the same heuristic in the env
+    and gives the same metrics (a property test draws configurations to check it); the
+    env's ``strategies`` (a heuristic needing another is refused, one picking among
+    strategies picks among these); the decision cap and time cap (``limits.max_time_s``;
+    a capped run is ``truncated`` and says by which). It only skips the observation, mask
+    and reward work. (Unbounded windows would also make each decision scan the whole
+    queue, quadratic once a backlog forms.) The loop is
+    :func:`gpushare_env.runner.run_headless`, with a livelock check and the Gantt recorder
+    observing after each decision.
     """
-    import baselines
-    from gpushare_env.envs.config import EnvConfig
-    from gpushare_env.runner import run_headless
-
-    config = EnvConfig.from_any(dict(spec.env_config))
-    jobs, cluster, sim_config, rng, rejected = headless_setup(spec)
-    policy = baselines.make(str(spec.policy.name), **dict(spec.policy.params))
+    episode = prepare_headless(spec.env_config, spec.seed)
+    policy = episode.make_policy(str(spec.policy.name), **dict(spec.policy.params))
     recorder = PlacementRecorder() if spec.record_gantt else None
     observer = _chain(recorder.observe if recorder is not None else None, _progress_hook(spec))
-    result = run_headless(
-        jobs,
-        cluster,
-        policy,
-        sim_config,
-        rng=rng,
-        windows=config.windows.windows(),
-        auto_advance=config.auto_advance,
-        max_decisions=config.decision_cap(len(jobs)),
-        max_time_s=config.limits.max_time_s,
-        max_decisions_per_instant=_LIVELOCK_DECISIONS,
-        on_decision=observer,
-    )
+    result = episode.play(policy, on_decision=observer)
     return _Episode(
         result.records, result.timeline, result.metrics, result.steps, result.truncated,
-        rejected, cluster, recorder, len(jobs), result.truncated_by, 0, _sees_the_future(policy),
+        episode.rejected, episode.cluster, recorder, len(episode.jobs), result.truncated_by, 0,
+        _sees_the_future(policy),
     )  # fmt: skip
 
 

@@ -3,9 +3,10 @@
 The harness runs heuristics either through ``GPUShare-v0`` or on the simulator directly
 (``--headless``). Both take every episode setting from one env config, so no setting can
 be honoured by one path only: hypothesis draws configurations (windows and their priority
-share, suspension rules, caps, prediction, interference, the sharing model, clusters and
-workloads) and
-every heuristic must give the same metrics both ways, to the last digit.
+share, suspension rules, caps, prediction, interference, the sharing model, the placement
+strategies, clusters and workloads) and every heuristic must give the same metrics both
+ways, to the last digit, or be refused both ways with the same message (a heuristic that
+needs a strategy the setting lacks, or another sharing model).
 """
 
 from __future__ import annotations
@@ -23,13 +24,23 @@ from gpushare_env.runner import run_headless
 from gpushare_env.sim import SimConfig, Windows, make_cluster
 from gpushare_env.sim.engine import DURATION_INFO
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
+from gpushare_env.sim.placement import SHARE_RULES, STRATEGIES
 from gpushare_env.sim.setting_table import SHARING_MODELS
 from gpushare_env.workloads import WorkloadConfig, make_workload
 from gpushare_env.workloads.openb import shipped_pod_list_path
-from gpushare_eval.runs import execute_run
+from gpushare_eval.runs import execute_run_safely
 from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
 
 POLICIES = [*baselines.available(), *baselines.variants()]
+
+#: The placement strategies of a setting: the default ones (most draws: every heuristic
+#: plays), or some of them in any order (a heuristic needing a missing one is refused,
+#: ``random`` picks among those given).
+memory_strategies = st.one_of(
+    st.just(list(STRATEGIES)),
+    st.permutations(STRATEGIES),
+    st.lists(st.sampled_from(STRATEGIES), min_size=1, max_size=4, unique=True),
+)
 
 configs = st.fixed_dictionaries(
     {
@@ -47,6 +58,7 @@ configs = st.fixed_dictionaries(
         "sample_iterations": st.sampled_from([0, 50]),
         "auto_advance": st.booleans(),
         "max_decisions": st.one_of(st.none(), st.integers(5, 60)),
+        "strategies": memory_strategies,
     }
 )
 
@@ -64,12 +76,23 @@ OPENB_CLUSTER = {
     "max_jobs_per_gpu": 64,
 }  # fmt: skip
 OPENB_POLICIES = [*POLICIES, *baselines.share_policies()]
-openb_configs = st.tuples(configs, st.sampled_from([OPENB_CLUSTER, "tiny2", "thesis"])).map(
+#: Under the shares model the strategies may add FGD's rules (in any order among them).
+share_strategies = st.tuples(
+    memory_strategies, st.lists(st.sampled_from(SHARE_RULES), max_size=3, unique=True)
+).flatmap(lambda drawn: st.permutations([*drawn[0], *drawn[1]]))
+openb_configs = st.tuples(
+    configs,
+    st.sampled_from([OPENB_CLUSTER, "tiny2", "thesis"]),
+    share_strategies,
+    st.sampled_from([None, "shares"]),
+).map(
     lambda drawn: {
-        **drawn[0],
+        **{k: v for k, v in drawn[0].items() if k != "sharing"},
         "cluster": drawn[1],  # tiny2 and thesis: nodes without CPU or memory limits
         "workload": {"path": str(shipped_pod_list_path()), "cut": "random"},
-        "sharing": "shares",
+        "strategies": drawn[2],
+        # the pod list's own model when not given (``WorkloadConfig.sharing``)
+        **({"sharing": drawn[3]} if drawn[3] else {}),
     }
 )
 
@@ -85,8 +108,7 @@ def examples(count: int) -> Any:
 
 
 def _row(policy: str, config: dict[str, Any], seed: int, headless: bool) -> dict[str, Any]:
-    if policy.startswith("share_"):  # FGD's rules: the env's strategies must hold it
-        config = {**config, "strategies": ["exclusive", "pack", "spread", "min_frag", policy]}
+    """The run's ``runs.csv`` row, or ``{"error": message}`` if it was refused."""
     spec = RunSpec(
         index=0,
         policy=PolicySpec(label=policy, name=policy, params={"seed": seed}),
@@ -96,8 +118,9 @@ def _row(policy: str, config: dict[str, Any], seed: int, headless: bool) -> dict
         headless=headless,
         keep_jobs=False,
     )
-    output = execute_run(spec)
-    assert output.error is None, output.error
+    output = execute_run_safely(spec)
+    if output.error is not None:
+        return {"error": output.error}
     return {k: v for k, v in output.row.items() if k not in ("mode", "wall_s")}
 
 
@@ -135,12 +158,23 @@ def test_the_openb_runs_hold_cpu_only_tasks() -> None:
 def _assert_same_both_ways(policy: str, config: dict[str, Any], seed: int) -> None:
     in_env = _row(policy, config, seed, headless=False)
     headless = _row(policy, config, seed, headless=True)
+    if "error" in in_env or "error" in headless:  # refused: both ways, for the same reason
+        assert in_env == headless, f"{policy} under {config}, seed {seed}"
+        assert _refused(policy, config), in_env["error"]
+        return
     differ = {
         key: (in_env[key], headless.get(key))
         for key in in_env
         if not _same(in_env[key], headless.get(key))
     }
     assert not differ, f"{policy} under {config}, seed {seed}: env vs headless {differ}"
+
+
+def _refused(policy: str, config: dict[str, Any]) -> bool:
+    """Whether the setting lacks what ``policy`` declares it needs (its refusal is
+    expected)."""
+    strategies = config.get("strategies", STRATEGIES)
+    return any(s not in strategies for s in baselines.needs_strategies(policy))
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -107,7 +107,7 @@ def test_the_env_needs_only_gymnasium_and_numpy() -> None:
 
 
 def test_the_evaluation_harness_loads_without_the_rl_extras() -> None:
-    """The evaluation library and its command line import without torch,
+    """The evaluation library and its command lines import without torch,
     stable-baselines3, Ray or matplotlib (heuristic-only evaluations never load them),
     and find the shipped agents through the cheap ``agents`` package."""
     result = _run_blocked(
@@ -118,7 +118,11 @@ def test_the_evaluation_harness_loads_without_the_rl_extras() -> None:
         import gpushare_eval.outputs
         import gpushare_eval.plan
         import gpushare_eval.runs
-        import scripts.evaluate
+        import gpushare_eval.cli.benchmark
+        import gpushare_eval.cli.collect
+        import gpushare_eval.cli.evaluate
+        import gpushare_eval.cli.reproduce_fgd
+        import gpushare_eval.cli.train
 
         assert agents.ZOO_DIR.is_dir() and any(agents.ZOO_DIR.glob("*.zip"))
         print("loaded")

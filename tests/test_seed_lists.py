@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from gpushare_env.seeding import MAX_SEEDS, parse_seeds
-from scripts import plain_rl, train
+from gpushare_eval.cli import plain_rl, train
 
 
 def test_ranges_and_lists_in_the_order_given():

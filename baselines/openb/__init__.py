@@ -25,9 +25,9 @@ through a compiled loop (``_kernel.pyx``) that applies the same rules and is che
 against these classes placement by placement (``tests/baselines/test_openb_kernel.py``).
 
 These are not the policies of ``baselines.make``: those schedule jobs over time in the
-simulator's memory-sharing model. In particular ``baselines.fgd`` (registry name
-``fgd``) is an adaptation of FGD to that model, not the paper's policy; this package's
-``fgd`` is the paper's.
+simulator's memory-sharing model. In particular ``baselines.min_frag`` (registry name
+``min_frag``, formerly ``fgd``) is an adaptation of FGD to that model, not the paper's
+policy; this package's ``fgd`` is the paper's.
 """
 
 from __future__ import annotations

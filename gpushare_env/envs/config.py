@@ -15,6 +15,14 @@
     │                                     suspend/resume_overhead_s, interference
     └── invalid_action, auto_advance, on_unfit, strategies
 
+``EnvConfig.run_args()`` gives, once, what a run of the config hands the simulator
+(``RunArgs``: its ``SimConfig``, windows, strategies, the decision and time caps): the
+env's ``reset``, a headless run and the benchmark all take them from there, so no setting
+is honoured by one path only.
+
+The sharing model is the workload's when none is chosen (an openb pod list: ``shares``,
+``WorkloadConfig.sharing``); a chosen one that contradicts the workload's is refused.
+
 Every setting is declared once, in ``gpushare_env.sim.setting_table``: its default, what
 it accepts, its flat key, unit and meaning. The classes here are views of those
 declarations: each field is ``declared("<path>")``, and a group checks its fields with
@@ -40,7 +48,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from gpushare_env.sim.cluster import ClusterConfig
-from gpushare_env.sim.engine import SimConfig, Windows
+from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Windows
 from gpushare_env.sim.placement import SHARE_RULES
 from gpushare_env.sim.setting_table import FLAT_KEYS as _FLAT_KEYS
 from gpushare_env.sim.setting_table import (
@@ -69,6 +77,7 @@ __all__ = [
     "LimitsConfig",
     "ObservationConfig",
     "RewardConfig",
+    "RunArgs",
     "SimulatorConfig",
     "WindowsConfig",
     "flat_keys",
@@ -179,9 +188,14 @@ class LimitsConfig(DeclaredGroup):
 
     def decision_cap(self, num_jobs: int) -> int:
         """Decisions after which an episode of ``num_jobs`` jobs is truncated."""
-        if self.max_decisions is not None:
-            return self.max_decisions
-        return 50 * num_jobs + 1000
+        return _decision_cap(self.max_decisions, num_jobs)
+
+
+def _decision_cap(max_decisions: int | None, num_jobs: int) -> int:
+    """``max_decisions``, or by default ``50 x num_jobs + 1000``."""
+    if max_decisions is not None:
+        return max_decisions
+    return 50 * num_jobs + 1000
 
 
 @_documented
@@ -204,11 +218,63 @@ class SimulatorConfig(DeclaredGroup):
     resume_overhead_s: float | None = declared("simulator.resume_overhead_s")  # [s]
     interference: str = declared("simulator.interference")
     sharing: str = declared("simulator.sharing")
+    target_workload: str = declared("simulator.target_workload")
 
     def sim_config(self) -> SimConfig:
         """The ``SimConfig`` of these settings (the others at the simulator's defaults)."""
         return SimConfig(**self.as_dict())
 
+
+@dataclass(frozen=True, slots=True)
+class RunArgs:
+    """What a run of an ``EnvConfig`` hands the simulator, made once
+    (``EnvConfig.run_args``): the env's ``reset``, a headless run
+    (``gpushare_eval.runs``) and the benchmark all take their arguments from here.
+
+    Attributes:
+        sim_config: The simulator's settings (``EnvConfig.sim_config``).
+        windows: The jobs decisions may address (``WindowsConfig.windows``).
+        strategies: The placement strategies a decision may use (the env's actions; a
+            headless run refuses a policy needing another, and restricts one that picks
+            among them, as the env does).
+        auto_advance: Run through states without a choice.
+        max_decisions: ``limits.max_decisions`` (``None``: ``decision_cap``'s default).
+        max_time_s: Truncate at this simulated time (``None``: never).  [s]
+    """
+
+    sim_config: SimConfig
+    windows: Windows
+    strategies: tuple[str, ...]
+    auto_advance: bool
+    max_decisions: int | None
+    max_time_s: float | None  # [s]
+
+    @property
+    def sharing(self) -> str:
+        """The sharing model of the run (``SimConfig.sharing``)."""
+        return str(self.sim_config.sharing)
+
+    def decision_cap(self, num_jobs: int) -> int:
+        """Decisions after which a run of ``num_jobs`` jobs is truncated
+        (``LimitsConfig.decision_cap``)."""
+        return _decision_cap(self.max_decisions, num_jobs)
+
+    def episode_options(self, num_jobs: int, **encoder: Any) -> EpisodeOptions:
+        """The engine's ``EpisodeOptions`` of a run of ``num_jobs`` jobs: these caps and
+        strategies, with ``encoder`` (the env's observation columns, reward weights and
+        scale, invalid-action penalty; none headless)."""
+        return EpisodeOptions(
+            auto_advance=self.auto_advance,
+            max_time_s=self.max_time_s,
+            decision_cap=self.decision_cap(num_jobs),
+            strategies=self.strategies,
+            **encoder,
+        )
+
+
+#: ``EnvConfig.simulator`` when it is not given: the defaults, the sharing model left to
+#: the workload (``EnvConfig._resolve_sharing``).
+_SIMULATOR_DEFAULTS = SimulatorConfig()
 
 #: The groups of ``EnvConfig``, by their key, in field order.
 _GROUPS: dict[str, type[Group]] = {
@@ -248,7 +314,7 @@ class EnvConfig:
     observation: ObservationConfig = field(default_factory=ObservationConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
-    simulator: SimulatorConfig = field(default_factory=SimulatorConfig)
+    simulator: SimulatorConfig = field(default=_SIMULATOR_DEFAULTS)
     invalid_action: str = declared("invalid_action")
     auto_advance: bool = declared("auto_advance")
     on_unfit: str = declared("on_unfit")
@@ -262,6 +328,7 @@ class EnvConfig:
             kept = entry.check(value, "EnvConfig")
             if kept is not value:
                 object.__setattr__(self, name, kept)
+        given_simulator = self.simulator
         for name, group in _GROUPS.items():
             object.__setattr__(self, name, group.from_any(getattr(self, name)))
         try:
@@ -279,11 +346,37 @@ class EnvConfig:
             WorkloadConfig.from_any(self.workload)
         except (TypeError, ValueError) as error:
             raise ValueError(f"EnvConfig.workload: {error}") from error
+        self._resolve_sharing(given_simulator)
         rules = [name for name in self.strategies if name in SHARE_RULES]
         if rules and self.simulator.sharing != "shares":
             raise ValueError(
                 f"EnvConfig.strategies: {rules} place requested shares; they need "
                 f"simulator.sharing = 'shares', got {self.simulator.sharing!r}"
+            )
+
+    def _resolve_sharing(self, given: Any) -> None:
+        """Take the workload's sharing model (``WorkloadConfig.sharing``) when none is
+        chosen (``simulator`` not given, or given without ``sharing``); refuse a chosen
+        one that contradicts it. Given jobs (``jobs``) have no workload to ask."""
+        if self.jobs is not None:
+            return
+        workload = WorkloadConfig.from_any(self.workload)
+        needed = workload.sharing()
+        if needed is None:
+            return
+        chosen = not (
+            given is _SIMULATOR_DEFAULTS or (isinstance(given, Mapping) and "sharing" not in given)
+        )
+        if not chosen:
+            if self.simulator.sharing != needed:
+                simulator = dataclasses.replace(self.simulator, sharing=needed)
+                object.__setattr__(self, "simulator", simulator)
+            return
+        if self.simulator.sharing != needed:
+            raise ValueError(
+                f"EnvConfig.simulator.sharing: {workload.describe_sharing()}, got sharing="
+                f"{self.simulator.sharing!r}; leave it unset (the workload's model is taken) "
+                f"or give {needed!r}"
             )
 
     def _bad(self, name: str) -> ValueError:
@@ -323,7 +416,12 @@ class EnvConfig:
         if isinstance(spec, EnvConfig):
             if not overrides:
                 return spec
-            given: Mapping[str, Any] = {f.name: getattr(spec, f.name) for f in fields(cls)}
+            # a simulator group left at its defaults stays so (the workload's sharing)
+            given: Mapping[str, Any] = {
+                f.name: getattr(spec, f.name)
+                for f in fields(cls)
+                if not (f.name == "simulator" and spec.simulator is _SIMULATOR_DEFAULTS)
+            }
         elif spec is None:
             given = {}
         elif isinstance(spec, Mapping):
@@ -332,7 +430,9 @@ class EnvConfig:
             raise TypeError(f"config must be a dict or an EnvConfig, got {type(spec).__name__}")
         settings = {**_settings(given), **_settings(overrides)}
         top, groups = _KEYS.split(settings)
-        built: dict[str, Any] = {name: _GROUPS[name](**values) for name, values in groups.items()}
+        # each group as the dict of its settings given (a group left out takes its
+        # defaults): the sharing model, if not given, is the workload's
+        built: dict[str, Any] = dict(groups)
         return cls(**top, **built)
 
     @classmethod
@@ -386,6 +486,18 @@ class EnvConfig:
         env exposes (the ``simulator`` group and the suspension rules of ``limits``), the
         others at the simulator's defaults."""
         return SimConfig(**{entry.name: self.value(entry.path) for entry in _SIM_SETTINGS})
+
+    def run_args(self) -> RunArgs:
+        """What a run of this config hands the simulator (``RunArgs``): the env's
+        ``reset``, a headless run and the benchmark take them from here."""
+        return RunArgs(
+            sim_config=self.sim_config(),
+            windows=self.windows.windows(),
+            strategies=self.strategies,
+            auto_advance=self.auto_advance,
+            max_decisions=self.limits.max_decisions,
+            max_time_s=self.limits.max_time_s,
+        )
 
 
 def _settings(spec: Mapping[str, Any]) -> dict[str, Any]:

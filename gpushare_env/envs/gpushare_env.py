@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gpushare_env.envs.config import REWARD_COMPONENTS, EnvConfig
+from gpushare_env.envs.config import REWARD_COMPONENTS, EnvConfig, RunArgs
 from gpushare_env.envs.episodes import draw_episode
 from gpushare_env.envs.features import FRAG_BIN_EDGES_GIB
 from gpushare_env.envs.observation import (
@@ -26,7 +26,7 @@ from gpushare_env.envs.render import render_ansi, render_rgb
 from gpushare_env.runner import TruncatedBy
 from gpushare_env.sim.cluster import Cluster, make_cluster
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend
-from gpushare_env.sim.engine import EpisodeOptions, SimConfig, Simulator, check_core_enums
+from gpushare_env.sim.engine import SimConfig, Simulator, check_core_enums
 from gpushare_env.sim.limits import is_int
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.sim.view import SimView
@@ -240,14 +240,14 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``simulator`` (``simulator.duration_info``, ``simulator.sample_iterations``,
     ``simulator.sample_noise``, ``simulator.suspend_overhead_s``,
     ``simulator.resume_overhead_s``, ``simulator.interference``,
-    ``simulator.sharing``); ``invalid_action``,
+    ``simulator.sharing``, ``simulator.target_workload``); ``invalid_action``,
     ``auto_advance``, ``on_unfit``. For
     example ``config={"windows": {"pending": 8}, "observation": {"rivals": True}}``. The
     flat form's short keys are accepted too (``config.FLAT_KEYS``:
     ``pending_window``, ``running_window``, ``window_priority``, ``time_scale_s``,
     ``invalid_penalty``, ``duration_info``, ``sample_iterations``, ``sample_noise``,
     ``suspend_overhead_s``, ``resume_overhead_s``, ``interference``, ``sharing``,
-    ``max_decisions``,
+    ``target_workload``, ``max_decisions``,
     ``max_time_s``, ``max_suspends_per_job``, ``min_service_s``, ``observe_held_time``,
     ``observe_placement``, ``observe_drain``, ``observe_rivals``), as recorded configs
     and model files use them; one setting given both ways is an error. Keyword arguments
@@ -317,7 +317,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
                 {"cluster": summary_space(), **{k: v for k, v in space.items() if k != "gpus"}}
             )
         self.observation_space = space
-        self._sim_config: SimConfig = cfg.sim_config()
+        # what every episode hands the simulator, made once by the config (headless runs
+        # and the benchmark take theirs from the same method)
+        self._run_args: RunArgs = cfg.run_args()
+        self._sim_config: SimConfig = self._run_args.sim_config
         self._workload = WorkloadConfig.from_any(cfg.workload)
         self._trace: TraceRead | None = None  # read at the first reset
         self._weights = cfg.reward.weights()
@@ -477,24 +480,22 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             self._check_num_jobs_option(num_jobs, given)
         jobs, rejected_ids, noise_rng = self._episode_jobs(given, num_jobs)
         cfg = self.config
-        self._decision_cap = cfg.limits.decision_cap(len(jobs))
-        episode = EpisodeOptions(
+        args = self._run_args
+        self._decision_cap = args.decision_cap(len(jobs))
+        episode = args.episode_options(
+            len(jobs),
             columns=self._columns,
             frag_edges=FRAG_BIN_EDGES_GIB,
             weights=tuple(self._weights),
             time_scale_s=cfg.reward.time_scale_s,
-            auto_advance=cfg.auto_advance,
-            max_time_s=cfg.limits.max_time_s,
-            decision_cap=self._decision_cap,
             invalid_penalty=cfg.reward.invalid_penalty,
-            strategies=self.strategies,
         )
         self._sim = sim = Simulator(
             jobs,
             self.cluster,
-            self._sim_config,
+            args.sim_config,
             rng=noise_rng,
-            windows=cfg.windows.windows(),
+            windows=args.windows,
             episode=episode,
         )
         self._view = sim  # the simulator is its own read-only view (SimView)

@@ -151,6 +151,7 @@ class SimConfig(DeclaredGroup):
     min_service_s: float = declared("limits.min_service_s")  # [s]
     interference: str = declared("simulator.interference")
     sharing: str = declared("simulator.sharing")
+    target_workload: str = declared("simulator.target_workload")
 
 
 @dataclass(slots=True)
@@ -934,7 +935,7 @@ def core_inputs(
         one_node_gangs=sharing.one_node_gangs,
         node_limits=sharing.node_limits,
         share_rules=sharing.share_rules,
-        target_workload=sharing.target_workload(columns.kinds, models),
+        target_workload=sharing.target_workload(columns.kinds, models, config.target_workload),
     )
     # headless: no layout, the core encodes nothing
     options = episode or EpisodeOptions()

@@ -43,6 +43,7 @@ from gpushare_env.sim.settings import (
     declared_field,
 )
 from gpushare_env.sim.sharing import SHARING_MODELS as _SHARING_CLASSES
+from gpushare_env.sim.target_workload import TARGET_WORKLOADS
 
 __all__ = [
     "DURATION_INFO",
@@ -367,7 +368,23 @@ _DECLARED: tuple[Setting, ...] = (
         "its allowed GPU models hard limits)",
         flat="sharing",
         details="docs/model.md, *Two sharing models*; a job's ``JobSpec.request`` holds "
-        "what it asks under ``shares``.",
+        "what it asks under ``shares``. The env takes its workload's model when none is "
+        "chosen (an openb pod list: ``shares``, ``WorkloadConfig.sharing``) and refuses a "
+        "chosen one that contradicts it.",
+        sim=True,
+    ),
+    Setting(
+        "simulator.target_workload",
+        TARGET_WORKLOADS[0],
+        Choice(TARGET_WORKLOADS),
+        "the target workload of share_fgd's fragmentation (under sharing = shares), from the "
+        "episode's request kinds: popular (the paper's: the most frequent kinds covering 95% "
+        "of the tasks), popular_multi_gpu (those and every multi-GPU kind) or gpu_demand "
+        "(the kinds covering 95% of the GPU requested)",
+        flat="target_workload",
+        details="``gpushare_env.sim.target_workload``; on Alibaba's pod list ``popular`` "
+        "keeps no multi-GPU kind, so FGD sees no cost in breaking up an 8-GPU node "
+        "(docs/results.md, *FGD's rules over time*).",
         sim=True,
     ),
     Setting(
@@ -418,8 +435,9 @@ _DECLARED: tuple[Setting, ...] = (
         "the placement strategies of the schedule actions, in their order (S per pending "
         "slot); the share_* rules (FGD's six) need simulator.sharing = shares",
         flat="strategies",
-        details="``gpushare_env.sim.placement``; ``baselines.make`` refuses a policy whose "
-        "strategy the env does not expose.",
+        details="``gpushare_env.sim.placement``; ``baselines.make`` refuses a policy needing "
+        "a strategy the env does not expose (``Policy.needs_strategies``), in the env and "
+        "headless alike, and restricts one that picks among strategies to these.",
         convert=tuple,
     ),
 )

@@ -110,9 +110,10 @@ class SharingModel:
         return {}
 
     def target_workload(
-        self, kinds: Sequence[Kind], models: tuple[str, ...]
+        self, kinds: Sequence[Kind], models: tuple[str, ...], rule: str
     ) -> tuple[tuple[float, int, float, int, float], ...]:
-        """FGD's target workload (``SimInput.target_workload``; empty: no FGD rules)."""
+        """FGD's target workload (``SimInput.target_workload``; empty: no FGD rules) of
+        the episode's request ``kinds`` by ``rule`` (``SimConfig.target_workload``)."""
         return ()
 
     def frag_edges(self, edges: Sequence[float], cluster: Cluster) -> tuple[float, ...]:
@@ -204,7 +205,7 @@ class RequestedShares(SharingModel):
         return {job_id: (d[0], d[1]) for job_id, d in zip(ids, draws, strict=True)}
 
     def target_workload(
-        self, kinds: Sequence[Kind], models: tuple[str, ...]
+        self, kinds: Sequence[Kind], models: tuple[str, ...], rule: str
     ) -> tuple[tuple[float, int, float, int, float], ...]:
         return tuple(
             (
@@ -214,7 +215,7 @@ class RequestedShares(SharingModel):
                 model_mask(Request(gpu_models=t.gpu_spec), models),
                 t.frequency,
             )
-            for t in typical_requests(kinds)
+            for t in typical_requests(kinds, rule=rule)
         )
 
     def frag_edges(self, edges: Sequence[float], cluster: Cluster) -> tuple[float, ...]:

@@ -95,11 +95,14 @@ class WorkloadConfig:
             (Gavel's fit).
         duration_scale: Multiplies every job length, > 0 and <= 1e8. ``None``: 1/60 for ``thesis``
             (a Philly hour becomes a minute), 1.0 otherwise.
-        max_duration_quantile: Draw lengths below this quantile only, in (0, 1]. ``None``:
+        max_duration_quantile: Draw lengths below this quantile only, in (0, 1] (an openb
+            pod list: leave out its tasks longer than this quantile of theirs). ``None``:
             0.95 for ``thesis`` (drops the weeks-long tail), 1.0 for ``philly``.
         models: Models drawn uniformly for each job (and for trace rows naming none);
             non-empty, each a key of ``MODELS``.
-        max_gpus: Largest GPU count generated, >= 1 (counts are drawn conditioned on it).
+        max_gpus: Largest GPU count generated, >= 1 (counts are drawn conditioned on it;
+            an openb pod list: its tasks asking for more are left out, the others arriving
+            as they would with them).
             ``None``: no limit, except ``cluster_gpus`` when given to :func:`make_workload`.
         path: Trace file (``.csv`` or ``.json``); required for and only for ``"trace"``.
         window_start: For JSON traces, keep jobs submitted at or after this time, e.g.
@@ -110,6 +113,11 @@ class WorkloadConfig:
             consecutive jobs, by arrival, from a start drawn per episode from the
             episode's generator; arrivals shifted so the run starts at 0): episodes cut
             from a whole trace with its real arrivals, for training. Traces only.
+        repeat: Play an openb pod list this many times in a row, >= 1 (each copy one
+            arrival span plus the mean gap after the previous; with ``load``, the
+            arrivals of the whole offer it): with ``max_duration_quantile`` and ``load``,
+            a cluster kept busy long enough for placement to matter (``openb_jobs``).
+            Openb pod lists only.
     """
 
     kind: str = "thesis"
@@ -128,6 +136,7 @@ class WorkloadConfig:
     window_start: str | None = None
     window_end: str | None = None
     cut: str = "first"
+    repeat: int = 1
 
     def __post_init__(self) -> None:
         for name in self.fields():  # numpy scalars as Python values (plain JSON when recorded)
@@ -185,6 +194,10 @@ class WorkloadConfig:
                 bad("path", f"a file name ending in one of {list(_TRACE_SUFFIXES)}")
         elif self.path is not None:
             bad("path", "None unless kind is 'trace'")
+        if not (is_int(self.repeat) and 1 <= self.repeat <= MAX_JOBS):
+            bad("repeat", f"an int {range_text(1, MAX_JOBS)}")
+        elif self.repeat != 1 and self.kind != "trace":
+            bad("repeat", "1 unless kind is 'trace' (an openb pod list)")
         if self.cut not in _CUTS:
             bad("cut", f"one of {list(_CUTS)}")
         elif self.cut != "first" and self.kind != "trace":
@@ -254,6 +267,28 @@ class WorkloadConfig:
         if "path" in values and "kind" not in values:
             values["kind"] = "trace"
         return dataclasses.replace(base, **values)
+
+    def sharing(self) -> str | None:
+        """The sharing model (``SimConfig.sharing``) this workload's jobs are written for:
+        ``"shares"`` for an openb pod list (its tasks request GPU shares, CPU and host
+        memory: the requested-shares model), ``None`` for the others (either model).
+
+        ``EnvConfig`` takes it when no sharing model is chosen, and refuses a chosen one
+        that contradicts it.
+        """
+        if self.kind == "trace" and self.path is not None and is_openb_pod_list(self.path):
+            return "shares"
+        return None
+
+    def describe_sharing(self) -> str:
+        """Why this workload needs its sharing model, for messages (``""``: it needs
+        none)."""
+        if self.sharing() is None:
+            return ""
+        return (
+            f"{Path(str(self.path)).name} is an openb pod list: its tasks request GPU "
+            "shares (the requested-shares model, sharing='shares')"
+        )
 
     def generate(
         self,
@@ -337,9 +372,17 @@ class WorkloadConfig:
                 load=self.load if known_cluster_gpus else None,
                 num_cluster_gpus=known_cluster_gpus,
                 max_jobs=count,
+                max_gpus=self.max_gpus,
+                max_duration_quantile=self.max_duration_quantile,
+                repeat=self.repeat,
             )
             _log.info("%s: %s", self.path, read.describe())
             return read.jobs
+        if self.repeat != 1:
+            raise ValueError(
+                f"workload.repeat applies to openb pod lists only, got {self.repeat!r} for "
+                f"{self.path!r}"
+            )
         if Path(self.path).suffix.lower() == ".json":
             load = read_philly_job_log(
                 self.path,

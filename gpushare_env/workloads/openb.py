@@ -44,7 +44,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
 from gpushare_env.sim.catalog import scaling_efficiency
+from gpushare_env.sim.limits import MAX_JOBS, is_int, is_real, range_text
 from gpushare_env.sim.types import JobSpec, Request
 from gpushare_env.workloads.jobs import TraceError
 
@@ -297,6 +300,11 @@ class OpenbJobs:
         cpu_only: Tasks left out: no GPU, with ``openb_jobs(cpu_only=False)``.
         no_times: Tasks left out: a 5-column list has no times.
         time_scale: Factor applied to the gaps between arrivals (1.0: the trace's times).
+        too_long: Tasks left out: longer than ``openb_jobs(max_duration_quantile=...)``'s
+            quantile (counted once, not per copy).
+        too_wide: Jobs left out: more GPUs than ``openb_jobs(max_gpus=...)`` (every copy
+            counted).
+        repeat: Times the trace is played (``openb_jobs(repeat=...)``).
     """
 
     jobs: list[JobSpec]
@@ -305,6 +313,9 @@ class OpenbJobs:
     cpu_only: int
     no_times: int
     time_scale: float
+    too_long: int = 0
+    too_wide: int = 0
+    repeat: int = 1
 
     @property
     def num_cpu_only(self) -> int:
@@ -316,8 +327,11 @@ class OpenbJobs:
         return (
             f"{len(self.jobs):,} tasks as jobs ({self.num_cpu_only:,} CPU-only); left out: "
             f"{self.never_scheduled:,} never scheduled, {self.cut_at_end:,} cut at the "
-            f"trace's end, {self.cpu_only:,} CPU-only, {self.no_times:,} without times; "
-            f"arrival gaps x{self.time_scale:.4g}"
+            f"trace's end, {self.cpu_only:,} CPU-only, {self.no_times:,} without times"
+            + (f", {self.too_long:,} too long" if self.too_long else "")
+            + (f", {self.too_wide:,} too wide" if self.too_wide else "")
+            + (f"; the trace played {self.repeat:,} times" if self.repeat > 1 else "")
+            + f"; arrival gaps x{self.time_scale:.4g}"
         )
 
 
@@ -340,6 +354,9 @@ def openb_jobs(
     num_cluster_gpus: int | None = None,
     max_jobs: int | None = None,
     cpu_only: bool = True,
+    max_gpus: int | None = None,
+    max_duration_quantile: float | None = None,
+    repeat: int = 1,
 ) -> OpenbJobs:
     """A pod list's tasks as jobs over time, for the requested-shares model.
 
@@ -355,6 +372,13 @@ def openb_jobs(
     ``"no_gpu"``). Left out, and counted: tasks never scheduled, cut at the trace's end,
     or without times, and CPU-only ones with ``cpu_only=False``.
 
+    A load where placement matters: Alibaba's arrivals keep a few dozen of the cluster's
+    6,212 GPUs busy, and a few tasks of months hold most of the GPU-seconds, so no
+    compression of the arrivals alone keeps the whole cluster allocated (the longest task
+    outlasts the others). ``max_duration_quantile`` leaves out that tail, ``repeat``
+    plays the trace several times in a row, and ``load`` sets the rate
+    (docs/results.md, *FGD's rules over time*).
+
     Args:
         path: An 11-column pod list.
         load: Rescale the gaps between arrivals so that the jobs' GPU-seconds (share x
@@ -362,21 +386,42 @@ def openb_jobs(
             GPUs. ``None``: the trace's times (Alibaba's arrivals offer a tiny load:
             ``data/alibaba_openb/README.md``).
         num_cluster_gpus: The GPUs ``load`` refers to.
-        max_jobs: Keep the first ``max_jobs`` jobs (``None``: all).
+        max_jobs: Keep the first ``max_jobs`` jobs (``None``: all), of every copy.
         cpu_only: Keep the CPU-only tasks (``False``: leave them out, counted).
+        max_gpus: Leave out (counted) the jobs asking for more GPUs, after the arrivals
+            are set: the others arrive as they would with them (``None``: keep all).
+        max_duration_quantile: Leave out (counted) the tasks longer than this quantile
+            of the kept tasks' durations, in (0, 1] (``None`` or 1: keep all).
+        repeat: Play the kept tasks this many times in a row, >= 1: copy ``k``'s arrivals
+            are the first's shifted by ``k`` periods (the arrival span plus the mean gap
+            between arrivals), its job ids by ``k`` times the pod list's length.
 
     Raises:
         TraceError: A bad pod list (``read_openb_pods``), or one with no GPU task left.
-        ValueError: ``load`` without ``num_cluster_gpus``, or a bad ``load``.
+        ValueError: ``load`` without ``num_cluster_gpus``, a bad ``load``, ``max_gpus``,
+            ``max_duration_quantile`` or ``repeat``.
     """
     if load is not None and (num_cluster_gpus is None or not 0 < load < float("inf")):
         raise ValueError(
             f"openb_jobs: load needs num_cluster_gpus and must be > 0, got load={load!r}, "
             f"num_cluster_gpus={num_cluster_gpus!r}"
         )
+    if max_gpus is not None and not (is_int(max_gpus) and max_gpus >= 0):
+        raise ValueError(f"openb_jobs: max_gpus must be None or an int >= 0, got {max_gpus!r}")
+    if max_duration_quantile is not None and not (
+        is_real(max_duration_quantile) and 0 < max_duration_quantile <= 1
+    ):
+        raise ValueError(
+            "openb_jobs: max_duration_quantile must be None or a number in (0, 1], got "
+            f"{max_duration_quantile!r}"
+        )
+    if not (is_int(repeat) and 1 <= repeat <= MAX_JOBS):
+        raise ValueError(
+            f"openb_jobs: repeat must be an int {range_text(1, MAX_JOBS)}, got {repeat!r}"
+        )
     tasks = read_openb_pods(path)
     end = max((t.deletion_time for t in tasks if t.deletion_time is not None), default=None)
-    kept: list[tuple[int, int, OpenbTask, int]] = []  # (creation, position, task, duration)
+    kept: list[tuple[float, int, OpenbTask, int]] = []  # (creation, position, task, duration)
     never = cut = left_cpu_only = no_times = 0
     for position, task in enumerate(tasks):
         if task.num_gpu == 0 and not cpu_only:
@@ -398,7 +443,21 @@ def openb_jobs(
             line=2,
             field="scheduled_time",
         )
+    too_long = 0
+    if max_duration_quantile is not None and max_duration_quantile < 1:
+        limit = float(np.quantile([d for _, _, _, d in kept], max_duration_quantile))
+        too_long = sum(1 for _, _, _, d in kept if d > limit)
+        kept = [item for item in kept if item[3] <= limit]
     kept.sort(key=lambda item: (item[0], item[1]))
+    if repeat > 1:
+        span = kept[-1][0] - kept[0][0]
+        period = span + (span / (len(kept) - 1) if len(kept) > 1 else 0.0)
+        one = kept
+        kept = [
+            (creation + copy * period, position + copy * len(tasks), task, duration)
+            for copy in range(repeat)
+            for creation, position, task, duration in one
+        ]
     if max_jobs is not None:
         kept = kept[:max_jobs]
     first = kept[0][0]
@@ -409,7 +468,11 @@ def openb_jobs(
         if span > 0:
             scale = work / (load * num_cluster_gpus * span)
     jobs = []
+    too_wide = 0
     for creation, position, task, duration in kept:
+        if max_gpus is not None and task.num_gpu > max_gpus:
+            too_wide += 1
+            continue
         share = task.gpu_milli / MILLI_PER_GPU
         jobs.append(
             JobSpec(
@@ -425,7 +488,9 @@ def openb_jobs(
                 Request(task.gpu_milli, task.cpu_milli, task.memory_mib, task.gpu_spec),
             )
         )
-    return OpenbJobs(jobs, never, cut, left_cpu_only, no_times, scale)
+    if not jobs:
+        raise ValueError(f"openb_jobs: max_gpus={max_gpus} leaves out every job of {path}")
+    return OpenbJobs(jobs, never, cut, left_cpu_only, no_times, scale, too_long, too_wide, repeat)
 
 
 def _shipped(file_name: str) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.benchmark import main
+from gpushare_eval.cli.benchmark import main
 
 
 @pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
@@ -117,7 +117,7 @@ def test_vec_env_mode_times_each_vec_env(
 ) -> None:
     # gpushare-bench --vec-envs (Ray's start-up is left out here: DummyVecEnv and
     # SubprocVecEnv only)
-    from scripts import bench_distributed
+    from gpushare_eval.cli import bench_distributed
 
     monkeypatch.setattr(bench_distributed, "VEC_ENVS", ("dummy", "subproc"))
     assert main(["--vec-envs", "--reps", "1", "--vec-steps", "5"]) == 0
@@ -169,4 +169,4 @@ def test_train_mode_reports_a_run_that_fails(capsys: pytest.CaptureFixture[str])
     argv = ["--train", "--timesteps", "128", "--no-reference"]
     assert main([*argv, "--train-options", "--n-envs 0"]) == 1
     err = capsys.readouterr().err
-    assert "scripts.train" in err and "exited with 2" in err and "n_envs" in err
+    assert "gpushare_eval.cli.train" in err and "exited with 2" in err and "n_envs" in err

@@ -297,7 +297,7 @@ def test_bad_trace_settings_are_named(settings: dict[str, Any], message: str) ->
 
 
 def test_gpushare_train_names_a_missing_trace(tmp_path: Path, capsys: Any) -> None:
-    from scripts.train import main
+    from gpushare_eval.cli.train import main
 
     with pytest.raises(SystemExit) as stopped:
         main(["--trace", str(tmp_path / "nope.csv"), "--timesteps", "0", "--out", str(tmp_path)])

@@ -96,7 +96,7 @@ def test_vec_env_ray_is_a_training_option(local_ray: None) -> None:
     from stable_baselines3.common.vec_env import VecMonitor
 
     from agents.envs import make_vec_env
-    from scripts.train import build_parser, config_from_args
+    from gpushare_eval.cli.train import build_parser, config_from_args
 
     config = config_from_args(build_parser().parse_args(["--vec-env", "ray", "--n-envs", "2"]))
     assert config.envs.vec_env == "ray"

@@ -226,7 +226,7 @@ def test_a_residual_agent_refuses_to_play_without_its_env(untrained: Any) -> Non
 def test_gpushare_evaluate_plays_a_saved_residual_agent(untrained: Any, tmp_path: Path) -> None:
     """The harness plays it like any saved agent, on other windows too (rebound), and an
     untrained one matches its heuristic run for run."""
-    from scripts import evaluate
+    from gpushare_eval.cli import evaluate
 
     _, path, _ = untrained
     argv = ["--policies", "thesis", str(path), "--workload", "thesis", "--cluster", "tiny",

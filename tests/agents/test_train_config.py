@@ -22,7 +22,7 @@ from agents.training import (
     TrainConfig,
     env_configs,
 )
-from scripts.train import build_parser, config_from_args
+from gpushare_eval.cli.train import build_parser, config_from_args
 from tests.agents.helpers import TINY_TRAINING
 
 ZOO = ZOO_DIR

@@ -297,7 +297,7 @@ def test_a_teacher_with_parameters_is_the_tuned_heuristic() -> None:
 
 @pytest.mark.slow
 def test_cli_writes_model_and_recipe(tmp_path: Path) -> None:
-    from scripts.train import main
+    from gpushare_eval.cli.train import main
 
     out = tmp_path / "cli"
     status = main(
@@ -328,7 +328,7 @@ def test_cli_teacher_and_the_suspension_budget_bind_teacher_and_agent_alike(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import agents.bc
-    from scripts.train import build_parser, config_from_args
+    from gpushare_eval.cli.train import build_parser, config_from_args
 
     args = build_parser().parse_args(
         [
@@ -365,7 +365,7 @@ def test_cli_teacher_and_the_suspension_budget_bind_teacher_and_agent_alike(
 def test_cli_teacher_takes_the_shipped_teachers_names_and_refuses_their_gandiva_spellings(
     tmp_path: Path,
 ) -> None:
-    from scripts.train import build_parser, config_from_args
+    from gpushare_eval.cli.train import build_parser, config_from_args
 
     teachers = {  # the schedule spelt as gandiva -> its name as a variant
         "gandiva:max_load=1.25:time_slice_s=600:order=srpt": (
@@ -458,7 +458,7 @@ def test_ship_writes_a_small_model_that_acts_like_the_source(tmp_path: Path) -> 
 
 
 def test_cli_discount_reference_and_warmup_options(tmp_path: Path) -> None:
-    from scripts.train import build_parser, config_from_args
+    from gpushare_eval.cli.train import build_parser, config_from_args
 
     argv = ["--cluster", "tiny", "--workload", "thesis", "--out", str(tmp_path / "x")]
     config = config_from_args(build_parser().parse_args(argv))

@@ -58,7 +58,11 @@ def test_every_policy_a_card_names_is_built_by_that_name(record_path: Path) -> N
     record = json.loads(record_path.read_text())
     card = record_path.with_suffix(".md").read_text()
     for name in _recorded_policies(record):
-        baselines.make(name)
+        if name.partition(":")[0] in baselines.ALIASES:  # an old name, kept readable
+            with pytest.warns(FutureWarning, match="is now named"):
+                baselines.make(name)
+        else:
+            baselines.make(name)
         assert name in card, name
     for old, new in record.get("renamed_policies", {}).items():
         with pytest.raises(ValueError, match=re.escape(new)):  # says what it became

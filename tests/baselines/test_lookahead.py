@@ -42,7 +42,7 @@ from gpushare_env.sim import (
     make_cluster,
 )
 from gpushare_env.sim.types import JobStatus
-from scripts import evaluate
+from gpushare_eval.cli import evaluate
 from tests.forks import assert_same
 from tests.test_headless_matches_env import _assert_same_both_ways
 
@@ -141,8 +141,8 @@ class _LastWaiting(_FirstWaiting):
 @pytest.fixture
 def two_picks(monkeypatch: pytest.MonkeyPatch) -> None:
     """``first_waiting`` and ``last_waiting``, which ``baselines.make`` builds (this test only)."""
-    monkeypatch.setitem(baselines.POLICIES, "first_waiting", _FirstWaiting)
-    monkeypatch.setitem(baselines.POLICIES, "last_waiting", _LastWaiting)
+    monkeypatch.setitem(baselines.REGISTRY, "first_waiting", ("policy", _FirstWaiting))
+    monkeypatch.setitem(baselines.REGISTRY, "last_waiting", ("policy", _LastWaiting))
 
 
 def two_sampled_jobs(solo_s: tuple[float, float], noise: tuple[float, float]) -> Simulator:

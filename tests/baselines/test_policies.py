@@ -41,7 +41,7 @@ def test_available_lists_the_eight_policies_of_design_5() -> None:
         "fifo_pack",
         "sjf_pack",
         "gandiva",
-        "fgd",
+        "min_frag",
         "random",
         "thesis",
     ]
@@ -240,7 +240,7 @@ def test_policy_finishes_every_job_of_a_200_job_philly_workload(philly_200, name
     assert {r.job_id for r in result.records} == {j.job_id for j in philly_200}
     # on this queue every preemptive policy preempts (sjf_pack: each job's sampling run),
     # and the others never do
-    preemptive = name.partition(":")[0] not in {"fifo", "fifo_pack", "fgd", "random"}
+    preemptive = name.partition(":")[0] not in {"fifo", "fifo_pack", "min_frag", "random"}
     assert (result.metrics["suspends"] > 0) == preemptive
     assert math.isfinite(result.metrics["mean_jct_s"])
 

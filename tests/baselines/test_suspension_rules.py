@@ -38,7 +38,7 @@ POLICIES = [
 ]
 
 #: Policies that suspend jobs on a contended cluster when the rules let them.
-PREEMPTIVE = set(POLICIES) - {"fifo", "fifo_pack", "fgd", "random"}
+PREEMPTIVE = set(POLICIES) - {"fifo", "fifo_pack", "min_frag", "random"}
 
 #: Philly-style sizes and lengths (scaled to minutes) offered at twice the cluster's
 #: capacity: queues form and the preemptive policies want to suspend.

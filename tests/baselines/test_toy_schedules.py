@@ -231,19 +231,19 @@ def test_thesis_ranks_a_job_suspended_twice_by_its_current_prediction() -> None:
     assert isinstance(decision, Schedule) and decision.job_id == 0
 
 
-# ------------------------------------------------------------------------- fgd
-def test_fgd_picks_the_placement_that_leaves_least_fragmentation() -> None:
+# -------------------------------------------------------------------- min_frag
+def test_min_frag_picks_the_placement_that_leaves_least_fragmentation() -> None:
     # Two 16 GiB GPUs. J0, J1 (4 GiB) sit on GPU 0 (8 GiB free), J2 (4 GiB) on GPU 1
     # (12 GiB free). J3 (6 GiB) must go to one of them. The workload's worker memories
     # (the FGD reference) are 4, 4, 4, 6 and four of 1 GiB (J4-J7, arriving later).
     # GPU 0 after J3: 2 GiB free, unusable by the 4 jobs of 4-6 GiB: fragment 2 x 4/8 = 1.
     # GPU 1 after J3: 6 GiB free, usable by every worker: fragment 0. Both are 0 before.
-    # FGD (min_frag) picks GPU 1; best fit (pack) picks GPU 0 (2 GiB left < 6 GiB).
+    # min_frag picks GPU 1; best fit (pack) picks GPU 0 (2 GiB left < 6 GiB).
     jobs = [job(i, 0, 100, memory_gib=4.0) for i in range(3)]
     jobs.append(job(3, 0, 100, memory_gib=6.0))
     jobs += [job(4 + i, 1000, 10, memory_gib=1.0) for i in range(4)]
     chosen = {}
-    for name in ("fgd", "fifo_pack"):
+    for name in ("min_frag", "fifo_pack"):
         sim = Simulator(jobs, make_cluster(TWO_GPUS), CONFIG, NoInterference())
         view: SimView = sim
         sim.advance()  # the arrivals at t=0
@@ -257,7 +257,7 @@ def test_fgd_picks_the_placement_that_leaves_least_fragmentation() -> None:
         apply_decision(sim, decision)
         chosen[name] = view.job(3).gpus
         assert policy.decide(view) == ADVANCE
-    assert chosen == {"fgd": (1,), "fifo_pack": (0,)}
+    assert chosen == {"min_frag": (1,), "fifo_pack": (0,)}
 
 
 # ---------------------------------------------------------------------- random

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gpushare_env.envs.bench import env_benchmark
-from scripts.benchmark import main
+from gpushare_eval.cli.benchmark import main
 
 
 def test_env_benchmark_counts_the_steps_it_takes_and_times_them_within_its_call(

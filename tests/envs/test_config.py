@@ -223,6 +223,7 @@ _NON_DEFAULT: dict[str, object] = {
     "resume_overhead_s": 0.0,
     "interference": "measured",
     "sharing": "shares",
+    "target_workload": "gpu_demand",
     "max_decisions": 500,
     "max_time_s": 100.0,
     "auto_advance": False,

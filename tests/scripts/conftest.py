@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts import evaluate
+from gpushare_eval.cli import evaluate
 from tests.scripts.helpers import SLOW
 
 

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from scripts import evaluate
+from gpushare_eval.cli import evaluate
 
 REPO = Path(__file__).resolve().parents[2]
 # thesis on 40 jobs: about 0.5 s a run, 6 runs; killed after 2 are recorded

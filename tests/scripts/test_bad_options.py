@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts import benchmark
+from gpushare_eval.cli import benchmark
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -93,7 +93,7 @@ def test_gpushare_train_refuses_a_bad_option_as_a_usage_error(
     argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("stable_baselines3")
-    from scripts import train
+    from gpushare_eval.cli import train
 
     with pytest.raises(SystemExit) as caught:
         train.main(argv)
@@ -107,7 +107,7 @@ def test_gpushare_train_reads_a_trace_workload_before_building_anything(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("stable_baselines3")
-    from scripts import train
+    from gpushare_eval.cli import train
 
     trace = tmp_path / "far.csv"
     trace.write_text("job_id,arrival_s,num_gpus,duration_s\n0,0,1,60\n1,1e308,1,60\n")

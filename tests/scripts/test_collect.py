@@ -22,7 +22,7 @@ if sys.version_info < (3, 11):  # pragma: no cover - Minari 0.5 needs Python 3.1
 minari = pytest.importorskip("minari", reason="pip install 'gpushare-env[minari]' (dev has it)")
 
 from agents.datasets import INFO_KEYS, demonstrations_from_dataset  # noqa: E402
-from scripts import collect  # noqa: E402
+from gpushare_eval.cli import collect  # noqa: E402
 
 DATASET = "gpushare/tiny-thesis-v0"
 SETUP = ["--cluster", "tiny", "--workload", "thesis", "--num-jobs", "8", "--quiet"]
@@ -95,7 +95,7 @@ def test_demonstrations_from_the_dataset(datasets: Path) -> None:
 
 
 def test_train_clones_from_the_dataset(datasets: Path, tmp_path: Path) -> None:
-    from scripts import train
+    from gpushare_eval.cli import train
 
     out = tmp_path / "run"
     code = train.main([

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from gpushare_env.workloads import make_workload, write_csv_trace
+from gpushare_eval.cli import evaluate
 from gpushare_eval.plan import (
     agent_env_overrides,
     agent_recorded_rules,
@@ -22,7 +23,6 @@ from gpushare_eval.plan import (
 from gpushare_eval.report import RUN_COLUMNS
 from gpushare_eval.runs import headless_setup
 from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
-from scripts import evaluate
 
 REPO = Path(__file__).resolve().parents[2]
 # Heuristics with and without sharing plus the seeded random one: 3 x 2 x 2 = 12 runs.

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from gpushare_eval.cli import evaluate
 from gpushare_eval.outputs import run_entry
 from gpushare_eval.plan import make_plan
 from gpushare_eval.store import RunStore, read_csv_rows, run_key
-from scripts import evaluate
 from tests.scripts.helpers import (
     KILL_AFTER,
     SLOW,

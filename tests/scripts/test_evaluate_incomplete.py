@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from gpushare_env.workloads import make_workload, write_csv_trace
+from gpushare_eval.cli import evaluate
 from gpushare_eval.runs import execute_run
 from gpushare_eval.specs import PolicySpec, RunSpec, WorkloadSpec
-from scripts import evaluate
 
 POLICIES = ("fifo", "fifo_pack", "thesis")
 SEEDS = ("0", "1", "2")

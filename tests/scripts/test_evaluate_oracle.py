@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from gpushare_eval import runs
+from gpushare_eval.cli import evaluate
 from gpushare_eval.report import (
     HEADLINE_METRICS,
     ORACLE_MARK,
@@ -34,7 +35,6 @@ from gpushare_eval.report import (
     summarize_runs,
 )
 from gpushare_eval.specs import EXTRA_COLUMNS, PolicySpec, RunSpec, WorkloadSpec
-from scripts import evaluate
 from tests.scripts.helpers import assert_same_results, csv_rows
 
 ORACLE = "lookahead:oracle=true"

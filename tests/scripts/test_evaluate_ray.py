@@ -28,11 +28,11 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'gpus
 
 from gpushare_env.workloads import make_workload, write_csv_trace  # noqa: E402
 from gpushare_eval import ray_backend  # noqa: E402
+from gpushare_eval.cli import evaluate  # noqa: E402
 from gpushare_eval.plan import file_sha256, make_plan  # noqa: E402
 from gpushare_eval.ray_backend import TEST_FAULT_ENV  # noqa: E402
 from gpushare_eval.runs import execute_run_safely  # noqa: E402
 from gpushare_eval.specs import RunOutput, RunSpec  # noqa: E402
-from scripts import evaluate  # noqa: E402
 from tests.scripts.helpers import (  # noqa: E402
     KILL_AFTER,
     REPO,
@@ -230,7 +230,7 @@ def test_without_ray_the_ray_backend_is_a_usage_error(
 
 def test_the_local_backend_never_imports_ray(tmp_path: Path) -> None:
     code = (
-        "import sys; from scripts import evaluate; "
+        "import sys; from gpushare_eval.cli import evaluate; "
         "argv = ['--policies', 'fifo', '--workload', 'thesis', '--cluster', 'tiny', "
         "'--num-jobs', '6', '--seeds', '0', '1', '--workers', '2', '--quiet', '--no-plots', "
         f"'--out', {str(tmp_path)!r}]; "

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gpushare_eval.cli import evaluate
 from gpushare_eval.plan import make_plan
 from gpushare_eval.specs import PlanError
 from gpushare_eval.sweeps import expand_grid, parse_sweep, sweep_table
-from scripts import evaluate
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

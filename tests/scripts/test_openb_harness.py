@@ -59,7 +59,7 @@ def _run(policy: str, headless: bool) -> dict[str, object]:
     return {k: v for k, v in output.row.items() if k not in ("mode", "wall_s")}
 
 
-@pytest.mark.parametrize("policy", ["thesis", "fgd", "gandiva", *SHARE_RULES])
+@pytest.mark.parametrize("policy", ["thesis", "min_frag", "gandiva", *SHARE_RULES])
 def test_openb_jobs_give_the_same_metrics_headless_and_in_the_env(policy):
     in_env, headless = _run(policy, headless=False), _run(policy, headless=True)
     assert in_env["jobs_total"] == 150 and in_env["status"] == "complete"
@@ -69,7 +69,7 @@ def test_openb_jobs_give_the_same_metrics_headless_and_in_the_env(policy):
 
 def test_the_six_rules_schedule_differently_over_time():
     runs = {rule: _run(rule, headless=True) for rule in SHARE_RULES}
-    assert len({row["mean_jct_s"] for row in runs.values()}) >= 3  # random, fgd, the rest
+    assert len({row["mean_jct_s"] for row in runs.values()}) >= 3  # random, share_fgd, the rest
 
 
 def test_the_harness_gives_the_rules_their_strategy_and_refuses_the_memory_model():

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from scripts import plain_rl
+from gpushare_eval.cli import plain_rl
 
 CONFIG = {"cluster": "tiny", "num_jobs": 6}
 

@@ -19,9 +19,9 @@ from gpushare_env.workloads import (
     read_csv_trace,
     write_csv_trace,
 )
+from gpushare_eval.cli import evaluate
 from gpushare_eval.plan import make_plan
 from gpushare_eval.specs import PlanError
-from scripts import evaluate
 
 HEURISTICS = [*baselines.available(), *baselines.variants()]
 ZOO = Path(ZOO_DIR)

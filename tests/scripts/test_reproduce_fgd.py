@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from scripts import reproduce_fgd
-from scripts.fgd_published import ARRIVED_POINTS, PUBLISHED_UNALLOCATED_PCT
+from gpushare_eval.cli import reproduce_fgd
+from gpushare_eval.cli.fgd_published import ARRIVED_POINTS, PUBLISHED_UNALLOCATED_PCT
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -62,6 +62,7 @@ _DEFAULTS: dict[str, Any] = {
     "simulator.resume_overhead_s": None,
     "simulator.interference": "analytic",
     "simulator.sharing": "memory",
+    "simulator.target_workload": "popular",
     "simulator.cross_node_factor": None,
     "simulator.record_timeline": True,
     "invalid_action": "noop",

@@ -25,11 +25,12 @@ from gpushare_env.sim.types import GPU_MILLI, JobSpec, Request
 ROOT = Path(__file__).resolve().parents[2]
 #: The most places in the package's code that may branch on the sharing model.
 MAX_BRANCHES = 12
-#: A condition on the model: a comparison with its code or name, or a read of a property
-#: only a model sets (in a condition).
+#: A condition on the model: a comparison with one model's code or name, or a read of a
+#: property a model class sets (in a condition). Comparing a policy's needs with the
+#: configured model (``sharing != needed``) names no model: a new model adds no branch.
 _BRANCH = re.compile(
-    r"(sharing\)?\s*[!=]=|[!=]=\s*(\"shares\"|\"memory\"|SHARING_[A-Z]+\b))"
-    r"|\b(if|elif|and|or|not)\b.*\b(one_node_gangs|node_limits|share_rules|shares_cluster)\b"
+    r"[!=]=\s*(\"shares\"|\"memory\"|SHARING_[A-Z]+\b)"
+    r"|\b(if|elif|and|or|not)\b.*\b(gpus|sim_in|model|sharing)\.(one_node_gangs|node_limits|share_rules)\b"
 )
 
 

@@ -274,7 +274,7 @@ def test_thesis_rejects_bad_arrival():
 
 
 def test_100k_jobs_generate_sorted_with_unique_ids():
-    # Speed is reported by scripts/benchmark.py (generate_s), not asserted here.
+    # Speed is reported by gpushare_eval/cli/benchmark.py (generate_s), not asserted here.
     jobs = philly_workload(100_000, 0, arrival="bursty")
     assert len(jobs) == 100_000
     assert len({j.job_id for j in jobs}) == 100_000

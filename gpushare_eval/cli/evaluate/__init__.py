@@ -49,7 +49,7 @@ Examples::
     gpushare-evaluate --trace jobs.csv --cluster medium --policies fifo_pack thesis
     # a 100k-job trace: headless simulator, heuristics only, one seed, no per-job CSV
     gpushare-evaluate --headless --trace big.csv --cluster philly --seeds 0 \\
-        --policies fifo_pack fgd --no-jobs-csv --out results/big
+        --policies fifo_pack min_frag --no-jobs-csv --out results/big
 
 ``--backend ray`` makes each run a Ray task (:mod:`gpushare_eval.ray_backend`;
 ``pip install 'gpushare-env[ray]'``): on a local Ray instance with ``--workers`` CPUs, or on
@@ -112,6 +112,17 @@ from typing import Any
 
 import numpy as np
 
+from gpushare_eval.cli.evaluate.arguments import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    build_parser,
+    parse_seeds,
+    plan_from_args,
+)
 from gpushare_eval.outputs import build_config, write_outputs
 from gpushare_eval.plan import Plan
 from gpushare_eval.ray_backend import RAY_MISSING, RayStartError, ray_available
@@ -124,17 +135,6 @@ from gpushare_eval.report import (
 from gpushare_eval.runs import WorkerDied, run_all
 from gpushare_eval.specs import PROG, PlanError, RunOutput, RunSpec, one_line
 from gpushare_eval.store import RunStore, check_writable, prepare_folder, run_id
-from scripts.evaluate.arguments import (
-    EXIT_FAILED,
-    EXIT_INCOMPLETE,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_USAGE,
-    UsageError,
-    build_parser,
-    parse_seeds,
-    plan_from_args,
-)
 
 __all__ = [
     "EXIT_FAILED",

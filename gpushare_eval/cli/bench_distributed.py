@@ -44,7 +44,7 @@ def _evaluate(extra: list[str], env: dict[str, str] | None = None) -> float:
     out = tempfile.mkdtemp(prefix="gpushare-bench-")
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "scripts.evaluate", *EVALUATION, "--out", out, *extra],
+        [sys.executable, "-m", "gpushare_eval.cli.evaluate", *EVALUATION, "--out", out, *extra],
         check=True,
         env=env,
     )
