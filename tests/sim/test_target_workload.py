@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import baselines
+from gpushare_env.envs.config import EnvConfig
 from gpushare_env.runner import run_headless
 from gpushare_env.sim import ClusterConfig, JobSpec, NodeGroup, SimConfig, Simulator, make_cluster
 from gpushare_env.sim.target_workload import TARGET_WORKLOADS, typical_requests
@@ -122,3 +123,12 @@ def test_a_run_keeps_the_8_gpu_node_whole_only_when_the_rule_counts_it():
         waits[rule] = next(r.queueing_delay_s for r in result.records if r.job_id == 1)
     assert waits["popular_multi_gpu"] == 0.0
     assert waits["popular"] > 900.0  # until the half-GPU job leaves the 8-GPU node
+
+
+def test_the_env_and_its_runs_hand_the_rule_to_the_simulator():
+    config = EnvConfig.from_any({"sharing": "shares", "target_workload": "gpu_demand"})
+    assert config.simulator.target_workload == "gpu_demand"
+    assert config.sim_config().target_workload == "gpu_demand"
+    assert config.run_args().sim_config.target_workload == "gpu_demand"
+    with pytest.raises(ValueError, match=r"EnvConfig\.simulator\.target_workload must be one of"):
+        EnvConfig.from_any({"target_workload": "multi"})
