@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import baselines
 from gpushare_eval.cards import compare
 from gpushare_eval.cli import evaluate
 from gpushare_eval.report import render_ratio_table, summarize_runs
@@ -71,9 +70,7 @@ def test_the_preset_prints_the_readme_and_results_tables_to_the_digit(
         "fifo", "tiresias", "fifo_pack", "sjf_pack", "gandiva", "min_frag", "random", "thesis",
         "fifo:max_jobs=1",
     ]  # fmt: skip
-    # the README's table may still label min_frag by its old name (an alias of it)
-    readme_rows = _table_rows(_section(readme, "### The thesis experiment"))
-    assert {baselines.ALIASES.get(k, k): v for k, v in readme_rows.items()} == interval
+    assert _table_rows(_section(readme, "### The thesis experiment")) == interval
     assert _table_rows(_section(results, "**Arrivals 1 s apart**")) == interval
     assert _table_rows(_section(results, "**Poisson arrivals**")) == poisson
     # the same table heads summary.md, and the runs were headless with every job in view
