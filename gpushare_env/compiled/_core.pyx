@@ -305,6 +305,7 @@ include "_placement.pxi"
 include "_simulation.pxi"
 include "_encoder.pxi"
 include "_summary.pxi"
+include "_static.pxi"
 
 
 cdef class Core(_Encoder):

@@ -586,6 +586,8 @@ cdef class ShareRules:
     cdef int* feasible  # (num_nodes) scratch: the nodes that hold the job
     cdef long long* raw  # (num_nodes) scratch: raw scores (share_bestfit)
     cdef double* after  # (width) scratch: a node's free shares after a placement
+    cdef int* tie_rank  # (num_nodes) order among equal scores, lower first (NULL: the
+    # lower node; FGD's static experiment sets its seeded order, _static.pxi)
 
     cdef void build(self, jobs_in, sim_in, GpuTable gpus) except *:
         """Empty (``active`` off) unless ``sim_in.shares``."""
@@ -661,6 +663,7 @@ cdef class ShareRules:
         c.feasible = <int*>duplicate(self.feasible, N * sizeof(int))
         c.raw = <long long*>duplicate(self.raw, N * sizeof(long long))
         c.after = <double*>duplicate(self.after, (self.width + 1) * sizeof(double))
+        c.tie_rank = <int*>duplicate(self.tie_rank, N * sizeof(int))
         return c
 
     def __dealloc__(self):
@@ -682,3 +685,4 @@ cdef class ShareRules:
         free(self.feasible)
         free(self.raw)
         free(self.after)
+        free(self.tie_rank)

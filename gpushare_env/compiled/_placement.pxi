@@ -83,14 +83,15 @@ cdef class _Placement(_Events):
             return False
         return not self.gpus.shares or self._fits_node(g, job)
 
+    @cython.final
     cdef bint _fits_node(self, int g, Job* job) noexcept:
         """``_fits``'s shares-model part (out of line: ``_fits`` stays small enough for
         the C compiler to inline into every placement loop)."""
         cdef int node = self.gpus.gpu_node[g]
-        return (
+        return (  # & rather than and: no branch to mispredict in the nodes' scans
             (job.model_mask >> self.gpus.gpu_model[g]) & 1
-            and self.gpus.node_cpu_free[node] + EPS >= job.cpu
-            and self.gpus.node_mem_free[node] + EPS >= job.host_mem
+            & (self.gpus.node_cpu_free[node] + EPS >= job.cpu)
+            & (self.gpus.node_mem_free[node] + EPS >= job.host_mem)
         )
 
     cdef inline bint _fits_idle(self, int g, Job* job) noexcept:
@@ -342,14 +343,20 @@ cdef class _Placement(_Events):
 
     cdef inline bint _col_fits(self, int g, Job* job) noexcept:
         """``_fits`` of a node column's GPU ``g`` (-1: padding) once its node fits."""
-        return g >= 0 and self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs
+        if g < 0:
+            return False
+        return (self.gpus.free_mem[g] + EPS >= job.memory) & (self.gpus.holders[g] < self.gpus.max_jobs)
 
+    @cython.final
     cdef int _node_holds(self, int node, Job* job) noexcept:
         """How many GPUs of ``node`` may take a worker of ``job`` (``_fits``); -1 when
         the node lacks the job's CPU, host memory or GPU model."""
         cdef int col, g, count = 0, width = self.gpus.node_width
         cdef int first = self.gpus.node_gpus[node * width]
-        if first < 0 or not self._fits_node(first, job):
+        if first < 0:  # a node without GPUs (FGD's static experiment): CPU-only jobs
+            return 0 if job.num_gpus == 0 and self.gpus.node_cpu_free[node] + EPS >= job.cpu and (
+                self.gpus.node_mem_free[node] + EPS >= job.host_mem) else -1
+        if not self._fits_node(first, job):
             return -1
         for col in range(width):
             if self._col_fits(self.gpus.node_gpus[node * width + col], job):
@@ -398,8 +405,12 @@ cdef class _Placement(_Events):
         cdef double cpu_ok = 0.0, cpu_lack = 0.0, no_access = 0.0, weight, idle = 0.0
         cdef double too_small, milli
         cdef int t, col, holding, width = self.gpus.node_width
-        cdef long long model_bit = (<long long>1) << self.gpus.gpu_model[self.gpus.node_gpus[node * width]]
+        cdef int first = self.gpus.node_gpus[node * width]
+        cdef long long model_bit
         cdef bint cpu_fits
+        if first < 0:  # a node without GPUs (FGD's static experiment): no fragment
+            return 0.0
+        model_bit = (<long long>1) << self.gpus.gpu_model[first]
         for col in range(width):
             if self.gpus.node_gpus[node * width + col] >= 0:
                 idle += free[col]
@@ -545,16 +556,21 @@ cdef class _Placement(_Events):
             return score if score > MAX_SCORE // 2 else MAX_SCORE // 2
         return self._fgd_score(node, rank, job)
 
+    cdef inline bint _ties_before(self, int node, int other) noexcept:
+        """Whether ``node`` wins a tie of scores against ``other``, a lower node: only by a
+        lower ``ShareRules.tie_rank`` (set in FGD's static experiment only)."""
+        return self.rules.tie_rank != NULL and self.rules.tie_rank[node] < self.rules.tie_rank[other]
+
     cdef int _share_rule(self, int strategy, int rank, Job* job, int* out) noexcept:
         """``find_placement`` under one of FGD's rules: the node of highest score among
-        those that hold the job (the lower node on ties), and GPUs inside it."""
+        those that hold the job (the lower node on ties, or the lower ``tie_rank``), and
+        GPUs inside it."""
         cdef int node, i, count = 0, holding, col, width = self.gpus.node_width, best_node = -1
         cdef long long score, best = 0, lowest = 0, highest = 0, mask = 0
         cdef int* feasible = self.rules.feasible
         for node in range(self.gpus.num_nodes):
-            if self._node_holds(node, job) >= job.num_gpus:
-                feasible[count] = node
-                count += 1
+            feasible[count] = node  # kept if the node holds the job (no branch to mispredict)
+            count += self._node_holds(node, job) >= job.num_gpus
         if count == 0:
             return -1
         if strategy == S_SHARE_RANDOM:
@@ -570,13 +586,13 @@ cdef class _Placement(_Events):
             for i in range(count):
                 score = 0 if highest == lowest else (
                     (self.rules.raw[i] - lowest) * MAX_SCORE / (highest - lowest))
-                if best_node < 0 or score > best:
+                if best_node < 0 or score > best or (score == best and self._ties_before(feasible[i], best_node)):
                     best_node = feasible[i]
                     best = score
         else:
             for i in range(count):
                 score = self._rule_score(strategy, feasible[i], rank, job)
-                if best_node < 0 or score > best:
+                if best_node < 0 or score > best or (score == best and self._ties_before(feasible[i], best_node)):
                     best_node = feasible[i]
                     best = score
         node = best_node

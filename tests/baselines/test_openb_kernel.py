@@ -63,7 +63,7 @@ def test_compiled_and_python_policies_place_alike_on_random_cases(seed):
     for policy in POLICIES:
         runs = [
             run_policy(workload, nodes, policy, order, tie_rank, draws, engine=engine)
-            for engine in ("compiled", "reference")
+            for engine in ("core", "reference")
         ]
         compiled, reference = runs
         assert np.array_equal(compiled.node, reference.node), policy
@@ -82,7 +82,7 @@ def test_compiled_and_python_policies_place_alike_on_the_real_trace():
     for policy in POLICIES:
         compiled, reference = (
             run_policy(workload, nodes, policy, order, tie_rank, draws, engine=engine)
-            for engine in ("compiled", "reference")
+            for engine in ("core", "reference")
         )
         assert np.array_equal(compiled.node, reference.node), policy
         assert np.array_equal(compiled.gpus, reference.gpus), policy
