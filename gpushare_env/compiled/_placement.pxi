@@ -87,7 +87,10 @@ cdef class _Placement(_Events):
     cdef bint _fits_node(self, int g, Job* job) noexcept:
         """``_fits``'s shares-model part (out of line: ``_fits`` stays small enough for
         the C compiler to inline into every placement loop)."""
-        cdef int node = self.gpus.gpu_node[g]
+        return self._node_fits(self.gpus.gpu_node[g], g, job)
+
+    cdef inline bint _node_fits(self, int node, int g, Job* job) noexcept:
+        """``_fits_node`` of GPU ``g`` on ``node`` (a scan of the nodes knows the node)."""
         return (  # & rather than and: no branch to mispredict in the nodes' scans
             (job.model_mask >> self.gpus.gpu_model[g]) & 1
             & (self.gpus.node_cpu_free[node] + EPS >= job.cpu)
@@ -348,7 +351,7 @@ cdef class _Placement(_Events):
         return (self.gpus.free_mem[g] + EPS >= job.memory) & (self.gpus.holders[g] < self.gpus.max_jobs)
 
     @cython.final
-    cdef int _node_holds(self, int node, Job* job) noexcept:
+    cdef inline int _node_holds(self, int node, Job* job) noexcept:
         """How many GPUs of ``node`` may take a worker of ``job`` (``_fits``); -1 when
         the node lacks the job's CPU, host memory or GPU model."""
         cdef int col, g, count = 0, width = self.gpus.node_width
@@ -356,7 +359,7 @@ cdef class _Placement(_Events):
         if first < 0:  # a node without GPUs (FGD's static experiment): CPU-only jobs
             return 0 if job.num_gpus == 0 and self.gpus.node_cpu_free[node] + EPS >= job.cpu and (
                 self.gpus.node_mem_free[node] + EPS >= job.host_mem) else -1
-        if not self._fits_node(first, job):
+        if not self._node_fits(node, first, job):
             return -1
         for col in range(width):
             if self._col_fits(self.gpus.node_gpus[node * width + col], job):

@@ -61,14 +61,17 @@ cdef class _StaticPlacement(_Placement):
             self._holders_changed(g, self.gpus.holders[g] - 1)
 
     cdef void _run(self, int strategy, long long[::1] node_of, long long[::1] columns_of,
-                   long long[::1] allocated, double[::1] fragment) noexcept:
+                   long long[::1] allocated, double[::1] fragment, double[::1] running) noexcept:
         """Every task in rank order: its node (-1: none holds it), the mask of its GPUs'
-        columns, and after it the GPU handed out and the cluster's fragment."""
+        columns, and after it the GPU handed out and the cluster's fragment. The fragment
+        is summed in node order, as ``baselines.openb`` sums it; ``running`` (N) keeps
+        the partial sums, so that after a placement only those from its node on are
+        summed again (the same additions in the same order)."""
         cdef int rank, node, i, col, count, width = self.gpus.node_width
-        cdef int num_nodes = self.gpus.num_nodes
+        cdef int num_nodes = self.gpus.num_nodes, changed = 0
         cdef int* out = self.gpus.scratch_gpus
         cdef long long handed_out = 0, mask
-        cdef double total
+        cdef double total = 0.0
         cdef Job* job
         for node in range(num_nodes):
             self._node_fragment_now(node)
@@ -87,10 +90,14 @@ cdef class _StaticPlacement(_Placement):
                 node_of[rank] = node
                 columns_of[rank] = mask
                 handed_out += <long long>(job.num_gpus * job.memory)
+                changed = node if node < changed else changed
             allocated[rank] = handed_out
-            total = 0.0
-            for node in range(num_nodes):
-                total += self.rules.node_frag[node]
+            if changed < num_nodes:
+                total = 0.0 if changed == 0 else running[changed - 1]
+                for node in range(changed, num_nodes):
+                    total += self.rules.node_frag[node]
+                    running[node] = total
+                changed = num_nodes
             fragment[rank] = total
 
 
@@ -139,5 +146,5 @@ def place_static(
     columns_of = np.zeros(count, dtype=np.int64)
     allocated = np.zeros(count, dtype=np.int64)
     fragmentation = np.zeros(count, dtype=np.float64)
-    run._run(codes[strategy], node_of, columns_of, allocated, fragmentation)
+    run._run(codes[strategy], node_of, columns_of, allocated, fragmentation, np.zeros(run.gpus.num_nodes))
     return {"node": node_of, "gpus": columns_of, "allocated": allocated, "fragmentation": fragmentation}
