@@ -102,7 +102,7 @@ cdef class _StaticPlacement(_Placement):
 
 
 def place_static(
-    strategy, cluster_in, target_workload, tie_rank, *, num_gpus, share_milli, cpu_milli,
+    strategy, cluster_in, target_workload, tie_rank, num_gpus, share_milli, cpu_milli,
     host_memory_mib, model_mask, request_kind, node_draw, gpu_draw,
 ):
     """FGD's static experiment on the core: tasks placed in arrival order by a share rule.
