@@ -328,7 +328,8 @@ cdef class _Placement(_Events):
     # static experiment (tests/baselines/test_share_rules.py checks that both place the same
     # tasks on the same GPUs); here the node state is the core's own: a GPU's free share
     # is free_mem (whole milli-GPU values, exact in a double), a node's CPU
-    # node_cpu_free. Ties between nodes go to the lower node.
+    # node_cpu_free. Ties between nodes go to the lower node (in FGD's static experiment,
+    # _static.pxi, to the lower ShareRules.tie_rank).
 
     cdef inline int _share_tag(self, Job* job) noexcept:
         """The kind tag share_clustering groups by: 0 for a share of one GPU, else the
