@@ -359,7 +359,7 @@ def _run_core(
     gpu_node = np.repeat(np.arange(len(nodes)), per_node)
     node_model = np.array([index.get(node.model, 0) for node in nodes], dtype=np.int64)
     tasks = workload.tasks
-    shares = [t.gpu_milli for t in tasks if t.num_gpu and 0 < t.gpu_milli]
+    shares = [t.gpu_milli for t in tasks if t.num_gpu and t.gpu_milli > 0]
     cluster = ClusterInput(
         gpu_memory_gib=np.full(len(gpu_node), float(MILLI_PER_GPU)),
         gpu_node=gpu_node,

@@ -363,8 +363,10 @@ cdef class _Placement(_Events):
         if not self._node_fits(node, first, job):
             return -1
         for col in range(width):
-            if self._col_fits(self.gpus.node_gpus[node * width + col], job):
-                count += 1
+            g = self.gpus.node_gpus[node * width + col]
+            if g < 0:  # the padding, at the end of the row
+                break
+            count += self._col_fits(g, job)
         return count
 
     cdef double _free_total(self, int node) noexcept:
