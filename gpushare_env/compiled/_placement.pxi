@@ -347,9 +347,7 @@ cdef class _Placement(_Events):
 
     cdef inline bint _col_fits(self, int g, Job* job) noexcept:
         """``_fits`` of a node column's GPU ``g`` (-1: padding) once its node fits."""
-        if g < 0:
-            return False
-        return (self.gpus.free_mem[g] + EPS >= job.memory) & (self.gpus.holders[g] < self.gpus.max_jobs)
+        return g >= 0 and self.gpus.free_mem[g] + EPS >= job.memory and self.gpus.holders[g] < self.gpus.max_jobs
 
     @cython.final
     cdef inline int _node_holds(self, int node, Job* job) noexcept:
