@@ -1,7 +1,7 @@
-"""Builds the simulator's compiled core, the package's one engine, and the compiled loop of
-FGD's placement experiment (everything else is in pyproject.toml). It needs a C compiler:
-without one the install fails here, with the compiler's error, rather than leaving a
-package that cannot simulate."""
+"""Builds the simulator's compiled core, the package's one engine (FGD's placement experiment
+runs on it too; everything else is in pyproject.toml). It needs a C compiler: without one
+the install fails here, with the compiler's error, rather than leaving a package that
+cannot simulate."""
 
 import numpy
 from Cython.Build import cythonize
@@ -15,14 +15,6 @@ extensions = [
     Extension(
         "gpushare_env.compiled._core",
         ["gpushare_env/compiled/_core.pyx"],
-        include_dirs=[numpy.get_include()],
-        define_macros=NUMPY_MACROS,
-        extra_compile_args=COMPILE_ARGS,
-    ),
-    # FGD's placement policies in the paper's experiment (baselines/openb/, docs/fgd.md)
-    Extension(
-        "baselines.openb._kernel",
-        ["baselines/openb/_kernel.pyx"],
         include_dirs=[numpy.get_include()],
         define_macros=NUMPY_MACROS,
         extra_compile_args=COMPILE_ARGS,

@@ -20,9 +20,10 @@ fgd        FGD            least growth of expected GPU fragmentation
 
 They work on a static :class:`OpenbCluster` (CPU, memory, GPU model and the free share of
 every GPU per node), one task at a time (:func:`place_task`); each file reads as the
-policy's algorithm box. ``baselines.openb.protocol`` runs the paper's experiment on them,
-through a compiled loop (``_kernel.pyx``) that applies the same rules and is checked
-against these classes placement by placement (``tests/baselines/test_openb_kernel.py``).
+policy's algorithm box. ``baselines.openb.protocol`` runs the paper's experiment on them
+(engine ``reference``) or on the simulator's compiled core (engine ``core``: its
+``share_*`` rules, the same rules, checked against these classes placement by placement
+in ``tests/baselines/test_openb_engines.py`` and ``test_share_rules.py``).
 
 These are not the policies of ``baselines.make``: those schedule jobs over time in the
 simulator's memory-sharing model. In particular ``baselines.min_frag`` (registry name

@@ -41,10 +41,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from baselines.openb import _kernel, make_policy
+from baselines.openb import make_policy
 from baselines.openb.base import place_task
 from baselines.openb.cluster import OpenbCluster, TaskRequest
 from baselines.openb.fragmentation import TypicalTask, cluster_fragmentation, typical_tasks
+from gpushare_env.compiled._core import place_static
+from gpushare_env.sim.core_inputs import ClusterInput
 from gpushare_env.workloads.openb import (
     MILLI_PER_GPU,
     OpenbNode,
@@ -70,13 +72,14 @@ __all__ = [
 TUNING_RATIO = 1.3
 #: The artifact's seeds are 42, 43, ...; the reproduction's seeds start there too.
 ARTIFACT_FIRST_SEED = 42
-#: ``compiled``: the Cython loop (``_kernel.pyx``); ``reference``: the Python classes.
-ENGINES: tuple[str, ...] = ("compiled", "reference")
+#: ``core``: the simulator's compiled core (its ``share_*`` rules and node fragments, with
+#: the run's tie order; ``place_static``); ``reference``: the Python classes, the oracle.
+ENGINES: tuple[str, ...] = ("core", "reference")
+#: Earlier names of the engines.
+_ENGINE_ALIASES = {"compiled": "core"}
 
 #: GPUs per node the placement runs can hold (a task's GPUs are a 64-bit mask).
 MAX_GPUS_PER_NODE = 62
-
-_SPEC_PRESENT = 1 << 62  # marks a model mask that names some models (see _kernel.pyx)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +204,7 @@ def run_seed(
     seed: int,
     *,
     tuning_ratio: float = TUNING_RATIO,
-    engine: str = "compiled",
+    engine: str = "core",
 ) -> PlacementRun:
     """One run of the protocol: ``policy`` on ``workload`` with seed ``seed``."""
     order_rng, tie_rng, draw_rng = np.random.default_rng(seed).spawn(3)
@@ -221,7 +224,7 @@ def run_policy(
     draws: np.ndarray | None = None,
     *,
     seed: int = 0,
-    engine: str = "compiled",
+    engine: str = "core",
 ) -> PlacementRun:
     """Place ``workload.tasks[order]`` on an empty cluster of ``nodes``, in order.
 
@@ -234,7 +237,7 @@ def run_policy(
         draws: Uniform numbers in [0, 1), two per arrival (``random`` only; zeros if
             ``None``).  (M, 2)
         seed: Recorded in the result.
-        engine: One of :data:`ENGINES`.
+        engine: One of :data:`ENGINES` (``compiled``, the earlier name of ``core``, too).
     """
     make_policy(policy, workload.typical)  # checks the name
     widest = max(node.num_gpu for node in nodes)
@@ -249,8 +252,9 @@ def run_policy(
     draws = np.ascontiguousarray(draws, dtype=np.float64)
     if draws.shape != (len(order), 2):
         raise ValueError(f"draws must have shape ({len(order)}, 2), got {draws.shape}")
-    if engine == "compiled":
-        placed = _run_compiled(workload, nodes, policy, order, tie_rank, draws)
+    engine = _ENGINE_ALIASES.get(engine, engine)
+    if engine == "core":
+        placed = _run_core(workload, nodes, policy, order, tie_rank, draws)
     elif engine == "reference":
         placed = _run_reference(workload, nodes, policy, order, tie_rank, draws)
     else:
@@ -329,7 +333,7 @@ def _run_reference(
     return {"node": node_of, "gpus": gpus_of, "allocated": allocated, "fragmentation": fragment}
 
 
-def _run_compiled(
+def _run_core(
     workload: Workload,
     nodes: Sequence[OpenbNode],
     policy: str,
@@ -337,48 +341,72 @@ def _run_compiled(
     tie_rank: np.ndarray,
     draws: np.ndarray,
 ) -> dict[str, np.ndarray]:
+    """The run on the simulator's core: its ``share_<policy>`` rule on a cluster of
+    ``nodes`` (GPUs numbered node by node), ties by ``tie_rank``."""
     models = sorted(node_models(nodes))
     if len(models) > 62:
-        raise ValueError(f"the compiled engine handles up to 62 GPU models, got {len(models)}")
-    bit = {model: 1 << index for index, model in enumerate(models)}
+        raise ValueError(f"the core handles up to 62 GPU models, got {len(models)}")
+    index = {model: i for i, model in enumerate(models)}
 
-    def spec_mask(spec: tuple[str, ...]) -> int:
-        if not spec:
-            return 0
-        return _SPEC_PRESENT | sum(bit.get(model, 0) for model in set(spec))
+    def model_mask(spec: tuple[str, ...]) -> int:
+        """The models of ``spec`` as core model bits (-1: any model)."""
+        return sum(1 << index[m] for m in set(spec) if m in index) if spec else -1
 
-    # FGD caches its score per node and kind of request (what the score depends on); the
-    # other policies need no cache, so their tasks are all of kind 0
+    per_node = np.array([node.num_gpu for node in nodes], dtype=np.int64)
+    width = max(1, int(per_node.max()))
+    columns = np.arange(width)
+    first = np.cumsum(per_node) - per_node
+    gpu_node = np.repeat(np.arange(len(nodes)), per_node)
+    node_model = np.array([index.get(node.model, 0) for node in nodes], dtype=np.int64)
+    tasks = workload.tasks
+    shares = [t.gpu_milli for t in tasks if t.num_gpu and t.gpu_milli > 0]
+    cluster = ClusterInput(
+        capacity=np.full(len(gpu_node), float(MILLI_PER_GPU)),
+        gpu_node=gpu_node,
+        node_gpus=np.where(columns < per_node[:, None], first[:, None] + columns, -1),
+        gpu_speed=np.ones(len(gpu_node)),
+        # more holders than the smallest share fits: the rules' holder limit never binds
+        max_jobs_per_gpu=MILLI_PER_GPU // min(shares, default=MILLI_PER_GPU) + 1,
+        gpu_model=node_model[gpu_node],
+        node_cpu_milli=np.array([node.cpu_milli for node in nodes], dtype=np.float64),
+        node_memory_mib=np.array([node.memory_mib for node in nodes], dtype=np.float64),
+    )
+    # a task of no GPU share holds no GPU (as the reference classes place it) and may go
+    # to any node: no GPU, any model
+    with_gpus = np.array([bool(t.num_gpu and t.gpu_milli) for t in tasks])
+    num_gpus = np.where(with_gpus, [t.num_gpu for t in tasks], 0)
+    share = np.where(with_gpus, [t.gpu_milli for t in tasks], 0)
+    mask = np.array(
+        [model_mask(t.gpu_spec) if gpu else -1 for t, gpu in zip(tasks, with_gpus, strict=True)],
+        dtype=np.int64,
+    )
+    # FGD caches its scores per node and kind of request (what they depend on); the
+    # other rules read no kind
     kinds: dict[tuple[int, int, int, tuple[str, ...]], int] = {}
-    kind_of = [
-        kinds.setdefault((t.cpu_milli, t.num_gpu, t.gpu_milli, t.gpu_spec), len(kinds))
-        if policy == "fgd"
-        else 0
-        for t in workload.tasks
+    kind = np.array(
+        [
+            kinds.setdefault((t.cpu_milli, t.num_gpu, t.gpu_milli, t.gpu_spec), len(kinds))
+            if policy == "fgd"
+            else 0
+            for t in tasks
+        ],
+        dtype=np.int64,
+    )
+    target = [
+        (float(t.cpu_milli), t.num_gpu, float(t.gpu_milli), model_mask(t.gpu_spec), t.frequency)
+        for t in workload.typical
     ]
-    tasks = [workload.tasks[i] for i in order]
-
-    def column(values: Sequence[int] | np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(values, dtype=np.int64)
-
-    typical = workload.typical
-    return _kernel.place_all(
-        _kernel.POLICY_CODES[policy],
-        column([node.cpu_milli for node in nodes]),
-        column([node.memory_mib for node in nodes]),
-        column([node.num_gpu for node in nodes]),
-        column([bit.get(node.model, 0) if node.num_gpu else 0 for node in nodes]),
-        column(tie_rank),
-        column([t.cpu_milli for t in tasks]),
-        column([t.memory_mib for t in tasks]),
-        column([t.num_gpu for t in tasks]),
-        column([t.gpu_milli for t in tasks]),
-        column([spec_mask(t.gpu_spec) for t in tasks]),
-        column([kind_of[i] for i in order]),
-        column([t.cpu_milli for t in typical]),
-        column([t.num_gpu for t in typical]),
-        column([t.gpu_milli for t in typical]),
-        column([spec_mask(t.gpu_spec) for t in typical]),
-        np.ascontiguousarray([t.frequency for t in typical], dtype=np.float64),
-        draws,
+    return place_static(
+        f"share_{policy}",
+        cluster,
+        target,
+        np.asarray(tie_rank, dtype=np.int64).tolist(),
+        num_gpus=num_gpus[order].tolist(),
+        share_milli=share[order].astype(np.float64).tolist(),
+        cpu_milli=np.array([t.cpu_milli for t in tasks], dtype=np.float64)[order].tolist(),
+        host_memory_mib=np.array([t.memory_mib for t in tasks], dtype=np.float64)[order].tolist(),
+        model_mask=mask[order].tolist(),
+        request_kind=kind[order].tolist(),
+        node_draw=draws[:, 0].tolist(),
+        gpu_draw=draws[:, 1].tolist(),
     )

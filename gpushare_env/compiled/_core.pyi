@@ -12,7 +12,7 @@ from typing import Final, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from gpushare_env.sim.core_inputs import CoreInputs
+from gpushare_env.sim.core_inputs import ClusterInput, CoreInputs
 from gpushare_env.sim.engine import GPUState
 from gpushare_env.sim.types import Event, JobSpec, JobStatus
 
@@ -78,6 +78,23 @@ def summarise_cluster(
     sums: _F64,
     out: _F32,
 ) -> None: ...
+
+# ---- FGD's static experiment on the core's share rules (_static.pxi)
+
+def place_static(
+    strategy: str,
+    cluster_in: ClusterInput,
+    target_workload: Sequence[tuple[float, int, float, int, float]],
+    tie_rank: Sequence[int],
+    num_gpus: Sequence[int],
+    share_milli: Sequence[float],
+    cpu_milli: Sequence[float],
+    host_memory_mib: Sequence[float],
+    model_mask: Sequence[int],
+    request_kind: Sequence[int],
+    node_draw: Sequence[float],
+    gpu_draw: Sequence[float],
+) -> dict[str, _I64 | _F64]: ...
 
 class EventHeap:
     """The core's pending events (``Core.events`` in C; its fields are C-only)."""

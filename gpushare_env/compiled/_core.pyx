@@ -312,6 +312,7 @@ include "_simulation.pxi"
 include "_encoder.pxi"
 include "_summary.pxi"
 include "_forks.pxi"
+include "_static.pxi"
 
 
 cdef class Core(_Forks):

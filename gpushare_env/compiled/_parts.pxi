@@ -599,6 +599,8 @@ cdef class ShareRules:
     cdef int* feasible  # (num_nodes) scratch: the nodes that hold the job
     cdef long long* raw  # (num_nodes) scratch: raw scores (share_bestfit)
     cdef double* after  # (width) scratch: a node's free shares after a placement
+    cdef int* tie_rank  # (num_nodes) order among equal scores, lower first (NULL: the
+    # lower node; FGD's static experiment sets its seeded order, _static.pxi)
 
     cdef str refusal(self, name):
         """Why the episode cannot place with strategy ``name`` (a sentence), or ``None``:
@@ -688,6 +690,7 @@ cdef class ShareRules:
         c.feasible = <int*>duplicate(self.feasible, N * sizeof(int))
         c.raw = <long long*>duplicate(self.raw, N * sizeof(long long))
         c.after = <double*>duplicate(self.after, (self.width + 1) * sizeof(double))
+        c.tie_rank = <int*>duplicate(self.tie_rank, N * sizeof(int))
         return c
 
     def __dealloc__(self):
@@ -709,3 +712,4 @@ cdef class ShareRules:
         free(self.feasible)
         free(self.raw)
         free(self.after)
+        free(self.tie_rank)

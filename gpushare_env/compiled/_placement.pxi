@@ -83,14 +83,18 @@ cdef class _Placement(_Events):
             return False
         return self.gpus.sharing != SHARING_SHARES or self._fits_node(g, job)
 
+    @cython.final
     cdef bint _fits_node(self, int g, Job* job) noexcept:
         """``_fits``'s shares-model part (out of line: ``_fits`` stays small enough for
         the C compiler to inline into every placement loop)."""
-        cdef int node = self.gpus.gpu_node[g]
-        return (
+        return self._node_fits(self.gpus.gpu_node[g], g, job)
+
+    cdef inline bint _node_fits(self, int node, int g, Job* job) noexcept:
+        """``_fits_node`` of GPU ``g`` on ``node`` (a scan of the nodes knows the node)."""
+        return (  # & rather than and: no branch to mispredict in the nodes' scans
             (job.model_mask >> self.gpus.gpu_model[g]) & 1
-            and self.gpus.node_cpu_free[node] + EPS >= job.cpu
-            and self.gpus.node_mem_free[node] + EPS >= job.host_mem
+            & (self.gpus.node_cpu_free[node] + EPS >= job.cpu)
+            & (self.gpus.node_mem_free[node] + EPS >= job.host_mem)
         )
 
     cdef inline bint _fits_idle(self, int g, Job* job) noexcept:
@@ -324,7 +328,8 @@ cdef class _Placement(_Events):
     # static experiment (tests/baselines/test_share_rules.py checks that both place the same
     # tasks on the same GPUs); here the node state is the core's own: a GPU's free share
     # is free_cap (whole milli-GPU values, exact in a double), a node's CPU
-    # node_cpu_free. Ties between nodes go to the lower node.
+    # node_cpu_free. Ties between nodes go to the lower node (in FGD's static experiment,
+    # _static.pxi, to the lower ShareRules.tie_rank).
 
     cdef inline int _share_tag(self, Job* job) noexcept:
         """The kind tag share_clustering groups by: 0 for a share of one GPU, else the
@@ -340,20 +345,39 @@ cdef class _Placement(_Events):
         if job.num_gpus:
             self.rules.node_tags[node * (self.gpus.node_width + 1) + self._share_tag(job)] += delta
 
+    cdef inline void _hold_node(self, int node, Job* job, int delta) noexcept:
+        """What a job takes (``delta`` 1) or gives back (-1) on its node beyond its GPUs,
+        by sharing model (occupy's and release's one dispatch): under ``shares`` its CPU
+        and host memory, once, and FGD's caches of the node; nothing under ``memory``."""
+        if self.gpus.sharing == SHARING_SHARES and node >= 0:
+            if delta > 0:
+                self.gpus.node_cpu_free[node] -= job.cpu
+                self.gpus.node_mem_free[node] -= job.host_mem
+            else:
+                self.gpus.node_cpu_free[node] += job.cpu
+                self.gpus.node_mem_free[node] += job.host_mem
+            self._node_changed(node, job, delta)
+
     cdef inline bint _col_fits(self, int g, Job* job) noexcept:
         """``_fits`` of a node column's GPU ``g`` (-1: padding) once its node fits."""
         return g >= 0 and self.gpus.free_cap[g] + EPS >= job.demand and self.gpus.holders[g] < self.gpus.max_jobs
 
-    cdef int _node_holds(self, int node, Job* job) noexcept:
+    @cython.final
+    cdef inline int _node_holds(self, int node, Job* job) noexcept:
         """How many GPUs of ``node`` may take a worker of ``job`` (``_fits``); -1 when
         the node lacks the job's CPU, host memory or GPU model."""
         cdef int col, g, count = 0, width = self.gpus.node_width
         cdef int first = self.gpus.node_gpus[node * width]
-        if first < 0 or not self._fits_node(first, job):
+        if first < 0:  # a node without GPUs (FGD's static experiment): CPU-only jobs
+            return 0 if job.num_gpus == 0 and self.gpus.node_cpu_free[node] + EPS >= job.cpu and (
+                self.gpus.node_mem_free[node] + EPS >= job.host_mem) else -1
+        if not self._node_fits(node, first, job):
             return -1
         for col in range(width):
-            if self._col_fits(self.gpus.node_gpus[node * width + col], job):
-                count += 1
+            g = self.gpus.node_gpus[node * width + col]
+            if g < 0:  # the padding, at the end of the row
+                break
+            count += self._col_fits(g, job)
         return count
 
     cdef double _free_total(self, int node) noexcept:
@@ -398,8 +422,12 @@ cdef class _Placement(_Events):
         cdef double cpu_ok = 0.0, cpu_lack = 0.0, no_access = 0.0, weight, idle = 0.0
         cdef double too_small, milli
         cdef int t, col, holding, width = self.gpus.node_width
-        cdef long long model_bit = (<long long>1) << self.gpus.gpu_model[self.gpus.node_gpus[node * width]]
+        cdef int first = self.gpus.node_gpus[node * width]
+        cdef long long model_bit
         cdef bint cpu_fits
+        if first < 0:  # a node without GPUs (FGD's static experiment): no fragment
+            return 0.0
+        model_bit = (<long long>1) << self.gpus.gpu_model[first]
         for col in range(width):
             if self.gpus.node_gpus[node * width + col] >= 0:
                 idle += free[col]
@@ -545,16 +573,21 @@ cdef class _Placement(_Events):
             return score if score > MAX_SCORE // 2 else MAX_SCORE // 2
         return self._fgd_score(node, rank, job)
 
+    cdef inline bint _ties_before(self, int node, int other) noexcept:
+        """Whether ``node`` wins a tie of scores against ``other``, a lower node: only by a
+        lower ``ShareRules.tie_rank`` (set in FGD's static experiment only)."""
+        return self.rules.tie_rank != NULL and self.rules.tie_rank[node] < self.rules.tie_rank[other]
+
     cdef int _share_rule(self, int strategy, int rank, Job* job, int* out) noexcept:
         """``find_placement`` under one of FGD's rules: the node of highest score among
-        those that hold the job (the lower node on ties), and GPUs inside it."""
+        those that hold the job (the lower node on ties, or the lower ``tie_rank``), and
+        GPUs inside it."""
         cdef int node, i, count = 0, holding, col, width = self.gpus.node_width, best_node = -1
         cdef long long score, best = 0, lowest = 0, highest = 0, mask = 0
         cdef int* feasible = self.rules.feasible
         for node in range(self.gpus.num_nodes):
-            if self._node_holds(node, job) >= job.num_gpus:
-                feasible[count] = node
-                count += 1
+            feasible[count] = node  # kept if the node holds the job (no branch to mispredict)
+            count += self._node_holds(node, job) >= job.num_gpus
         if count == 0:
             return -1
         if strategy == S_SHARE_RANDOM:
@@ -570,13 +603,13 @@ cdef class _Placement(_Events):
             for i in range(count):
                 score = 0 if highest == lowest else (
                     (self.rules.raw[i] - lowest) * MAX_SCORE / (highest - lowest))
-                if best_node < 0 or score > best:
+                if best_node < 0 or score > best or (score == best and self._ties_before(feasible[i], best_node)):
                     best_node = feasible[i]
                     best = score
         else:
             for i in range(count):
                 score = self._rule_score(strategy, feasible[i], rank, job)
-                if best_node < 0 or score > best:
+                if best_node < 0 or score > best or (score == best and self._ties_before(feasible[i], best_node)):
                     best_node = feasible[i]
                     best = score
         node = best_node

@@ -337,19 +337,6 @@ cdef class _Simulation(_Placement):
             self.gpus.computing[g] = left
             self.gpus.load[g] = self.gpus.load[g] - job.intensity if left > 0 else 0.0
 
-    cdef inline void _hold_node(self, int node, Job* job, int delta) noexcept:
-        """What a job takes (``delta`` 1) or gives back (-1) on its node beyond its GPUs,
-        by sharing model (occupy's and release's one dispatch): under ``shares`` its CPU
-        and host memory, once, and FGD's caches of the node; nothing under ``memory``."""
-        if self.gpus.sharing == SHARING_SHARES and node >= 0:
-            if delta > 0:
-                self.gpus.node_cpu_free[node] -= job.cpu
-                self.gpus.node_mem_free[node] -= job.host_mem
-            else:
-                self.gpus.node_cpu_free[node] += job.cpu
-                self.gpus.node_mem_free[node] += job.host_mem
-            self._node_changed(node, job, delta)
-
     cdef void _release(self, int rank) noexcept:
         cdef Job* job = &self.jobs.row[rank]
         cdef int* gpus = &self.jobs.gpus_of[job.offset]

@@ -928,13 +928,7 @@ def core_inputs(
         min_service_s=float(config.min_service_s),
         reference_demand=tuple(reference.tolist()),
         median_demand=float(np.median(reference)),
-        sharing=sharing.code,
-        demand_unit=sharing.unit,
-        demand_name=sharing.demand_name,
-        free_format=sharing.free_format,
-        one_node_gangs=sharing.one_node_gangs,
-        node_limits=sharing.node_limits,
-        share_rules=sharing.share_rules,
+        **sharing.sim_fields(),
         target_workload=sharing.target_workload(columns.kinds, models, config.target_workload),
     )
     # headless: no layout, the core encodes nothing

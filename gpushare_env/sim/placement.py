@@ -30,9 +30,10 @@ a pass over the cluster. Ask a simulator (``Simulator.find_placement``) or a vie
 
 Under the requested-shares model (``SimConfig.sharing = "shares"``) six more strategies
 place a job by the rules of FGD's paper (Weng et al., ATC'23; the same rules as
-``baselines.openb``, which runs the paper's static experiment): each scores the nodes
-that hold the job (``num_gpus`` GPUs with its share free, its CPU, host memory and GPU
-model), takes the highest score (ties: the lower node) and picks GPUs inside it.
+``baselines.openb``, whose protocol runs the paper's static experiment on them): each
+scores the nodes that hold the job (``num_gpus`` GPUs with its share free, its CPU, host
+memory and GPU model), takes the highest score (ties: the lower node) and picks GPUs
+inside it.
 
 * ``share_random``: a node among those that fit, drawn with the job's own uniform draw
   (seeded per episode), and for a share of one GPU a GPU drawn the same way;

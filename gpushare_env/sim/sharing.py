@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -90,6 +90,19 @@ class SharingModel:
     def demand_columns(self, ordered: Sequence[JobSpec], models: tuple[str, ...]) -> DemandColumns:
         """The core's per-job demand columns of ``ordered`` on a cluster of ``models``."""
         raise NotImplementedError
+
+    def sim_fields(self) -> dict[str, Any]:
+        """The ``SimInput`` fields that name the model to the core (its dispatch code and
+        the properties it reads)."""
+        return {
+            "sharing": self.code,
+            "demand_unit": self.unit,
+            "demand_name": self.demand_name,
+            "free_format": self.free_format,
+            "one_node_gangs": self.one_node_gangs,
+            "node_limits": self.node_limits,
+            "share_rules": self.share_rules,
+        }
 
     def gpu_capacity(self, cluster: Cluster) -> np.ndarray:
         """What each GPU offers.  (G,) [the model's unit]"""

@@ -1,6 +1,7 @@
-"""The compiled placement loop (``baselines/openb/_kernel.pyx``) against the Python policy
-classes: the same node and GPUs for every task, the same allocation and fragment to the
-bit, on random clusters and workloads and on a slice of the real trace."""
+"""The protocol's two engines: the simulator's core (its ``share_*`` rules and node
+fragments, ``place_static``) against the Python policy classes, the oracle: the same node
+and GPUs for every task, the same allocation and fragment to the bit, on random clusters
+(nodes without GPUs too) and workloads and on a slice of the real trace."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import pytest
 
 from baselines.openb import POLICIES, TaskRequest
 from baselines.openb.protocol import (
+    ENGINES,
     Workload,
     arrival_order,
     load_workload,
     run_policy,
 )
+from gpushare_env.compiled._core import place_static
 from gpushare_env.workloads.openb import (
     OpenbNode,
     alibaba_openb_nodes,
@@ -53,7 +56,7 @@ def random_case(seed: int) -> tuple[list[OpenbNode], Workload]:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_compiled_and_python_policies_place_alike_on_random_cases(seed):
+def test_the_core_and_the_python_policies_place_alike_on_random_cases(seed):
     nodes, workload = random_case(seed)
     rng = np.random.default_rng(1000 + seed)
     capacity = max(1000, sum(node.num_gpu for node in nodes) * 1000)
@@ -63,16 +66,16 @@ def test_compiled_and_python_policies_place_alike_on_random_cases(seed):
     for policy in POLICIES:
         runs = [
             run_policy(workload, nodes, policy, order, tie_rank, draws, engine=engine)
-            for engine in ("compiled", "reference")
+            for engine in ("core", "reference")
         ]
-        compiled, reference = runs
-        assert np.array_equal(compiled.node, reference.node), policy
-        assert np.array_equal(compiled.gpus, reference.gpus), policy
-        assert np.array_equal(compiled.allocated_milli, reference.allocated_milli), policy
-        assert np.array_equal(compiled.fragment_milli, reference.fragment_milli), policy
+        core, reference = runs
+        assert np.array_equal(core.node, reference.node), policy
+        assert np.array_equal(core.gpus, reference.gpus), policy
+        assert np.array_equal(core.allocated_milli, reference.allocated_milli), policy
+        assert np.array_equal(core.fragment_milli, reference.fragment_milli), policy
 
 
-def test_compiled_and_python_policies_place_alike_on_the_real_trace():
+def test_the_core_and_the_python_policies_place_alike_on_the_real_trace():
     nodes = alibaba_openb_nodes()[::100]  # 13 nodes of the real cluster
     workload = load_workload(shipped_pod_list_path(), nodes)
     rng = np.random.default_rng(7)
@@ -80,14 +83,14 @@ def test_compiled_and_python_policies_place_alike_on_the_real_trace():
     tie_rank = rng.permutation(len(nodes))
     draws = rng.random((len(order), 2))
     for policy in POLICIES:
-        compiled, reference = (
+        core, reference = (
             run_policy(workload, nodes, policy, order, tie_rank, draws, engine=engine)
-            for engine in ("compiled", "reference")
+            for engine in ("core", "reference")
         )
-        assert np.array_equal(compiled.node, reference.node), policy
-        assert np.array_equal(compiled.gpus, reference.gpus), policy
-        assert np.array_equal(compiled.fragment_milli, reference.fragment_milli), policy
-        assert compiled.failed > 0  # the slice is overloaded: failures are compared too
+        assert np.array_equal(core.node, reference.node), policy
+        assert np.array_equal(core.gpus, reference.gpus), policy
+        assert np.array_equal(core.fragment_milli, reference.fragment_milli), policy
+        assert core.failed > 0  # the slice is overloaded: failures are compared too
 
 
 def test_the_random_cases_exercise_failures_models_and_every_policy_differently():
@@ -124,3 +127,28 @@ def test_nodes_wider_than_a_gpu_mask_are_refused():
     workload = Workload.from_requests("w", [TaskRequest(1000, 0, 1, 500)])
     with pytest.raises(ValueError, match="at most 62 per node"):
         run_policy(workload, nodes, "fgd", np.zeros(1, dtype=np.int64), np.zeros(1))
+
+
+def test_the_engines_are_the_core_and_the_reference_and_compiled_names_the_core():
+    assert ENGINES == ("core", "reference")
+    nodes, workload = random_case(1)
+    order = np.arange(len(workload.tasks))
+    tie_rank = np.arange(len(nodes))[::-1]
+    core, compiled = (
+        run_policy(workload, nodes, "fgd", order, tie_rank, engine=engine)
+        for engine in ("core", "compiled")
+    )
+    assert np.array_equal(core.node, compiled.node)
+    assert np.array_equal(core.fragment_milli, compiled.fragment_milli)
+
+
+def test_the_core_engine_refuses_a_bad_tie_order_and_a_rule_over_time():
+    nodes, workload = random_case(2)
+    order = np.arange(len(workload.tasks))
+    with pytest.raises(ValueError, match="permutation"):
+        run_policy(workload, nodes, "bestfit", order, np.zeros(len(nodes), dtype=np.int64))
+    with pytest.raises(ValueError, match="unknown share rule 'pack'"):
+        place_static(
+            "pack", None, (), [], num_gpus=[], share_milli=[], cpu_milli=[],
+            host_memory_mib=[], model_mask=[], request_kind=[], node_draw=[], gpu_draw=[],
+        )  # fmt: skip
