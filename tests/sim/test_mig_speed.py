@@ -23,7 +23,7 @@ from gpushare_env.sim.mig_speed import (
     usable_memory_gib,
     why_unfit,
 )
-from gpushare_env.sim.types import JobSpec
+from gpushare_env.sim.types import JobSpec, Request
 from gpushare_env.workloads.miso import miso_jobs
 
 A100 = get_mig_model("A100-40GB")
@@ -259,3 +259,20 @@ def test_unknown_gpu_model_or_profile() -> None:
         why_unfit(job("resnet", 64), A100, "5g.30gb")
     with pytest.raises(MigError, match="not one of A30's profiles"):
         why_unfit(job("resnet", 64), A30, A100.profile("1g.5gb"))
+
+
+def test_a_job_without_gpus_has_no_speed() -> None:
+    cpu_only = JobSpec(
+        job_id=3,
+        arrival_s=0.0,
+        model="resnet50",
+        batch_size=64,
+        num_gpus=0,
+        iterations=10,
+        memory_gib=0.0,
+        intensity=0.0,
+        iter_time_s=0.1,
+        request=Request(gpu_milli=0),
+    )
+    with pytest.raises(ValueError, match="job 3 uses no GPU"):
+        job_speed_table(cpu_only, A100)
