@@ -351,8 +351,17 @@ def why_unfit(job: JobSpec, gpu_model: str | MigGpuModel, profile: str | MigProf
         return ""
     key = miso_job_key(job)
     if key is not None and model.name == MISO_GPU_MODEL:
+        measured = {name for row in miso_speed_tables().values() for name in row}
+        if p.name in measured:
+            return (
+                f"job {job.job_id} ({key}) ran out of memory on {p.name} in MISO's "
+                f"measurements on an {MISO_GPU_MODEL}"
+            )
+        same = [
+            q.name for q in model.profiles if q.memory_gib == p.memory_gib and q.name in measured
+        ]
         return (
-            f"job {job.job_id} ({key}) ran out of memory on {p.name} in MISO's "
-            f"measurements on an {MISO_GPU_MODEL}"
+            f"job {job.job_id} ({key}) ran out of memory on {', '.join(same)} (the same "
+            f"{p.memory_gib:g} GiB as {p.name}) in MISO's measurements on an {MISO_GPU_MODEL}"
         )
     return f"job {job.job_id}: " + profile_fits(job.memory_gib, p).reason

@@ -128,9 +128,15 @@ def test_1g_10gb_of_a_miso_job() -> None:
     assert bert["1g.10gb"] is not None and 0 < bert["1g.10gb"] <= bert["2g.10gb"]  # type: ignore[operator]
     cyclegan = job_speed_table(job("cyclegan", 4), A100)  # fits 3g.20gb and up only
     assert cyclegan["1g.10gb"] is None and cyclegan["2g.10gb"] is None
-    assert "ran out of memory on 2g.10gb in MISO's measurements" in why_unfit(
-        job("cyclegan", 4), A100, "2g.10gb"
+    assert why_unfit(job("cyclegan", 4), A100, "2g.10gb") == (
+        "job 7 (cyclegan_train4) ran out of memory on 2g.10gb in MISO's measurements "
+        "on an A100-40GB"
     )
+    assert why_unfit(job("cyclegan", 4), A100, "1g.10gb") == (
+        "job 7 (cyclegan_train4) ran out of memory on 2g.10gb (the same 10 GiB as 1g.10gb) "
+        "in MISO's measurements on an A100-40GB"
+    )
+    assert why_unfit(job("bert", 2), A100, "1g.10gb") == ""
 
 
 def test_a_miso_job_on_another_gpu_model_follows_its_own_curve() -> None:
