@@ -106,6 +106,7 @@ __all__ = [
     "job_speed_table",
     "mapping_errors",
     "miso_job_key",
+    "miso_measured_speeds",
     "miso_speed_tables",
     "profile_fits",
     "usable_memory_gib",
@@ -216,15 +217,17 @@ def _contains(big: MigProfile, small: MigProfile) -> bool:
 
 
 @cache
-def _miso_raw() -> Mapping[str, Mapping[str, float]]:
-    """MISO's measured speeds: job key -> profile -> 7g.40gb latency / latency."""
+def miso_measured_speeds() -> Mapping[str, Mapping[str, float]]:
+    """MISO's measured speeds, unmodified: job key (``"resnet_train64"``) -> profile of an
+    A100-40GB it fits in -> its 7g.40gb batch latency / its batch latency there."""
     # Imported here: the simulation core does not otherwise depend on the workload readers.
-    from gpushare_env.workloads.miso import _FULL, read_miso_latencies, shipped_miso_path
+    from gpushare_env.workloads.miso import MIG_PROFILES, read_miso_latencies, shipped_miso_path
 
     table = read_miso_latencies(shipped_miso_path("mig_mean_batch_latency.csv"))
+    full = MIG_PROFILES[-1]  # 7g.40gb
     return MappingProxyType(
         {
-            key: MappingProxyType({p: row[_FULL] / lat for p, lat in row.items()})
+            key: MappingProxyType({p: row[full] / lat for p, lat in row.items()})
             for key, row in table.items()
         }
     )
@@ -236,7 +239,7 @@ def miso_speed_tables() -> Mapping[str, Mapping[str, float]]:
     -> profile of an A100-40GB it fits in -> speed."""
     model = get_mig_model(MISO_GPU_MODEL)
     out: dict[str, Mapping[str, float]] = {}
-    for key, row in _miso_raw().items():
+    for key, row in miso_measured_speeds().items():
         measured = {model.profile(p): s for p, s in row.items()}
         out[key] = MappingProxyType(
             {
@@ -253,7 +256,7 @@ def _miso_shares() -> Mapping[str, float]:
     return MappingProxyType(
         {
             key: fit_compute_share((model.compute_fraction(p), s) for p, s in row.items())
-            for key, row in _miso_raw().items()
+            for key, row in miso_measured_speeds().items()
         }
     )
 
@@ -261,7 +264,7 @@ def _miso_shares() -> Mapping[str, float]:
 def miso_job_key(job: JobSpec) -> str | None:
     """The MISO job ``job`` is (``f"{model}_train{batch_size}"``, or ``model`` when that names
     one), or ``None``."""
-    tables = _miso_raw()
+    tables = miso_measured_speeds()
     key = f"{job.model}_train{job.batch_size}"
     if key in tables:
         return key
@@ -273,7 +276,7 @@ def mapping_errors(share: float = GLOBAL_COMPUTE_SHARE) -> dict[str, tuple[float
     profile below 7g.40gb: ``(median, worst)`` over the jobs that fit it."""
     model = get_mig_model(MISO_GPU_MODEL)
     errors: dict[str, list[float]] = {}
-    for row in _miso_raw().values():
+    for row in miso_measured_speeds().values():
         for p, s in row.items():
             c = model.compute_fraction(p)
             if c < 1.0:

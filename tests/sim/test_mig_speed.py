@@ -12,12 +12,12 @@ from gpushare_env.sim.mig_speed import (
     GLOBAL_COMPUTE_SHARE,
     USABLE_MEMORY_FRACTION,
     ProfileFit,
-    _miso_raw,
     amdahl_speed,
     fit_compute_share,
     job_speed_table,
     mapping_errors,
     miso_job_key,
+    miso_measured_speeds,
     miso_speed_tables,
     profile_fits,
     usable_memory_gib,
@@ -150,7 +150,7 @@ def test_a_miso_job_on_another_gpu_model_follows_its_own_curve() -> None:
 
 def test_each_miso_jobs_own_curve_is_close_to_its_measurements() -> None:
     worst = 0.0
-    for row in _miso_raw().values():
+    for row in miso_measured_speeds().values():
         points = [(A100.compute_fraction(p), s) for p, s in row.items()]
         share = fit_compute_share(points)
         worst = max(worst, max(abs(s - amdahl_speed(c, share)) for c, s in points))
@@ -162,7 +162,7 @@ def test_each_miso_jobs_own_curve_is_close_to_its_measurements() -> None:
 
 def test_global_share_is_the_median_share_of_misos_measurements() -> None:
     shares = []
-    for row in _miso_raw().values():
+    for row in miso_measured_speeds().values():
         for p, s in row.items():
             c = A100.compute_fraction(p)
             if c < 1:
