@@ -8,14 +8,13 @@ every profile, or ``None`` where the job does not fit (:func:`job_speed_table`).
 Fit (:func:`profile_fits`)
     A job fits a profile when one worker's memory is at most the profile's *usable* memory,
     :data:`USABLE_MEMORY_FRACTION` (0.95) of its nominal memory (the number in its name).
-    The driver keeps part of an instance's memory: ``nvidia-smi mig -lgip`` lists 4.75 GiB
-    for an A100-40GB's ``1g.5gb`` (95% of 5; NVIDIA Multi-Instance GPU User Guide, "Getting
-    Started with MIG") and, on an H100-80GB, 9.75 GiB for ``1g.10gb`` (97.5%), 19.62 for
-    ``1g.20gb`` and ``2g.20gb``, 39.50 for ``3g.40gb`` and ``4g.40gb`` and 79.25 for
-    ``7g.80gb`` (99%; the listing in J. Barrow's field notes,
-    https://jbarrow.ai/field_notes/nvidia-mig/). The rule takes the lowest of these shares
-    for every profile, so a job never fits where it would exceed the listed memory, and on
-    the larger profiles the rest is headroom for the CUDA context.
+    The driver keeps part of an instance's memory: on an H100-80GB ``nvidia-smi mig -lgip``
+    lists 9.75 GiB for ``1g.10gb`` (97.5%), 19.62 for ``1g.20gb`` and ``2g.20gb``, 39.50
+    for ``3g.40gb`` and ``4g.40gb`` and 79.25 for ``7g.80gb`` (99%; the listing in J.
+    Barrow's field notes, https://jbarrow.ai/field_notes/nvidia-mig/). No such listing for
+    the A100 or the A30 was checked here: 0.95 is an assumption set below every listed
+    share, so a job never fits where it would exceed the listed memory, and on the larger
+    profiles the rest is headroom for the CUDA context.
 
 Measured speeds (MISO's jobs)
     B. Li et al., "MISO: Exploiting Multi-Instance GPU Capability on Multi-Tenant GPU
