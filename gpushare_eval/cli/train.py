@@ -47,7 +47,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 #: every other setting ``name`` is ``--name`` with dashes.
 _FLAGS: dict[str, tuple[str, ...]] = {
     "bc_episodes": ("--bc-warmstart",),
-    "bc_heuristic": ("--bc-teacher",),
+    "bc_heuristic": ("--teacher", "--bc-teacher"),
     "bc_trace_heuristic": ("--bc-trace-teacher",),
     "bc_learning_rate": ("--bc-lr",),
     "dagger_iterations": ("--dagger",),
@@ -76,6 +76,7 @@ _METAVARS: dict[str, str] = {
     "eval_seeds": "SEEDS",
     "net_arch": "SIZES",
     "bc_dataset": "ID",
+    "label_workers": "N",
 }
 
 #: Settings the ``--preset`` gives unless their flag does.
