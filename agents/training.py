@@ -74,6 +74,7 @@ __all__ = [
     "algorithm_class",
     "build_model",
     "env_configs",
+    "labels_dir",
     "load_model",
     "train",
 ]
@@ -445,13 +446,21 @@ def _labels_key(config: TrainConfig) -> dict[str, Any]:
     return {k: v for k, v in config.to_json().items() if k not in unrelated}
 
 
-def labels_dir(config: TrainConfig, env_configs: Sequence[Any]) -> Path:
+def labels_dir(
+    config: TrainConfig, env_configs: Sequence[Any], torch_threads: int | None = None
+) -> Path:
     """``out/labels``, the imitation's saved labels (``bc.npz``, ``dagger_<i>.npz``), kept
-    when its ``run.json`` records the same labelling settings and emptied otherwise (a run
-    of other settings in the same folder labels afresh)."""
+    when its ``run.json`` records the same labelling settings (and ``torch_threads``, the
+    training process's count, on which the refits' parameters depend) and emptied
+    otherwise (a run of other settings in the same folder labels afresh)."""
     folder = Path(config.run.out) / "labels"
     key = json.loads(json.dumps(
-        {"train": _labels_key(config), "env_configs": list(env_configs)}, default=str
+        {
+            "train": _labels_key(config),
+            "env_configs": list(env_configs),
+            "torch_threads": torch_threads,
+        },
+        default=str,
     ))  # fmt: skip
     stamp = folder / "run.json"
     if stamp.is_file():
@@ -501,7 +510,7 @@ def _imitate(
 
     algorithm, envs, imitation, run = config.algorithm, config.envs, config.imitation, config.run
     verbose = bool(run.verbose or run.progress_bar)
-    folder = labels_dir(config, configs)
+    folder = labels_dir(config, configs, record.get("torch_threads"))
     bc_started = time.perf_counter()
     rng = np.random.default_rng(run.seed)
     bc_seeds = [int(s) for s in rng.permutation(envs.train_seeds)[: imitation.bc_episodes]]
