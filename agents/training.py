@@ -605,14 +605,15 @@ def _imitate(
 
 
 def _labelling_line(stage: str, summary: Mapping[str, Any]) -> str:
-    """``[bc labels] 120 labels in 3.2 s: 37.5 labels/s (2 workers)``, or that they were read."""
+    """``[bc labels] 120 labels in 3.2 s: 37.5 labels/s (2 workers)``, or that they were
+    read back."""
     if summary["labels_loaded"]:
         return f"[{stage} labels] {int(summary['labels'])} labels read back (labelled before)"
-    rate = summary["labels_per_s"]
+    rate, workers = summary["labels_per_s"], int(summary["label_workers"])
     shown = "-" if rate is None or rate != rate else f"{rate:.1f}"
     return (
         f"[{stage} labels] {int(summary['labels'])} labels in {summary['label_seconds']:.1f} s: "
-        f"{shown} labels/s ({summary['label_workers']} workers)"
+        f"{shown} labels/s ({workers} worker{'' if workers == 1 else 's'})"
     )
 
 
