@@ -8,7 +8,8 @@ held-out validation seeds, and writes into ``out``:
 
 * ``model.zip`` (the last model) and ``best_model.zip`` (best validation score);
 * with a warm start, ``bc_model.zip`` (the plain clone) and ``dagger_K.zip`` (the clone
-  after DAgger iteration ``K``);
+  after DAgger iteration ``K``), and ``labels/`` (:func:`labels_dir`): each round's
+  teacher labels, which a run restarted with the same settings reads back;
 * ``config.json``: the full ``TrainConfig``, the env configs, the command line, library
   versions, wall-clock times and the warm-start / evaluation summaries;
 * ``tb/``: TensorBoard logs (``sched/*`` training episodes, ``eval/*`` validation).
