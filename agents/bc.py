@@ -12,8 +12,13 @@ that already knows the scale of the rewards.
 from __future__ import annotations
 
 import math
+import os
+import pickle
+import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +35,10 @@ __all__ = [
     "collect_demonstrations",
     "dagger",
     "discounted_returns",
+    "label_pool",
+    "load_demonstrations",
     "masked_logits_and_values",
+    "save_demonstrations",
     "step_discounts",
 ]
 
@@ -71,6 +79,41 @@ class Demonstrations:
             returns=np.concatenate([self.returns, other.returns]),
             episodes=self.episodes + other.episodes,
             mean_jct_s=[*self.mean_jct_s, *other.mean_jct_s],
+        )
+
+
+_OBS = "observation."
+
+
+def save_demonstrations(demos: Demonstrations, path: str | Path) -> None:
+    """Write ``demos`` to ``path`` (``.npz``), whole or not at all (a temporary file
+    renamed), so an interrupted run leaves no half-written labels."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    arrays: dict[str, Any] = {
+        "masks": demos.masks,
+        "actions": demos.actions,
+        "returns": demos.returns,
+        "episodes": np.asarray(demos.episodes),
+        "mean_jct_s": np.asarray(demos.mean_jct_s, dtype=np.float64),
+        **{_OBS + key: value for key, value in demos.observations.items()},
+    }
+    with partial.open("wb") as file:
+        np.savez(file, **arrays)
+    os.replace(partial, path)
+
+
+def load_demonstrations(path: str | Path) -> Demonstrations:
+    """The data set :func:`save_demonstrations` wrote."""
+    with np.load(Path(path)) as data:
+        return Demonstrations(
+            observations={k[len(_OBS) :]: data[k] for k in data.files if k.startswith(_OBS)},
+            masks=data["masks"],
+            actions=data["actions"],
+            returns=data["returns"],
+            episodes=int(data["episodes"]),
+            mean_jct_s=[float(x) for x in data["mean_jct_s"]],
         )
 
 
@@ -133,6 +176,91 @@ def discounted_returns(rewards: Sequence[float], discounts: Sequence[float]) -> 
     return returns
 
 
+def _episode(
+    env_config: Mapping[str, Any],
+    name: str,
+    seed: int,
+    driver: Any,
+    gamma: float,
+    reward_scale: float,
+    time_constant_s: float | None,
+) -> Demonstrations:
+    """One episode's decisions, labelled by ``name`` (see :func:`collect_demonstrations`)."""
+    import baselines
+
+    env = make_env(env_config)  # the learner's rules bind the teacher too
+    teacher = _Labelled(baselines.make(name, env, seed=policy_seed(int(seed))), driver)
+    steps: list[Step] = []
+    episode = rollout(teacher, env, seed=int(seed), callback=steps.append)
+    keys = list(steps[0].observation) if steps else []
+    part = Demonstrations(
+        observations={
+            k: np.stack([np.asarray(s.observation[k], dtype=np.float32) for s in steps])
+            for k in keys
+        },
+        masks=(
+            np.stack([np.asarray(s.action_mask) for s in steps]).astype(bool)
+            if steps
+            else np.zeros((0, 0), dtype=bool)
+        ),
+        actions=np.asarray(teacher.labels, dtype=np.int64),
+        returns=discounted_returns(
+            [step.reward * reward_scale for step in steps],
+            step_discounts([s.info.get("elapsed_s", 0.0) for s in steps], gamma, time_constant_s),
+        ),
+        episodes=1,
+        mean_jct_s=[float(episode.metrics.get("mean_jct_s", np.nan))],
+    )
+    env.close()
+    return part
+
+
+def _label_in_worker(
+    env_config: Mapping[str, Any],
+    name: str,
+    seed: int,
+    driver: bytes | None,
+    gamma: float,
+    reward_scale: float,
+    time_constant_s: float | None,
+) -> Demonstrations:
+    """:func:`_episode` in a labelling process (``driver``: the pickled policy)."""
+    policy = None if driver is None else pickle.loads(driver)
+    return _episode(env_config, name, seed, policy, gamma, reward_scale, time_constant_s)
+
+
+def label_pool(workers: int) -> Executor:
+    """A pool of ``workers`` labelling processes for :func:`collect_demonstrations`
+    (``spawn``: fresh interpreters, each with one torch thread); close it when done."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from agents import eval_worker
+
+    return ProcessPoolExecutor(
+        max_workers=int(workers),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=eval_worker.init_worker,
+        initargs=(1,),
+    )
+
+
+def _joined(parts: Sequence[Demonstrations]) -> Demonstrations:
+    """The episodes' decisions in order, as one data set."""
+    filled = [part for part in parts if len(part)]
+    if not filled:
+        raise ValueError("collect_demonstrations: the episodes made no decision")
+    keys = list(filled[0].observations)
+    return Demonstrations(
+        observations={k: np.concatenate([p.observations[k] for p in filled]) for k in keys},
+        masks=np.concatenate([p.masks for p in filled]),
+        actions=np.concatenate([p.actions for p in filled]),
+        returns=np.concatenate([p.returns for p in filled]),
+        episodes=sum(p.episodes for p in parts),
+        mean_jct_s=[jct for p in parts for jct in p.mean_jct_s],
+    )
+
+
 def collect_demonstrations(
     env_configs: Sequence[Mapping[str, Any]],
     seeds: Sequence[int],
@@ -141,6 +269,7 @@ def collect_demonstrations(
     reward_scale: float = 1.0,
     driver: Any = None,
     time_constant_s: float | None = None,
+    pool: Executor | None = None,
 ) -> Demonstrations:
     """Record ``heuristic``'s decision at every state of one episode per (config, seed).
 
@@ -153,7 +282,8 @@ def collect_demonstrations(
             ``i % len``).
         seeds: Training episode seeds.
         heuristic: A name ``baselines.make`` takes (``available()`` or ``variants()``,
-            with parameters or not), or one per env config (the teacher of config ``k``).
+            with parameters or not, ``lookahead:budget=10`` too), or one per env config
+            (the teacher of config ``k``).
         gamma: Discount per decision of the recorded returns (the RL algorithm's).
         reward_scale: Factor on the rewards (the training envs').
         driver: ``None``: the heuristic also acts (plain demonstrations). An SB3 model:
@@ -161,48 +291,34 @@ def collect_demonstrations(
             it visits (DAgger), so the clone learns to recover from its own mistakes.
         time_constant_s: Discount by simulated time instead (``agents.smdp``): a step
             that lets time run by ``dt`` counts ``exp(-dt / time_constant_s)``.
+        pool: Label the episodes in these processes (:func:`label_pool`), each a whole
+            episode with its own seed, gathered in seed order: the same data set as
+            without (``None``: here, one after another). The driver plays there as its
+            policy (``driver.policy``, deterministic actions as the model's).
     """
-    import baselines
-
     names = [heuristic] * len(env_configs) if isinstance(heuristic, str) else list(heuristic)
     if len(names) != len(env_configs):
         raise ValueError(
             f"collect_demonstrations: {len(names)} teachers for {len(env_configs)} env configs"
         )
-    observations: dict[str, list[np.ndarray]] = {}
-    masks: list[np.ndarray] = []
-    actions: list[int] = []
-    returns: list[np.ndarray] = []
-    jcts: list[float] = []
-    for i, seed in enumerate(seeds):
-        env_config, name = env_configs[i % len(env_configs)], names[i % len(env_configs)]
-        env = make_env(env_config)  # the learner's rules bind the teacher too
-        teacher = _Labelled(baselines.make(name, env, seed=policy_seed(int(seed))), driver)
-        steps: list[Step] = []
-        episode = rollout(teacher, env, seed=int(seed), callback=steps.append)
-        for step in steps:
-            for key, value in step.observation.items():
-                observations.setdefault(key, []).append(np.asarray(value, dtype=np.float32))
-            masks.append(np.asarray(step.action_mask))
-        actions.extend(teacher.labels)
-        returns.append(
-            discounted_returns(
-                [step.reward * reward_scale for step in steps],
-                step_discounts(
-                    [s.info.get("elapsed_s", 0.0) for s in steps], gamma, time_constant_s
-                ),
-            )
-        )
-        jcts.append(float(episode.metrics.get("mean_jct_s", np.nan)))
-        env.close()
-    return Demonstrations(
-        observations={k: np.stack(v) for k, v in observations.items()},
-        masks=np.stack(masks).astype(bool),
-        actions=np.asarray(actions, dtype=np.int64),
-        returns=np.concatenate(returns),
-        episodes=len(seeds),
-        mean_jct_s=jcts,
-    )
+    jobs = [
+        (env_configs[i % len(env_configs)], names[i % len(env_configs)], int(seed))
+        for i, seed in enumerate(seeds)
+    ]
+    if pool is None:
+        parts = [
+            _episode(config, name, seed, driver, gamma, reward_scale, time_constant_s)
+            for config, name, seed in jobs
+        ]
+    else:
+        policy = None if driver is None else pickle.dumps(getattr(driver, "policy", driver))
+        args = (gamma, reward_scale, time_constant_s)
+        futures = [
+            pool.submit(_label_in_worker, dict(config), name, seed, policy, *args)
+            for config, name, seed in jobs
+        ]
+        parts = [future.result() for future in futures]
+    return _joined(parts)
 
 
 def masked_logits_and_values(
@@ -321,6 +437,8 @@ def dagger(
     log: Any = None,
     time_constant_s: float | None = None,
     action_weights: np.ndarray | None = None,
+    pool: Executor | None = None,
+    labels_dir: str | Path | None = None,
 ) -> tuple[Demonstrations, list[dict[str, float]]]:
     """DAgger (Ross et al., 2011) after behaviour cloning: the clone drives, the heuristic labels.
 
@@ -329,7 +447,12 @@ def dagger(
     clone visits, aggregates them with everything recorded so far and refits for
     ``epochs``. The clone's compounding errors (states the heuristic never visits) are
     what plain cloning cannot fix. ``action_weights`` weighs the labels in the refits
-    (:func:`clone`).
+    (:func:`clone`). ``pool`` labels in processes (:func:`collect_demonstrations`).
+
+    With ``labels_dir``, iteration ``i``'s labels are saved as ``dagger_<i>.npz`` there,
+    and an iteration whose file exists is not played nor labelled again: its labels are
+    read back and the refit runs as before (a run restarted after a crash resumes at the
+    first unlabelled iteration). The caller makes sure the files are this run's.
 
     Returns:
         The aggregated demonstrations and one summary per iteration.
@@ -340,10 +463,18 @@ def dagger(
         batch = [int(s) for s in seeds[start : start + episodes_per_iteration]]
         if not batch:
             break
-        visited = collect_demonstrations(
-            env_configs, batch, heuristic, gamma, reward_scale, driver=model,
-            time_constant_s=time_constant_s,
-        )  # fmt: skip
+        saved = None if labels_dir is None else Path(labels_dir) / f"dagger_{iteration + 1}.npz"
+        labelling = time.perf_counter()
+        if saved is not None and saved.is_file():
+            visited, seconds, loaded = load_demonstrations(saved), 0.0, True
+        else:
+            visited = collect_demonstrations(
+                env_configs, batch, heuristic, gamma, reward_scale, driver=model,
+                time_constant_s=time_constant_s, pool=pool,
+            )  # fmt: skip
+            seconds, loaded = time.perf_counter() - labelling, False
+            if saved is not None:
+                save_demonstrations(visited, saved)
         demos = demos.extend(visited)
         fit = clone(
             model, demos, epochs=epochs, batch_size=batch_size,
@@ -353,6 +484,10 @@ def dagger(
             "iteration": float(iteration + 1),
             "decisions": float(len(demos)),
             "clone_mean_jct_s": float(np.mean(visited.mean_jct_s)),
+            "labels": float(len(visited)),
+            "label_seconds": seconds,
+            "labels_per_s": len(visited) / seconds if seconds > 0 else 0.0,
+            "labels_loaded": float(loaded),
             **fit[-1],
         }
         history.append(summary)

@@ -426,6 +426,9 @@ class ImitationConfig(_TrainGroup):
         bc_dataset: A local Minari dataset (``gpushare-collect``) whose decisions are
             cloned too, after the ``bc_episodes`` recorded ones (its observations must
             have the training envs' shapes; ``agents.datasets``). ``None``: none.
+        label_workers: Processes labelling the teacher's episodes (cloning and DAgger),
+            each a whole episode with its own seed, gathered in seed order: the same
+            labels for any number. 1: in the training process, one after another.
     """
 
     path: ClassVar[str] = "TrainConfig.imitation"
@@ -440,11 +443,12 @@ class ImitationConfig(_TrainGroup):
     dagger_epochs: int = 3
     bc_suspend_weight: float = 1.0
     bc_dataset: str | None = None
+    label_workers: int = 1
 
     def __post_init__(self) -> None:
         self._plain_settings()
         self._at_least(("bc_episodes", "bc_epochs", "dagger_iterations", "dagger_epochs"), 0)
-        self._at_least(("dagger_episodes",), 1)
+        self._at_least(("dagger_episodes", "label_workers"), 1)
         self._within(("bc_learning_rate",), 0, low_open=True)
         if not (
             isinstance(self.bc_suspend_weight, (int, float))
@@ -628,6 +632,7 @@ FLAT_KEYS: dict[str, str] = {
     "dagger_epochs": "imitation.dagger_epochs",
     "bc_suspend_weight": "imitation.bc_suspend_weight",
     "bc_dataset": "imitation.bc_dataset",
+    "label_workers": "imitation.label_workers",
     "learning_rate": "algorithm.learning_rate",
     "n_steps": "algorithm.n_steps",
     "batch_size": "algorithm.batch_size",

@@ -8,7 +8,8 @@ held-out validation seeds, and writes into ``out``:
 
 * ``model.zip`` (the last model) and ``best_model.zip`` (best validation score);
 * with a warm start, ``bc_model.zip`` (the plain clone) and ``dagger_K.zip`` (the clone
-  after DAgger iteration ``K``);
+  after DAgger iteration ``K``), and ``labels/`` (:func:`labels_dir`): each round's
+  teacher labels, which a run restarted with the same settings reads back;
 * ``config.json``: the full ``TrainConfig``, the env configs, the command line, library
   versions, wall-clock times and the warm-start / evaluation summaries;
 * ``tb/``: TensorBoard logs (``sched/*`` training episodes, ``eval/*`` validation).
@@ -22,7 +23,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ __all__ = [
     "algorithm_class",
     "build_model",
     "env_configs",
+    "labels_dir",
     "load_model",
     "train",
 ]
@@ -367,76 +369,13 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         model = build_model(config, vec, tensorboard_log=tb_dir)
     cloning = imitation.bc_episodes > 0 or imitation.bc_dataset is not None
     if cloning and (not run.resume or imitation.dagger_iterations > 0):
-        from agents.bc import Demonstrations, clone, collect_demonstrations
+        with contextlib.ExitStack() as stack:
+            pool = None
+            if imitation.label_workers > 1:
+                from agents.bc import label_pool
 
-        bc_started = time.perf_counter()
-        rng = np.random.default_rng(run.seed)
-        bc_seeds = [int(s) for s in rng.permutation(envs.train_seeds)[: imitation.bc_episodes]]
-        tau_s = None if algorithm.time_constant_h is None else algorithm.time_constant_h * 3600.0
-        parts: list[Demonstrations] = []
-        if bc_seeds:
-            parts.append(collect_demonstrations(
-                configs, bc_seeds, teachers(config), algorithm.gamma, envs.reward_scale,
-                time_constant_s=tau_s,
-            ))  # fmt: skip
-        if imitation.bc_dataset is not None:
-            from agents.datasets import demonstrations_from_dataset
-
-            parts.append(demonstrations_from_dataset(
-                imitation.bc_dataset, gamma=algorithm.gamma, reward_scale=envs.reward_scale,
-                time_constant_s=tau_s, observation_space=vec.observation_space,
-                action_space=vec.action_space,
-            ))  # fmt: skip
-        demos = parts[0] if len(parts) == 1 else parts[0].extend(parts[1])
-
-        def _log(summary: dict[str, float]) -> None:
-            if run.verbose or run.progress_bar:
-                print(
-                    f"[bc epoch {int(summary['epoch'])}] loss={summary['policy_loss']:.4f} "
-                    f"acc={summary['accuracy']:.4f} value_loss={summary['value_loss']:.4f}",
-                    flush=True,
-                )
-
-        def _after_dagger_iteration(summary: dict[str, float]) -> None:
-            # every iteration's clone, for its validation curve (gpushare-evaluate)
-            model.save(out / f"dagger_{int(summary['iteration'])}.zip")
-            if run.verbose or run.progress_bar:
-                print(
-                    f"[dagger {int(summary['iteration'])}] decisions={int(summary['decisions'])} "
-                    f"clone_jct_h={summary['clone_mean_jct_s'] / 3600:.2f} "
-                    f"acc={summary['accuracy']:.4f}",
-                    flush=True,
-                )
-
-        weights = _action_weights(config)
-        history = clone(
-            model, demos, epochs=imitation.bc_epochs, batch_size=algorithm.batch_size,
-            learning_rate=imitation.bc_learning_rate, seed=run.seed, log=_log,
-            action_weights=weights,
-        )  # fmt: skip
-        record["bc"] = {
-            "heuristic": imitation.bc_heuristic,
-            "trace_heuristic": imitation.bc_trace_heuristic,
-            "seeds": bc_seeds,
-            "dataset": imitation.bc_dataset,
-            "decisions": len(demos),
-            "history": history,
-            "seconds": time.perf_counter() - bc_started,
-        }
-        if imitation.bc_epochs > 0:  # the plain clone, before DAgger (which saves dagger_K.zip)
-            model.save(out / "bc_model.zip")
-        if imitation.dagger_iterations > 0:
-            from agents.bc import dagger
-
-            unused = [int(s) for s in rng.permutation(envs.train_seeds) if s not in bc_seeds]
-            demos, dagger_history = dagger(
-                model, demos, configs, unused, imitation.dagger_iterations,
-                imitation.dagger_episodes, teachers(config), algorithm.gamma,
-                envs.reward_scale, epochs=imitation.dagger_epochs,
-                batch_size=algorithm.batch_size, log=_after_dagger_iteration,
-                time_constant_s=tau_s, action_weights=weights,
-            )  # fmt: skip
-            record["dagger"] = dagger_history
+                pool = stack.enter_context(label_pool(imitation.label_workers))
+            model = _imitate(config, model, vec, configs, out, record, pool)
     callbacks: list[Any] = [SchedulingMetricsCallback()]
     if algorithm.time_constant_h is not None:
         from agents.smdp import SMDPDiscountCallback
@@ -495,6 +434,188 @@ def train(config: TrainConfig, command: Sequence[str] | None = None) -> Path:
         record["evaluations"] = evaluator.history
     (out / "config.json").write_text(json.dumps(record, indent=2, default=str))
     return path
+
+
+def _labels_key(config: TrainConfig) -> dict[str, Any]:
+    """The settings a run's saved labels depend on: all but those of its output, its
+    reporting, its evaluation, the number of DAgger iterations (a run may go on for more)
+    and of labelling processes (which give the same labels)."""
+    unrelated = {
+        "out", "timesteps", "progress_bar", "verbose", "label_workers", "dagger_iterations",
+        "eval_seeds", "eval_every", "eval_workers", "select_by",
+    }  # fmt: skip
+    return {k: v for k, v in config.to_json().items() if k not in unrelated}
+
+
+def labels_dir(
+    config: TrainConfig, env_configs: Sequence[Any], torch_threads: int | None = None
+) -> Path:
+    """``out/labels``, the imitation's saved labels (``bc.npz``, ``dagger_<i>.npz``), kept
+    when its ``run.json`` records the same labelling settings (and ``torch_threads``, the
+    training process's count, on which the refits' parameters depend) and emptied
+    otherwise (a run of other settings in the same folder labels afresh)."""
+    folder = Path(config.run.out) / "labels"
+    key = json.loads(json.dumps(
+        {
+            "train": _labels_key(config),
+            "env_configs": list(env_configs),
+            "torch_threads": torch_threads,
+        },
+        default=str,
+    ))  # fmt: skip
+    stamp = folder / "run.json"
+    if stamp.is_file():
+        try:
+            same = json.loads(stamp.read_text()) == key
+        except json.JSONDecodeError:
+            same = False
+        if same:
+            return folder
+    if folder.is_dir():
+        for old in [*folder.glob("*.npz"), *folder.glob("*.partial"), stamp]:
+            old.unlink(missing_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps(key, indent=2))
+    return folder
+
+
+def _labelling_summary(count: int, seconds: float, loaded: bool, workers: int) -> dict[str, Any]:
+    return {
+        "labels": count,
+        "label_seconds": seconds,
+        "labels_per_s": count / seconds if seconds > 0 else None,
+        "labels_loaded": loaded,
+        "label_workers": workers,
+    }
+
+
+def _imitate(
+    config: TrainConfig,
+    model: Any,
+    vec: Any,
+    configs: list[dict[str, Any]],
+    out: Path,
+    record: dict[str, Any],
+    pool: Any,
+) -> Any:
+    """Behaviour cloning, then DAgger (``config.imitation``), labelling in ``pool`` if
+    given; the labels are kept in :func:`labels_dir`. Fills ``record["bc"]`` and
+    ``record["dagger"]``."""
+    from agents.bc import (
+        Demonstrations,
+        clone,
+        collect_demonstrations,
+        load_demonstrations,
+        save_demonstrations,
+    )
+
+    algorithm, envs, imitation, run = config.algorithm, config.envs, config.imitation, config.run
+    verbose = bool(run.verbose or run.progress_bar)
+    folder = labels_dir(config, configs, record.get("torch_threads"))
+    bc_started = time.perf_counter()
+    rng = np.random.default_rng(run.seed)
+    bc_seeds = [int(s) for s in rng.permutation(envs.train_seeds)[: imitation.bc_episodes]]
+    tau_s = None if algorithm.time_constant_h is None else algorithm.time_constant_h * 3600.0
+    parts: list[Demonstrations] = []
+    labelling: dict[str, Any] | None = None
+    if bc_seeds:
+        saved = folder / "bc.npz"
+        labelled = time.perf_counter()
+        if saved.is_file():
+            recorded, seconds, loaded = load_demonstrations(saved), 0.0, True
+        else:
+            recorded = collect_demonstrations(
+                configs, bc_seeds, teachers(config), algorithm.gamma, envs.reward_scale,
+                time_constant_s=tau_s, pool=pool,
+            )  # fmt: skip
+            seconds, loaded = time.perf_counter() - labelled, False
+            save_demonstrations(recorded, saved)
+        parts.append(recorded)
+        labelling = _labelling_summary(len(recorded), seconds, loaded, imitation.label_workers)
+        if verbose:
+            print(_labelling_line("bc", labelling), flush=True)
+    if imitation.bc_dataset is not None:
+        from agents.datasets import demonstrations_from_dataset
+
+        parts.append(demonstrations_from_dataset(
+            imitation.bc_dataset, gamma=algorithm.gamma, reward_scale=envs.reward_scale,
+            time_constant_s=tau_s, observation_space=vec.observation_space,
+            action_space=vec.action_space,
+        ))  # fmt: skip
+    demos = parts[0] if len(parts) == 1 else parts[0].extend(parts[1])
+
+    def _log(summary: dict[str, float]) -> None:
+        if run.verbose or run.progress_bar:
+            print(
+                f"[bc epoch {int(summary['epoch'])}] loss={summary['policy_loss']:.4f} "
+                f"acc={summary['accuracy']:.4f} value_loss={summary['value_loss']:.4f}",
+                flush=True,
+            )
+
+    def _after_dagger_iteration(summary: dict[str, float]) -> None:
+        # every iteration's clone, for its validation curve (gpushare-evaluate)
+        model.save(out / f"dagger_{int(summary['iteration'])}.zip")
+        if run.verbose or run.progress_bar:
+            print(
+                f"[dagger {int(summary['iteration'])}] decisions={int(summary['decisions'])} "
+                f"clone_jct_h={summary['clone_mean_jct_s'] / 3600:.2f} "
+                f"acc={summary['accuracy']:.4f}",
+                flush=True,
+            )
+            print(_labelling_line(f"dagger {int(summary['iteration'])}", {
+                **summary, "label_workers": imitation.label_workers,
+            }), flush=True)  # fmt: skip
+
+    weights = _action_weights(config)
+    history = clone(
+        model, demos, epochs=imitation.bc_epochs, batch_size=algorithm.batch_size,
+        learning_rate=imitation.bc_learning_rate, seed=run.seed, log=_log,
+        action_weights=weights,
+    )  # fmt: skip
+    record["bc"] = {
+        "heuristic": imitation.bc_heuristic,
+        "trace_heuristic": imitation.bc_trace_heuristic,
+        "seeds": bc_seeds,
+        "dataset": imitation.bc_dataset,
+        "decisions": len(demos),
+        "history": history,
+        "seconds": time.perf_counter() - bc_started,
+    }
+    if labelling is not None:
+        record["bc"]["labelling"] = labelling
+    if imitation.bc_epochs > 0:  # the plain clone, before DAgger (which saves dagger_K.zip)
+        model.save(out / "bc_model.zip")
+    if imitation.dagger_iterations > 0:
+        from agents.bc import dagger
+
+        unused = [int(s) for s in rng.permutation(envs.train_seeds) if s not in bc_seeds]
+        demos, dagger_history = dagger(
+            model, demos, configs, unused, imitation.dagger_iterations,
+            imitation.dagger_episodes, teachers(config), algorithm.gamma,
+            envs.reward_scale, epochs=imitation.dagger_epochs,
+            batch_size=algorithm.batch_size, log=_after_dagger_iteration,
+            time_constant_s=tau_s, action_weights=weights, pool=pool, labels_dir=folder,
+        )  # fmt: skip
+        record["dagger"] = dagger_history
+        done = [s for s in dagger_history if not s["labels_loaded"]]
+        count, seconds = sum(s["labels"] for s in done), sum(s["label_seconds"] for s in done)
+        record["dagger_labelling"] = _labelling_summary(
+            int(count), seconds, len(done) < len(dagger_history), imitation.label_workers
+        )
+    return model
+
+
+def _labelling_line(stage: str, summary: Mapping[str, Any]) -> str:
+    """``[bc labels] 120 labels in 3.2 s: 37.5 labels/s (2 workers)``, or that they were
+    read back."""
+    if summary["labels_loaded"]:
+        return f"[{stage} labels] {int(summary['labels'])} labels read back (labelled before)"
+    rate, workers = summary["labels_per_s"], int(summary["label_workers"])
+    shown = "-" if rate is None or rate != rate else f"{rate:.1f}"
+    return (
+        f"[{stage} labels] {int(summary['labels'])} labels in {summary['label_seconds']:.1f} s: "
+        f"{shown} labels/s ({workers} worker{'' if workers == 1 else 's'})"
+    )
 
 
 def _command_line() -> list[str]:

@@ -8,11 +8,16 @@ Examples::
     gpushare-train --algo dqn --cluster tiny --workload thesis --num-jobs 10 \\
         --timesteps 2000 --out runs/dqn-tiny
     gpushare-train --resume runs/mppo/model.zip --timesteps 100000 --out runs/mppo2
+    # expert-iteration rounds: the clone plays, the rollout planner labels, in 2 processes
+    gpushare-train --preset thesis --bc-warmstart 4 --dagger 3 --teacher lookahead:budget=10 \
+        --label-workers 2 --timesteps 0 --out runs/ei
 
 The output folder holds ``model.zip``, ``best_model.zip`` (best validation score
 against ``thesis``), with ``--bc-warmstart`` ``bc_model.zip`` (the plain clone) and
-``dagger_K.zip`` (after DAgger iteration ``K``), ``config.json`` (everything needed to
-reproduce the run) and ``tb/`` (TensorBoard: ``tensorboard --logdir runs``).
+``dagger_K.zip`` (after DAgger iteration ``K``) and ``labels/`` (each round's teacher
+labels: the same command with the same ``--out`` goes on from the first round not
+labelled), ``config.json`` (everything needed to reproduce the run) and ``tb/``
+(TensorBoard: ``tensorboard --logdir runs``).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 #: every other setting ``name`` is ``--name`` with dashes.
 _FLAGS: dict[str, tuple[str, ...]] = {
     "bc_episodes": ("--bc-warmstart",),
-    "bc_heuristic": ("--bc-teacher",),
+    "bc_heuristic": ("--teacher", "--bc-teacher"),
     "bc_trace_heuristic": ("--bc-trace-teacher",),
     "bc_learning_rate": ("--bc-lr",),
     "dagger_iterations": ("--dagger",),
@@ -76,6 +81,7 @@ _METAVARS: dict[str, str] = {
     "eval_seeds": "SEEDS",
     "net_arch": "SIZES",
     "bc_dataset": "ID",
+    "label_workers": "N",
 }
 
 #: Settings the ``--preset`` gives unless their flag does.

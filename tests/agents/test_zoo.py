@@ -44,7 +44,7 @@ def _recorded_policies(record: dict) -> list[str]:
         names += [
             command[i + 1]
             for i, arg in enumerate(command[:-1])
-            if arg in ("--bc-teacher", "--reward-reference")
+            if arg in ("--teacher", "--bc-teacher", "--reward-reference")
         ]
     for table in (record.get("comparison") or {}).get("table", {}).values():
         names += [name for name in table if name != "agent"]
