@@ -54,6 +54,7 @@ from baselines.gandiva import Gandiva
 from baselines.gandiva_critical_path import GandivaCriticalPath
 from baselines.gandiva_srpt import GandivaSRPT
 from baselines.lookahead import Lookahead
+from baselines.mig.policies import MigFull, MigStatic
 from baselines.min_frag import MinFrag
 from baselines.random_policy import RandomPolicy
 from baselines.share_rules import SHARE_RULE_POLICIES
@@ -68,6 +69,7 @@ check_baselines()
 
 __all__ = [
     "ALIASES",
+    "MIG_POLICIES",
     "PLANNERS",
     "POLICIES",
     "REGISTRY",
@@ -77,6 +79,8 @@ __all__ = [
     "available",
     "env_overrides",
     "make",
+    "mig_policies",
+    "needs_repartition",
     "needs_sharing",
     "needs_strategies",
     "parse_spec",
@@ -95,7 +99,8 @@ __all__ = [
 #: * ``"planner"``: policies that plan on forks of the simulator over a base heuristic
 #:   (slow);
 #: * ``"share_rule"``: FGD's six placement rules scheduling over time (the
-#:   requested-shares model).
+#:   requested-shares model);
+#: * ``"mig"``: MISO's MIG baselines (the mig model).
 #:
 #: What each needs of its setting is declared on its class (``Policy.needs_strategies``,
 #: ``Policy.needs_sharing``), nowhere else.
@@ -107,6 +112,7 @@ REGISTRY: dict[str, tuple[str, type[Policy]]] = {
         ("variant", (GandivaSRPT, GandivaCriticalPath)),
         ("planner", (Lookahead,)),
         ("share_rule", SHARE_RULE_POLICIES),
+        ("mig", (MigFull, MigStatic)),
     )
     for cls in classes
 }  # fmt: skip
@@ -132,6 +138,8 @@ VARIANTS = _group("variant")
 PLANNERS = _group("planner")
 #: FGD's six rules over time by name, in the paper's order (``baselines.share_rules``).
 SHARE_POLICIES = _group("share_rule")
+#: MISO's MIG baselines by name (``baselines.mig``; the mig model only).
+MIG_POLICIES = _group("mig")
 
 
 def available() -> list[str]:
@@ -143,6 +151,12 @@ def share_policies() -> list[str]:
     """Names of FGD's six rules scheduling over time (``baselines.share_rules``; the
     requested-shares model only), which ``make`` also takes."""
     return list(SHARE_POLICIES)
+
+
+def mig_policies() -> list[str]:
+    """Names of MISO's MIG baselines on the simulator's mig model (``baselines.mig``),
+    which ``make`` also takes."""
+    return list(MIG_POLICIES)
 
 
 def planners() -> list[str]:
@@ -248,6 +262,12 @@ def make(
         env_config = getattr(env.unwrapped, "config", None)
         strategies = getattr(env.unwrapped, "strategies", None)
         sharing = getattr(getattr(env_config, "simulator", None), "sharing", None)
+    if env is not None and cls.needs_repartition:
+        raise ValueError(
+            f"policy {name!r} re-partitions MIG GPUs (Repartition decisions), and "
+            "GPUShare-v0 has no re-partition action: run it headless (gpushare-evaluate "
+            "--headless, gpushare_env.runner.run_headless)"
+        )
     policy = cls(env=env, **params)
     if strategies is not None:
         policy.allowed_strategies = tuple(strategies)
@@ -293,6 +313,12 @@ def env_overrides(name: str, strategies: Sequence[str] = STRATEGIES) -> dict[str
     """
     missing = [s for s in needs_strategies(name) if s not in strategies]
     return {"strategies": [*strategies, *missing]} if missing else {}
+
+
+def needs_repartition(name: str) -> bool:
+    """Whether the named policy re-partitions MIG GPUs (``Policy.needs_repartition``): it
+    runs headless only."""
+    return _class_of(resolve_name(name.split(":", 1)[0])).needs_repartition
 
 
 def needs_strategies(name: str) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from gpushare_env.sim import Decision, JobState, JobStatus, SimView
-from gpushare_env.sim.placement import SHARE_RULES
+from gpushare_env.sim.placement import MIG_RULES, SHARE_RULES
 
 __all__ = [
     "Policy",
@@ -68,6 +68,10 @@ class Policy:
     #: subclass sets it; an instance whose needs depend on its parameters (``lookahead``,
     #: its base's) sets its own.
     needs_strategies: tuple[str, ...] = ()
+
+    #: The policy re-partitions MIG GPUs (``Repartition`` decisions): it runs headless;
+    #: ``GPUShare-v0`` has no re-partition action, so ``baselines.make`` refuses it there.
+    needs_repartition: bool = False
 
     def __init__(self, env: Any = None, seed: int | None = 0) -> None:
         self.env = env
@@ -178,11 +182,17 @@ class Policy:
         return np.asarray(action), state
 
 
+#: What a policy needing a sharing model does, for ``refusal``'s message.
+_PLACES = {"shares": "places requested shares", "mig": "places jobs on MIG instances"}
+
+
 def sharing_needed(strategies: Sequence[str]) -> str | None:
     """The sharing model placing with ``strategies`` needs: ``"shares"`` if one of them
-    places requested shares (``gpushare_env.sim.placement.SHARE_RULES``), else ``None``
-    (either model)."""
-    return "shares" if any(s in SHARE_RULES for s in strategies) else None
+    places requested shares (``gpushare_env.sim.placement.SHARE_RULES``), ``"mig"`` if
+    one places on MIG instances (``MIG_RULES``), else ``None`` (any model)."""
+    if any(s in SHARE_RULES for s in strategies):
+        return "shares"
+    return "mig" if any(s in MIG_RULES for s in strategies) else None
 
 
 def _strategies_of(env: Any) -> tuple[str, ...] | None:
@@ -208,7 +218,7 @@ def refusal(policy: Policy, strategies: Sequence[str] | None, sharing: str | Non
     needed = policy.needs_sharing
     if sharing is not None and needed is not None and sharing != needed:
         return (
-            f"policy {policy.name!r} places requested shares: it needs "
+            f"policy {policy.name!r} {_PLACES.get(needed, 'places jobs')}: it needs "
             f"simulator.sharing = {needed!r}, got {sharing!r}"
         )
     return None

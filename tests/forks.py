@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from gpushare_env.sim import Simulator
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
+from gpushare_env.sim.placement import MIG_RULES, SHARE_RULES, STRATEGIES
 from gpushare_env.sim.setting_table import DURATION_INFO, REWARD_COMPONENTS, SHARING_MODELS
 from gpushare_env.sim.types import JobStatus
 from gpushare_env.workloads.openb import shipped_pod_list_path
@@ -33,7 +34,7 @@ memory_or_shares = st.fixed_dictionaries(
         "min_service_s": st.sampled_from([0.0, 300.0]),
         "duration_info": st.sampled_from(DURATION_INFO),
         "interference": st.sampled_from(INTERFERENCE_MODELS),
-        "sharing": st.sampled_from(SHARING_MODELS),
+        "sharing": st.sampled_from(tuple(m for m in SHARING_MODELS if m != "mig")),
         "sample_iterations": st.sampled_from([0, 50]),
         "auto_advance": st.booleans(),
     }
@@ -48,7 +49,17 @@ openb = st.tuples(memory_or_shares, st.sampled_from([OPENB_CLUSTER, "tiny2", "th
         "sharing": "shares",
     }
 )
-configs = st.one_of(memory_or_shares, openb)
+#: Philly-style jobs on MIG clusters under the mig model.
+mig = st.tuples(memory_or_shares, st.sampled_from(["mig_tiny", "miso"])).map(
+    lambda drawn: {**drawn[0], "cluster": drawn[1], "sharing": "mig"}
+)
+configs = st.one_of(memory_or_shares, openb, mig)
+#: Every strategy a sharing model with rules of its own offers (its rules' caches and
+#: state among the actions).
+EVERY_STRATEGY = {
+    "shares": (*STRATEGIES, *SHARE_RULES),
+    "mig": (*STRATEGIES, *MIG_RULES),
+}
 #: Where in an episode: a share of its moves.
 shares_of = st.floats(0.0, 1.0, allow_nan=False)
 

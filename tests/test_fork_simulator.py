@@ -34,9 +34,9 @@ from gpushare_env.envs.episodes import draw_episode
 from gpushare_env.metrics import summarize_run
 from gpushare_env.sim import Simulator, apply_decision, make_cluster
 from gpushare_env.sim.engine import BELIEF_DEFAULT_PRIOR_S, DURATION_INFO, EpisodeOptions
-from gpushare_env.sim.placement import ALL_STRATEGIES
 from gpushare_env.sim.types import JobStatus
 from tests.forks import (
+    EVERY_STRATEGY,
     INSTANTS,
     LIGHT,
     arrived_ids,
@@ -244,8 +244,8 @@ def test_a_fork_replays_random_env_actions_bit_for_bit(
     first: float,
     second: float,
 ) -> None:
-    if every_strategy and config["sharing"] == "shares":  # FGD's rules and their caches
-        config = {**config, "strategies": list(ALL_STRATEGIES)}
+    if every_strategy and config["sharing"] in EVERY_STRATEGY:  # FGD's or MIG's rules
+        config = {**config, "strategies": list(EVERY_STRATEGY[config["sharing"]])}
     episode = random_episode(config, seed, action_seed)
     k, j = two_points(episode, first, second)
     check_forks(episode, k, j)

@@ -24,7 +24,7 @@ from gpushare_env.runner import run_headless
 from gpushare_env.sim import SimConfig, Windows, make_cluster
 from gpushare_env.sim.engine import DURATION_INFO
 from gpushare_env.sim.interference import INTERFERENCE_MODELS
-from gpushare_env.sim.placement import SHARE_RULES, STRATEGIES
+from gpushare_env.sim.placement import MIG_RULES, SHARE_RULES, STRATEGIES
 from gpushare_env.sim.setting_table import SHARING_MODELS
 from gpushare_env.workloads import WorkloadConfig, make_workload
 from gpushare_env.workloads.openb import shipped_pod_list_path
@@ -42,6 +42,9 @@ memory_strategies = st.one_of(
     st.lists(st.sampled_from(STRATEGIES), min_size=1, max_size=4, unique=True),
 )
 
+#: The sharing models of the presets without MIG GPUs (mig: ``mig_configs`` below).
+MEMORY_OR_SHARES = tuple(name for name in SHARING_MODELS if name != "mig")
+
 configs = st.fixed_dictionaries(
     {
         "cluster": st.sampled_from(["tiny", "tiny2", "thesis", "mixed"]),
@@ -54,7 +57,7 @@ configs = st.fixed_dictionaries(
         "min_service_s": st.sampled_from([0.0, 300.0, 3600.0]),
         "duration_info": st.sampled_from(DURATION_INFO),
         "interference": st.sampled_from(INTERFERENCE_MODELS),
-        "sharing": st.sampled_from(SHARING_MODELS),
+        "sharing": st.sampled_from(MEMORY_OR_SHARES),
         "sample_iterations": st.sampled_from([0, 50]),
         "auto_advance": st.booleans(),
         "max_decisions": st.one_of(st.none(), st.integers(5, 60)),
@@ -95,6 +98,23 @@ openb_configs = st.tuples(
         **({"sharing": drawn[3]} if drawn[3] else {}),
     }
 )
+
+
+#: Philly-style jobs on MIG clusters under the mig model (MIG needs A100s: the presets
+#: mig_tiny and miso): every heuristic and MISO's baselines, MIG's rules among the
+#: strategies.
+MIG_CLUSTERS = ["mig_tiny", "miso"]
+mig_strategies = st.tuples(
+    memory_strategies, st.lists(st.sampled_from(MIG_RULES), max_size=2, unique=True)
+).flatmap(lambda drawn: st.permutations([*drawn[0], *drawn[1]]))
+mig_configs = st.tuples(configs, st.sampled_from(MIG_CLUSTERS), mig_strategies).map(
+    lambda drawn: {**drawn[0], "cluster": drawn[1], "strategies": drawn[2], "sharing": "mig"}
+)
+#: (those that re-partition run headless only: the env refuses them, tested below)
+MIG_POLICIES = [
+    *POLICIES,
+    *(name for name in baselines.mig_policies() if not baselines.needs_repartition(name)),
+]
 
 
 def examples(count: int) -> Any:
@@ -138,6 +158,21 @@ def test_openb_tasks_with_and_without_gpus_give_the_same_metrics_headless_and_in
     config: dict[str, Any], policy: str, seed: int
 ) -> None:
     _assert_same_both_ways(policy, config, seed)
+
+
+@examples(40)
+@given(config=mig_configs, policy=st.sampled_from(MIG_POLICIES), seed=st.integers(0, 10_000))
+def test_mig_runs_give_the_same_metrics_headless_and_in_the_env(
+    config: dict[str, Any], policy: str, seed: int
+) -> None:
+    _assert_same_both_ways(policy, config, seed)
+
+
+def test_a_policy_that_repartitions_is_refused_in_the_env_and_runs_headless() -> None:
+    config = {"cluster": "mig_tiny", "workload": "philly_heavy", "num_jobs": 12,
+              "sharing": "mig", "strategies": ["exclusive", "mig_largest"]}  # fmt: skip
+    assert "re-partition action" in _row("mig_static", config, 0, headless=False)["error"]
+    assert _row("mig_static", config, 0, headless=True)["finished_jobs"] == 12
 
 
 def test_the_openb_runs_hold_cpu_only_tasks() -> None:

@@ -74,14 +74,19 @@ cdef enum:
     S_SHARE_PACKING = 7
     S_SHARE_BESTFIT = 8
     S_SHARE_FGD = 9
-    NUM_CORE_STRATEGIES = 10  # at most this many schedule actions per pending slot
+    S_MIG_FIT = 10  # MIG's two rules (the mig model only): the smallest idle instance
+    S_MIG_LARGEST = 11  # that fits, or the largest idle instance
+    NUM_CORE_STRATEGIES = 12  # at most this many schedule actions per pending slot
     MAX_MODELS = 64
     GPU_MILLI = 1000  # a whole GPU under the shares model [milli-GPU]
     # sharing models (gpushare_env.sim.sharing: SharingModel.code): GpuTable.sharing, the
-    # one dispatch in fit (_fits_with), occupy and release (_take_node, _free_node) and
-    # encode (_job_fits)
+    # one dispatch in fit (_fits_with), occupy and release (_hold_node) and encode
+    # (_job_fits)
     SHARING_MEMORY = 0
     SHARING_SHARES = 1
+    SHARING_MIG = 2
+    MIG_SLOTS = 8  # instances one MIG GPU may hold (its memory slices)
+    MIG_MAX_PROFILES = 8
 
 cdef double EPS = 1e-9
 cdef double GPU_MILLI_F = 1000.0  # GPU_MILLI as a double
@@ -102,11 +107,12 @@ C_ENUMS = {
                    "min_frag": S_MIN_FRAG, "share_random": S_SHARE_RANDOM,
                    "share_dotprod": S_SHARE_DOTPROD, "share_clustering": S_SHARE_CLUSTERING,
                    "share_packing": S_SHARE_PACKING, "share_bestfit": S_SHARE_BESTFIT,
-                   "share_fgd": S_SHARE_FGD},
+                   "share_fgd": S_SHARE_FGD, "mig_fit": S_MIG_FIT,
+                   "mig_largest": S_MIG_LARGEST},
     "REWARD_COMPONENTS": {"jct": T_JCT, "makespan": T_MAKESPAN, "utilisation": T_UTIL,
                           "slowdown": T_SLOWDOWN, "starvation": T_STARVATION,
                           "overhead": T_OVERHEAD, "invalid": T_INVALID, "delay": T_DELAY},
-    "SHARING": {"memory": SHARING_MEMORY, "shares": SHARING_SHARES},
+    "SHARING": {"memory": SHARING_MEMORY, "shares": SHARING_SHARES, "mig": SHARING_MIG},
 }
 
 # what Core._suspend_rule answers
@@ -348,6 +354,8 @@ cdef class Core(_Forks):
         gpu_node = np.ascontiguousarray(cluster_in.gpu_node, dtype=np.int64)
         g = self.gpus.num_gpus
         self.jobs.build(jobs_in, self.gpus.max_jobs)
+        if sim_in.mig is not None:
+            self.gpus.mig.build(sim_in.mig, g, self.jobs.num_jobs)
         self.rules.build(jobs_in, sim_in, self.gpus)
         n = self.jobs.num_jobs
         self.specs = list(jobs_in.specs)
@@ -1206,6 +1214,7 @@ cdef class Core(_Forks):
             )
         for i in range(job.num_gpus):
             self.gpus.scratch_gpus[i] = gpu_list[i]
+        self.gpus.mig.rule = S_MIG_FIT
         self.ops.append(("place", job_id, gpu_list))
         self._occupy(
             self.rank_of[job_id], self.gpus.gpu_node[gpu_list[0]], self.gpus.scratch_gpus, job.num_gpus
@@ -1214,6 +1223,8 @@ cdef class Core(_Forks):
     cdef str _unfit_text(self, int g, Job* job):
         """Why ``_fits(g, job)`` is false, for ``place``'s error."""
         cdef int node = self.gpus.gpu_node[g]
+        if self.gpus.mig.np:
+            return self._mig_unfit_text(g, job)
         if self.gpus.free_cap[g] + EPS < job.demand:
             return (
                 f"GPU {g} has {self.gpus.free_cap[g]:{self.gpus.free_format}} {self.gpus.unit} "
@@ -1232,6 +1243,201 @@ cdef class Core(_Forks):
             f"node {node} of GPU {g} has {self.gpus.node_mem_free[node]:g} MiB of host "
             f"memory free, the job requests {job.host_mem:g}"
         )
+
+    cdef str _mig_unfit_text(self, int g, Job* job):
+        cdef int rank = <int>(job - self.jobs.row)
+        fitting = [
+            self.gpus.mig.names[p] for p in range(self.gpus.mig.np)
+            if self.jobs.mig_speed[rank * MIG_MAX_PROFILES + p] > 0.0
+        ]
+        free = [
+            name for name, _start, jobs, reserved, mps in self.mig_instances(g)
+            if not reserved and (not jobs or mps)
+        ]
+        return (
+            f"GPU {g} has no MIG instance with room of a profile the job fits "
+            f"(it fits {', '.join(fitting) or 'none'}; instances with room: {', '.join(free) or 'none'})"
+        )
+
+    def worker_parts(self, job_id):
+        """``(capacity held, compute load)`` of each worker of ``job_id`` on the GPUs it
+        holds, in their order (the job's demand and intensity, but under ``mig`` its
+        instances')."""
+        cdef Job* job = &self.jobs.row[self._rank(job_id)]
+        return [
+            (self.jobs.w_take[job.offset + i], self.jobs.w_load[job.offset + i])
+            for i in range(job.held)
+        ]
+
+    cdef list _mig_jobs_on(self, int g):
+        """Slot -> the ids of the jobs holding it, for GPU ``g``."""
+        cdef int j, i, rank
+        cdef Job* job
+        holders = [[] for _ in range(MIG_SLOTS)]
+        for j in range(self.gpus.gpu_jobs_n[g]):
+            rank = self.gpus.gpu_jobs[g * self.gpus.max_jobs + j]
+            job = &self.jobs.row[rank]
+            for i in range(job.held):
+                if self.jobs.gpus_of[job.offset + i] == g:
+                    holders[self.jobs.w_inst[job.offset + i]].append(job.job_id)
+        return holders
+
+    def mig_instances(self, int gpu):
+        """GPU ``gpu``'s MIG instances by start: ``(profile name, start memory slice,
+        ids of the jobs holding it, ids of the jobs reserving it, MPS-shared)`` (the mig
+        model only)."""
+        cdef int i, base, rank
+        cdef MigTable mig = self.gpus.mig
+        if not mig.np:
+            raise ValueError("MIG instances exist under the mig model only (SimConfig.sharing = 'mig')")
+        if not 0 <= gpu < self.gpus.num_gpus:
+            raise ValueError(f"GPU {gpu} does not exist (cluster has {self.gpus.num_gpus})")
+        base = gpu * MIG_SLOTS
+        holders = self._mig_jobs_on(gpu)
+        reserving = [[] for _ in range(MIG_SLOTS)]
+        for rank in range(self.jobs.num_jobs):
+            if mig.res_gpu[rank] == gpu:
+                reserving[mig.res_slot[rank]].append(self.jobs.row[rank].job_id)
+        out = [
+            (mig.names[mig.inst_profile[base + i]], mig.inst_start[base + i],
+             tuple(holders[i]), tuple(reserving[i]), bool(mig.inst_mps[base + i]))
+            for i in range(MIG_SLOTS) if mig.inst_profile[base + i] >= 0
+        ]
+        out.sort(key=lambda inst: inst[1])
+        return out
+
+    def repartition(self, int gpu, instances):
+        """Re-partition MIG GPU ``gpu`` into ``instances``, ``(profile name, start memory
+        slice, ids of the waiting jobs it is reserved for, MPS-shared)``: its idle
+        instances are destroyed and the new ones created; every instance a job holds must
+        be among ``instances`` as it is (a job that should move is suspended first: its
+        checkpoint and restart are what moving costs). A reserved instance is taken only
+        by its jobs, and first by them; the GPU's earlier reservations are dropped.
+
+        Raises:
+            InvalidDecision: not the mig model, an unknown GPU or profile, an invalid start,
+                overlapping instances, more compute than the GPU has, a held instance
+                missing, or a reservation for a job that is not waiting.
+        """
+        cdef int i, p, start, base, used = 0, compute = 0, slot, bits, rank
+        cdef MigTable mig = self.gpus.mig
+        cdef int[MIG_SLOTS] new_profile
+        cdef int[MIG_SLOTS] new_start
+        cdef int[MIG_SLOTS] new_mps
+        if not mig.np:
+            raise InvalidDecision("repartition: MIG instances exist under the mig model only (SimConfig.sharing = 'mig')")
+        if not 0 <= gpu < self.gpus.num_gpus:
+            raise InvalidDecision(f"repartition: GPU {gpu} does not exist (cluster has {self.gpus.num_gpus})")
+        wanted = []
+        for name, start, jobs, mps in instances:
+            if name not in mig.names:
+                raise InvalidDecision(
+                    f"repartition GPU {gpu}: unknown MIG profile {name!r}; this GPU's are "
+                    f"{', '.join(mig.names)}"
+                )
+            ranks = []
+            for job_id in jobs:
+                if job_id not in self.rank_of:
+                    raise InvalidDecision(f"repartition GPU {gpu}: no job {job_id} to reserve an instance for")
+                rank = self.rank_of[job_id]
+                if self.jobs.row[rank].status not in (PENDING, SUSPENDING, SUSPENDED):
+                    raise InvalidDecision(
+                        f"repartition GPU {gpu}: job {job_id} is "
+                        f"{JobStatus(self.jobs.row[rank].status).name}; only a waiting job "
+                        "(pending, suspending or suspended) may reserve an instance"
+                    )
+                ranks.append(rank)
+            if len(ranks) > 1 and not mps:
+                raise InvalidDecision(
+                    f"repartition GPU {gpu}: {name} at slice {start} is reserved for jobs "
+                    f"{list(jobs)}; only an MPS-shared instance holds several"
+                )
+            wanted.append((mig.names.index(name), int(start), ranks, 1 if mps else 0))
+        if len(wanted) > MIG_SLOTS:
+            raise InvalidDecision(f"repartition GPU {gpu}: at most {MIG_SLOTS} instances, got {len(wanted)}")
+        for p, start, _, _ in wanted:
+            name = mig.names[p]
+            if not (0 <= start < 31 and (mig.starts[p] >> start) & 1):
+                allowed = [t for t in range(mig.memory_slices) if (mig.starts[p] >> t) & 1]
+                raise InvalidDecision(
+                    f"repartition GPU {gpu}: {name} cannot start at memory slice {start}; "
+                    f"allowed starts: {allowed}"
+                )
+            bits = ((1 << mig.memory[p]) - 1) << start
+            if used & bits:
+                raise InvalidDecision(
+                    f"repartition GPU {gpu}: {name} at slice {start} overlaps another instance "
+                    f"({', '.join(f'{mig.names[q]}@{t}' for q, t, _, _ in wanted)})"
+                )
+            used |= bits
+            compute += mig.compute[p]
+        if compute > mig.compute_slices:
+            raise InvalidDecision(
+                f"repartition GPU {gpu}: the instances need {compute} compute slices, the GPU "
+                f"has {mig.compute_slices}"
+            )
+        base = gpu * MIG_SLOTS
+        for i in range(MIG_SLOTS):
+            new_profile[i] = -1
+            new_start[i] = 0
+            new_mps[i] = 0
+        holders = self._mig_jobs_on(gpu)
+        remaining = list(wanted)
+        slot_of = {}
+        for i in range(MIG_SLOTS):  # held instances keep their slots
+            if mig.inst_count[base + i] == 0:
+                continue
+            found = None
+            for item in remaining:
+                if (item[0], item[1], item[3]) == (mig.inst_profile[base + i], mig.inst_start[base + i], mig.inst_mps[base + i]):
+                    found = item
+                    break
+            if found is None:
+                raise InvalidDecision(
+                    f"repartition GPU {gpu}: job {holders[i][0]} holds "
+                    f"{mig.names[mig.inst_profile[base + i]]}{' (MPS)' if mig.inst_mps[base + i] else ''} "
+                    f"at slice {mig.inst_start[base + i]}, which the new partition lacks "
+                    "(suspend the job first)"
+                )
+            if found[2] and not found[3]:
+                raise InvalidDecision(
+                    f"repartition GPU {gpu}: {mig.names[found[0]]} at slice {found[1]} is held; "
+                    "it cannot be reserved"
+                )
+            remaining.remove(found)
+            new_profile[i] = found[0]
+            new_start[i] = found[1]
+            new_mps[i] = found[3]
+            slot_of[id(found)] = i
+        slot = 0
+        for item in sorted(remaining, key=lambda it: it[1]):
+            while new_profile[slot] >= 0:
+                slot += 1
+            new_profile[slot] = item[0]
+            new_start[slot] = item[1]
+            new_mps[slot] = item[3]
+            slot_of[id(item)] = slot
+        for rank in range(self.jobs.num_jobs):  # the GPU's earlier reservations go
+            if mig.res_gpu[rank] == gpu:
+                self._mig_unreserve(rank)
+        for i in range(MIG_SLOTS):
+            mig.inst_profile[base + i] = new_profile[i]
+            mig.inst_start[base + i] = new_start[i]
+            mig.inst_mps[base + i] = new_mps[i]
+            mig.inst_res[base + i] = 0
+        for item in wanted:
+            for rank in item[2]:
+                self._mig_unreserve(rank)
+                mig.res_gpu[rank] = gpu
+                mig.res_slot[rank] = slot_of[id(item)]
+                mig.inst_res[base + slot_of[id(item)]] += 1
+        self.ops.append((
+            "repartition", gpu,
+            tuple((mig.names[p], t, tuple(self.jobs.row[r].job_id for r in ranks), bool(m))
+                  for p, t, ranks, m in wanted),
+        ))
+        self.gpus.gpu_epoch += 1
+        self._touch_memory(&gpu, 1)
 
     def suspend(self, job_id):
         """Checkpoint a running job: it keeps its GPUs for its suspend overhead, then waits.

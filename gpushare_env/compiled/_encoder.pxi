@@ -160,20 +160,26 @@ cdef class _Encoder(_Simulation):
         answer (enough GPUs with a free slot and the job's memory free) and sets
         ``exclusive`` (enough idle GPUs with its memory)."""
         cdef int n = job.num_gpus
-        if self.gpus.sharing == SHARING_SHARES:  # node limits, one-node gangs: counts do not tell
-            exclusive[0] = self._fits_one_node(job, True)
-            return self._fits_one_node(job, False)
+        if not self.gpus.free_capacity_fits:  # node limits, one-node gangs, instances
+            exclusive[0] = self._fits_somewhere(job, True)  # counts do not tell
+            return self._fits_somewhere(job, False)
         exclusive[0] = n <= self.enc.idle_gpus
         if exclusive[0] and not self.gpus.equal_capacity:
             exclusive[0] = self._exclusive_memory_ok(job)
         return n <= self.enc.fit_counts[job.size_index]
 
-    cdef bint _fits_one_node(self, Job* job, bint idle) noexcept:
-        """Some node has ``job.num_gpus`` GPUs that ``_fits`` (``idle``: ``_fits_idle``);
-        for a job without GPUs, its CPU and host memory free."""
-        cdef int node, col, g, count, width = self.gpus.node_width
+    cdef bint _fits_somewhere(self, Job* job, bint idle) noexcept:
+        """Some node (without one-node gangs, the cluster) has ``job.num_gpus`` GPUs
+        that ``_fits`` (``idle``: ``_fits_idle``); for a job without GPUs, its CPU and
+        host memory free."""
+        cdef int node, col, g, count = 0, width = self.gpus.node_width
         if job.num_gpus == 0:
             return self._cpu_best_fit(job) >= 0
+        if not self.gpus.one_node_gangs:
+            for g in range(self.gpus.num_gpus):
+                if self._fits_idle(g, job) if idle else self._fits(g, job):
+                    count += 1
+            return count >= job.num_gpus
         for node in range(self.gpus.num_nodes):
             count = 0
             for col in range(width):

@@ -195,5 +195,7 @@ cdef class _Forks(_Encoder):
                 self.place(op[1], op[2])
             elif op[0] == "schedule":
                 self.schedule(op[1], op[2])
+            elif op[0] == "repartition":
+                self.repartition(op[1], op[2])
             else:
                 self.suspend(op[1])

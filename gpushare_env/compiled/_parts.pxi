@@ -5,6 +5,7 @@
 
 
 cdef class ShareRules  # forward: Windows.set_strategies reads it
+cdef class MigTable  # forward: GpuTable holds one
 
 
 @cython.final
@@ -60,6 +61,7 @@ cdef class GpuTable:
     # host memory and each GPU's model are limits too (unlimited: inf, any model)
     cdef readonly int sharing  # SHARING_*: the one dispatch in fit, occupy, release, encode
     cdef readonly bint one_node_gangs  # a job's GPUs are on one node
+    cdef readonly bint free_capacity_fits  # a GPU's free capacity and workers tell the fit
     cdef readonly str unit  # of demand and capacity
     cdef str demand_name  # what a worker's demand is, for messages
     cdef str free_format  # how messages print a GPU's free capacity
@@ -67,6 +69,7 @@ cdef class GpuTable:
     cdef double* node_cpu_free  # (num_nodes) [milli-cores]
     cdef double* node_mem_free  # (num_nodes) [MiB]
     cdef public object node_cpu_array, node_mem_array  # numpy owners of the two above
+    cdef readonly MigTable mig  # the MIG instances (the mig model only: mig.np > 0)
 
     cdef void build(self, cluster_in, sim_in) except *:
         """The cluster of ``cluster_in`` (a ``ClusterInput``), every GPU idle, under the
@@ -130,7 +133,6 @@ cdef class GpuTable:
         self.unit = sim_in.demand_unit
         self.demand_name = sim_in.demand_name
         self.free_format = sim_in.free_format
-        self.indexed = self.indexed and not sim_in.node_limits
         model = np.ascontiguousarray(cluster_in.gpu_model, dtype=np.int64)
         self.gpu_model = <int*>checked_malloc(g * sizeof(int))
         for i in range(g):
@@ -139,6 +141,10 @@ cdef class GpuTable:
         self.node_mem_array = np.array(cluster_in.node_memory_mib, dtype=np.float64)
         self.node_cpu_free = <double*>cnp.PyArray_DATA(self.node_cpu_array)
         self.node_mem_free = <double*>cnp.PyArray_DATA(self.node_mem_array)
+        self.free_capacity_fits = sim_in.free_capacity_fits
+        self.indexed = self.indexed and self.free_capacity_fits
+        self.mig = MigTable.__new__(MigTable)  # Core.__init__ fills it under mig
+        self.mig.rule = S_MIG_FIT
 
     cdef GpuTable copy(self):
         """An independent table in the same state (``Core.fork``); ``gpu_state`` is left
@@ -188,6 +194,7 @@ cdef class GpuTable:
         c.gpu_epoch = self.gpu_epoch
         c.sharing = self.sharing
         c.one_node_gangs = self.one_node_gangs
+        c.free_capacity_fits = self.free_capacity_fits
         c.unit = self.unit
         c.demand_name = self.demand_name
         c.free_format = self.free_format
@@ -196,6 +203,7 @@ cdef class GpuTable:
         c.node_mem_array = self.node_mem_array.copy()
         c.node_cpu_free = <double*>cnp.PyArray_DATA(c.node_cpu_array)
         c.node_mem_free = <double*>cnp.PyArray_DATA(c.node_mem_array)
+        c.mig = self.mig.copy(g)
         return c
 
     def __dealloc__(self):
@@ -217,6 +225,103 @@ cdef class GpuTable:
         free(self.open_list)
         free(self.open_pos)
         free(self.gpu_model)
+
+
+@cython.final
+cdef class MigTable:
+    """The MIG instances of a cluster under the mig model: the profiles of its MIG GPU
+    model, each GPU's instances (``MIG_SLOTS`` slots per GPU) and the jobs reserving them
+    (``np`` 0: another model)."""
+
+    cdef readonly int np  # profiles (0: not the mig model)
+    cdef int[MIG_MAX_PROFILES] compute  # compute slices of each profile
+    cdef int[MIG_MAX_PROFILES] memory  # memory slices of each profile
+    cdef int[MIG_MAX_PROFILES] starts  # bit s: the profile may start at memory slice s
+    cdef int compute_slices  # a whole GPU's compute slices
+    cdef int memory_slices  # and memory slices
+    cdef double mps_speed  # a worker's speed on an MPS-shared instance, x its speed alone
+    cdef int* inst_profile  # (G, MIG_SLOTS) each slot's profile, -1: no instance
+    cdef int* inst_start  # (G, MIG_SLOTS) its first memory slice
+    cdef int* inst_count  # (G, MIG_SLOTS) workers holding it
+    cdef int* inst_mps  # (G, MIG_SLOTS) 1: shared by its workers under MPS
+    cdef int* inst_res  # (G, MIG_SLOTS) jobs it is reserved for
+    cdef int* res_gpu  # (J) the GPU of the instance the job reserves, -1: none
+    cdef int* res_slot  # (J) and its slot
+    cdef int num_jobs
+    cdef int rule  # which idle instance a worker takes: S_MIG_FIT or S_MIG_LARGEST
+    cdef readonly tuple names  # the profiles' names
+
+    cdef void build(self, mig, int num_gpus, int num_jobs) except *:
+        """The MIG profiles and every GPU's first partition (a ``MigInput``)."""
+        cdef int i, g, slot, p
+        self.np = len(mig.profile_compute)
+        if not 1 <= self.np <= MIG_MAX_PROFILES:
+            raise ValueError(f"mig: 1 to {MIG_MAX_PROFILES} profiles, got {self.np}")
+        if len(mig.initial) != num_gpus:
+            raise ValueError(f"mig: one first partition per GPU ({num_gpus}), got {len(mig.initial)}")
+        for p in range(self.np):
+            self.compute[p] = mig.profile_compute[p]
+            self.memory[p] = mig.profile_memory[p]
+            self.starts[p] = sum(1 << s for s in mig.profile_starts[p])
+        self.compute_slices = mig.compute_slices
+        self.memory_slices = mig.memory_slices
+        self.mps_speed = mig.mps_speed
+        self.names = tuple(mig.profile_names)
+        self.num_jobs = num_jobs
+        n = num_gpus * MIG_SLOTS
+        self.inst_profile = <int*>checked_malloc(n * sizeof(int))
+        self.inst_start = <int*>checked_malloc(n * sizeof(int))
+        self.inst_count = <int*>checked_malloc(n * sizeof(int))
+        self.inst_mps = <int*>checked_malloc(n * sizeof(int))
+        self.inst_res = <int*>checked_malloc(n * sizeof(int))
+        for i in range(n):
+            self.inst_profile[i] = -1
+            self.inst_start[i] = 0
+            self.inst_count[i] = 0
+            self.inst_mps[i] = 0
+            self.inst_res[i] = 0
+        self.res_gpu = <int*>checked_malloc((num_jobs + 1) * sizeof(int))
+        self.res_slot = <int*>checked_malloc((num_jobs + 1) * sizeof(int))
+        for i in range(num_jobs):
+            self.res_gpu[i] = -1
+            self.res_slot[i] = -1
+        for g in range(num_gpus):
+            for slot, (p, start) in enumerate(sorted(mig.initial[g], key=lambda ps: ps[1])):
+                self.inst_profile[g * MIG_SLOTS + slot] = p
+                self.inst_start[g * MIG_SLOTS + slot] = start
+
+    cdef MigTable copy(self, int num_gpus):
+        """An independent table in the same state (``Core.fork``)."""
+        cdef MigTable c = MigTable.__new__(MigTable)
+        cdef int n = num_gpus * MIG_SLOTS
+        c.np = self.np
+        c.compute = self.compute
+        c.memory = self.memory
+        c.starts = self.starts
+        c.compute_slices = self.compute_slices
+        c.memory_slices = self.memory_slices
+        c.mps_speed = self.mps_speed
+        c.rule = self.rule
+        c.names = self.names
+        c.num_jobs = self.num_jobs
+        if self.np:
+            c.inst_profile = <int*>duplicate(self.inst_profile, n * sizeof(int))
+            c.inst_start = <int*>duplicate(self.inst_start, n * sizeof(int))
+            c.inst_count = <int*>duplicate(self.inst_count, n * sizeof(int))
+            c.inst_mps = <int*>duplicate(self.inst_mps, n * sizeof(int))
+            c.inst_res = <int*>duplicate(self.inst_res, n * sizeof(int))
+            c.res_gpu = <int*>duplicate(self.res_gpu, (self.num_jobs + 1) * sizeof(int))
+            c.res_slot = <int*>duplicate(self.res_slot, (self.num_jobs + 1) * sizeof(int))
+        return c
+
+    def __dealloc__(self):
+        free(self.inst_profile)
+        free(self.inst_start)
+        free(self.inst_count)
+        free(self.inst_mps)
+        free(self.inst_res)
+        free(self.res_gpu)
+        free(self.res_slot)
 
 
 @cython.final
@@ -243,10 +348,18 @@ cdef class JobTable:
     cdef int next_arrival
     cdef int* touched_jobs  # scratch for _touch_compute
     cdef int* colocated  # (max_jobs + 1) scratch: the workers beside one
+    # each worker, at its job's offset: what it holds of its GPU's capacity, the compute
+    # load it puts on it and its speed factor there (the job's demand, intensity and 1,
+    # except under the mig model, where they follow its instance), and its MIG slot
+    cdef double* w_take
+    cdef double* w_load
+    cdef double* w_speed
+    cdef int* w_inst
+    cdef double* mig_speed  # (num_jobs, MIG_MAX_PROFILES) speed per profile, 0: unfit (mig)
 
     cdef void build(self, jobs_in, int max_jobs) except *:
         """The jobs of ``jobs_in`` (a ``JobsInput``) in (arrival, id) order, none arrived."""
-        cdef int i, n, offset
+        cdef int i, k, n, offset
         cdef Job* job
         ids = jobs_in.job_id
         n = self.num_jobs = len(ids)
@@ -285,6 +398,23 @@ cdef class JobTable:
             offset += job.num_gpus
             self.inv_solo[i] = jobs_in.inv_solo_s[i]
         self.colocated = <int*>checked_malloc((max_jobs + 1) * sizeof(int))
+        self.w_take = <double*>checked_malloc(total_gpus * sizeof(double))
+        self.w_load = <double*>checked_malloc(total_gpus * sizeof(double))
+        self.w_speed = <double*>checked_malloc(total_gpus * sizeof(double))
+        self.w_inst = <int*>checked_malloc(total_gpus * sizeof(int))
+        for i in range(n):
+            job = &self.row[i]
+            for k in range(job.offset, job.offset + job.num_gpus):
+                self.w_take[k] = job.demand
+                self.w_load[k] = job.intensity
+                self.w_speed[k] = 1.0
+                self.w_inst[k] = -1
+        speeds = jobs_in.profile_speed
+        if speeds:
+            self.mig_speed = <double*>checked_malloc(n * MIG_MAX_PROFILES * sizeof(double))
+            for i in range(n):
+                for k in range(MIG_MAX_PROFILES):
+                    self.mig_speed[i * MIG_MAX_PROFILES + k] = speeds[i][k] if k < len(speeds[i]) else 0.0
         self.queue = <int*>checked_malloc(n * sizeof(int))
         self.running = <int*>checked_malloc(n * sizeof(int))
         self.finished = <int*>checked_malloc(n * sizeof(int))
@@ -313,6 +443,12 @@ cdef class JobTable:
         c.next_arrival = self.next_arrival
         c.touched_jobs = <int*>duplicate(self.touched_jobs, (n + 1) * sizeof(int))
         c.colocated = <int*>duplicate(self.colocated, (self.max_jobs + 1) * sizeof(int))
+        c.w_take = <double*>duplicate(self.w_take, self.total_gpus * sizeof(double))
+        c.w_load = <double*>duplicate(self.w_load, self.total_gpus * sizeof(double))
+        c.w_speed = <double*>duplicate(self.w_speed, self.total_gpus * sizeof(double))
+        c.w_inst = <int*>duplicate(self.w_inst, self.total_gpus * sizeof(int))
+        if self.mig_speed != NULL:
+            c.mig_speed = <double*>duplicate(self.mig_speed, n * MIG_MAX_PROFILES * sizeof(double))
         return c
 
     def __dealloc__(self):
@@ -327,6 +463,11 @@ cdef class JobTable:
         free(self.transit)
         free(self.touched_jobs)
         free(self.colocated)
+        free(self.w_take)
+        free(self.w_load)
+        free(self.w_speed)
+        free(self.w_inst)
+        free(self.mig_speed)
 
 
 @cython.final
@@ -576,6 +717,7 @@ cdef class ShareRules:
     fragmentation and ``share_fgd`` scores cached per node version."""
 
     cdef bint active
+    cdef bint mig  # MIG's rules (mig_fit, mig_largest) apply: the mig model
     cdef int num_jobs
     cdef int num_nodes
     cdef int width  # node width (GPU columns per node)
@@ -608,10 +750,15 @@ cdef class ShareRules:
         codes = C_ENUMS["STRATEGIES"]
         if name not in codes:
             return f"unknown strategy {name!r}; allowed: {list(codes)}"
-        if codes[name] >= S_SHARE_RANDOM and not self.active:
+        if S_SHARE_RANDOM <= codes[name] <= S_SHARE_FGD and not self.active:
             return (
                 f"strategy {name!r} places requested shares; it needs the shares model "
                 "(SimConfig.sharing = 'shares')"
+            )
+        if codes[name] >= S_MIG_FIT and not self.mig:
+            return (
+                f"strategy {name!r} places jobs on MIG instances; it needs the mig model "
+                "(SimConfig.sharing = 'mig')"
             )
         return None
 
@@ -620,6 +767,7 @@ cdef class ShareRules:
         (``sim_in.share_rules``)."""
         cdef int i, n
         self.active = sim_in.share_rules
+        self.mig = sim_in.mig_rules
         if not self.active:
             return
         n = self.num_jobs = len(jobs_in.job_id)
@@ -665,6 +813,7 @@ cdef class ShareRules:
         cdef int n = self.num_jobs, N = self.num_nodes, T = self.num_typical
         cdef int K = self.num_kinds
         c.active = self.active
+        c.mig = self.mig
         if not self.active:
             return c
         c.num_jobs = n

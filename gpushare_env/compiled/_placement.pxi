@@ -16,8 +16,9 @@ cdef class _Placement(_Events):
         as for any task; every other strategy takes ``_cpu_best_fit``'s."""
         cdef Job* job = &self.jobs.row[rank]
         cdef int count
+        self.gpus.mig.rule = S_MIG_FIT  # MIG's rules set their own (_mig_gang)
         if job.num_gpus == 0:
-            if strategy >= S_SHARE_RANDOM:
+            if S_SHARE_RANDOM <= strategy <= S_SHARE_FGD:
                 return self._share_rule(strategy, rank, job, out)
             self.gpus.chosen_node = self._cpu_best_fit(job)
             return 0 if self.gpus.chosen_node >= 0 else -1
@@ -48,6 +49,8 @@ cdef class _Placement(_Events):
         cdef double score, best
         if strategy == S_EXCLUSIVE:
             return self._exclusive(n, job, out)
+        if strategy >= S_MIG_FIT:
+            return self._mig_gang(strategy, n, job, out)  # refused unless rules.mig
         if strategy >= S_SHARE_RANDOM:
             return self._share_rule(strategy, rank, job, out)  # refused unless rules.active
         if n > 1:
@@ -81,12 +84,21 @@ cdef class _Placement(_Events):
         """``_fits`` given GPU ``g``'s free memory (share) and workers, already read."""
         if not (free + EPS >= job.demand and held < self.gpus.max_jobs):
             return False
-        return self.gpus.sharing != SHARING_SHARES or self._fits_node(g, job)
+        return self.gpus.sharing == SHARING_MEMORY or self._fits_model(g, job)
+
+    @cython.final
+    cdef bint _fits_model(self, int g, Job* job) noexcept:
+        """``_fits``'s part beyond the free capacity, by sharing model (the fit's one
+        dispatch; out of line: ``_fits`` stays small enough for the C compiler to inline
+        into every placement loop): under ``shares`` the job's GPU model and its node's
+        CPU and host memory, under ``mig`` an idle instance of a profile the job fits."""
+        if self.gpus.sharing == SHARING_SHARES:
+            return self._node_fits(self.gpus.gpu_node[g], g, job)
+        return self._mig_slot(g, job, S_MIG_FIT) >= 0
 
     @cython.final
     cdef bint _fits_node(self, int g, Job* job) noexcept:
-        """``_fits``'s shares-model part (out of line: ``_fits`` stays small enough for
-        the C compiler to inline into every placement loop)."""
+        """``_fits``'s shares-model part."""
         return self._node_fits(self.gpus.gpu_node[g], g, job)
 
     cdef inline bint _node_fits(self, int node, int g, Job* job) noexcept:
@@ -357,6 +369,114 @@ cdef class _Placement(_Events):
                 self.gpus.node_cpu_free[node] += job.cpu
                 self.gpus.node_mem_free[node] += job.host_mem
             self._node_changed(node, job, delta)
+        elif self.gpus.sharing == SHARING_MIG:
+            self._mig_hold(job, delta)
+
+    # ------------------------------------------------------------------ MIG instances
+
+    cdef int _mig_slot(self, int g, Job* job, int rule) noexcept:
+        """The slot of the instance of GPU ``g`` a worker of ``job`` takes under ``rule``,
+        or -1. The instance the job reserves there, if it has room; else, of the instances
+        with room (idle, or MPS-shared) that no job reserves, of a profile the job fits,
+        the smallest (``S_MIG_FIT``) or the largest (``S_MIG_LARGEST``) in compute, then
+        memory; ties to the lower start."""
+        cdef MigTable mig = self.gpus.mig
+        cdef int i, p, best = -1, best_key = 0, key, base = g * MIG_SLOTS
+        cdef int rank = <int>(job - self.jobs.row)
+        cdef double* speed = &self.jobs.mig_speed[rank * MIG_MAX_PROFILES]
+        if mig.res_gpu[rank] == g:
+            i = mig.res_slot[rank]
+            p = mig.inst_profile[base + i]
+            if p >= 0 and speed[p] > 0.0 and (mig.inst_count[base + i] == 0 or mig.inst_mps[base + i]):
+                return i
+        for i in range(MIG_SLOTS):
+            p = mig.inst_profile[base + i]
+            if (
+                p < 0 or mig.inst_res[base + i] > 0 or speed[p] <= 0.0
+                or (mig.inst_count[base + i] > 0 and not mig.inst_mps[base + i])
+            ):
+                continue
+            key = mig.compute[p] * 16 + mig.memory[p]
+            if rule == S_MIG_LARGEST:
+                key = -key
+            if best < 0 or key < best_key or (key == best_key and mig.inst_start[base + i] < mig.inst_start[base + best]):
+                best = i
+                best_key = key
+        return best
+
+    cdef void _mig_hold(self, Job* job, int delta) noexcept:
+        """Occupy's and release's ``mig`` entry: each worker takes (``delta`` 1) the
+        instance ``_mig_slot`` picks on its GPU under ``mig.rule`` (the job's reservation,
+        if any, is used up), and its capacity, load and speed follow the instance (on an
+        MPS-shared one: the smallest profile the job fits, at ``mps_speed`` of its speed
+        there); or gives it back (-1)."""
+        cdef MigTable mig = self.gpus.mig
+        cdef int i, g, slot, p, k, base
+        cdef int rank = <int>(job - self.jobs.row)
+        for i in range(job.held):
+            g = self.jobs.gpus_of[job.offset + i]
+            k = job.offset + i
+            base = g * MIG_SLOTS
+            if delta < 0:
+                mig.inst_count[base + self.jobs.w_inst[k]] -= 1
+                continue
+            slot = self._mig_slot(g, job, mig.rule)
+            p = mig.inst_profile[base + slot]
+            mig.inst_count[base + slot] += 1
+            self.jobs.w_inst[k] = slot
+            if mig.inst_mps[base + slot]:
+                self.jobs.w_take[k] = job.demand
+                self.jobs.w_speed[k] = mig.mps_speed * self.jobs.mig_speed[rank * MIG_MAX_PROFILES + p]
+            else:
+                self.jobs.w_take[k] = mig.compute[p]
+                self.jobs.w_speed[k] = self.jobs.mig_speed[rank * MIG_MAX_PROFILES + p]
+            self.jobs.w_load[k] = self.jobs.w_take[k] / <double>mig.compute_slices
+        if delta > 0:
+            self._mig_unreserve(rank)
+
+    cdef void _mig_unreserve(self, int rank) noexcept:
+        """Drop the reservation of job ``rank``, if any."""
+        cdef MigTable mig = self.gpus.mig
+        if mig.res_gpu[rank] >= 0:
+            mig.inst_res[mig.res_gpu[rank] * MIG_SLOTS + mig.res_slot[rank]] -= 1
+            mig.res_gpu[rank] = -1
+            mig.res_slot[rank] = -1
+
+    cdef int _mig_gang(self, int strategy, int n, Job* job, int* out) noexcept:
+        """``find_placement`` under MIG's rules: the ``n`` GPUs whose instance the rule
+        picks ranks first (``_mig_slot``'s order; a GPU where the job reserves an instance
+        first; ties: a GPU the job held before its checkpoint, then the lower GPU), sorted."""
+        cdef int g, i, j, slot, p, taken = 0
+        cdef double key
+        cdef double* score = self.gpus.scratch_score
+        cdef int* order = self.gpus.scratch_gpus
+        cdef int* prev = &self.jobs.prev_of[job.offset]
+        for g in range(self.gpus.num_gpus):
+            slot = self._mig_slot(g, job, strategy) if self._fits(g, job) else -1
+            if slot < 0:
+                continue
+            p = self.gpus.mig.inst_profile[g * MIG_SLOTS + slot]
+            key = self.gpus.mig.compute[p] * 16 + self.gpus.mig.memory[p]
+            score[g] = -key if strategy == S_MIG_LARGEST else key
+            if self.gpus.mig.res_gpu[<int>(job - self.jobs.row)] == g:
+                score[g] = -INFINITY  # its reserved instance first
+            elif job.status == SUSPENDED:
+                for i in range(job.prev_held):
+                    if prev[i] == g:
+                        score[g] -= 0.5  # keys are whole: the job's own GPU wins ties only
+            j = taken  # insertion sort by (score, GPU)
+            while j > 0 and score[order[j - 1]] > score[g]:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = g
+            taken += 1
+        if taken < n:
+            return -1
+        for i in range(n):
+            out[i] = order[i]
+        self._sort(out, n)
+        self.gpus.mig.rule = strategy
+        return n
 
     cdef inline bint _col_fits(self, int g, Job* job) noexcept:
         """``_fits`` of a node column's GPU ``g`` (-1: padding) once its node fits."""

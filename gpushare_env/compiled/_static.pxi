@@ -124,8 +124,8 @@ def place_static(
         [milli-GPU].
     """
     codes = C_ENUMS["STRATEGIES"]
-    if codes.get(strategy, -1) < S_SHARE_RANDOM:
-        names = [name for name, code in codes.items() if code >= S_SHARE_RANDOM]
+    if not S_SHARE_RANDOM <= codes.get(strategy, -1) <= S_SHARE_FGD:
+        names = [name for name, code in codes.items() if S_SHARE_RANDOM <= code <= S_SHARE_FGD]
         raise ValueError(f"unknown share rule {strategy!r}; choose from {', '.join(names)}")
     count = len(num_gpus)
     columns = (share_milli, cpu_milli, host_memory_mib, model_mask, request_kind, node_draw, gpu_draw)

@@ -2,7 +2,15 @@
 
 from gpushare_env.sim.catalog import DEFAULT_MODELS, GPU_TYPES, MODELS, GPUType, ModelSpec
 from gpushare_env.sim.cluster import PRESETS, Cluster, ClusterConfig, NodeGroup, make_cluster
-from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend, apply_decision
+from gpushare_env.sim.decisions import (
+    ADVANCE,
+    Advance,
+    Decision,
+    Repartition,
+    Schedule,
+    Suspend,
+    apply_decision,
+)
 from gpushare_env.sim.engine import (
     DURATION_INFO,
     Event,
@@ -49,6 +57,7 @@ __all__ = [
     "ModelSpec",
     "NoInterference",
     "NodeGroup",
+    "Repartition",
     "Schedule",
     "SimConfig",
     "SimView",

@@ -252,6 +252,11 @@ PRESETS: dict[str, ClusterConfig] = {
         (NodeGroup(4, 8, "v100"), NodeGroup(4, 8, "p100"), NodeGroup(2, 4, "a100")),
         name="mixed",
     ),
+    # MIG clusters (A100-40GB, ``simulator.sharing = "mig"``): a small one, ``medium``'s
+    # shape, and MISO's testbed-sized scenario (8 GPUs, docs/mig.md)
+    "mig_tiny": _homogeneous("mig_tiny", 1, 4, "a100"),
+    "mig_medium": _homogeneous("mig_medium", 8, 8, "a100"),
+    "miso": _homogeneous("miso", 1, 8, "a100"),
 }
 
 

@@ -54,6 +54,9 @@ class JobsInput:
         node_draw: A uniform draw in [0, 1): the node ``share_random`` picks among those
             that fit (shares model; 0 else).
         gpu_draw: Another: the GPU it picks for a share of one GPU.
+        profile_speed: Each job's speed on one instance of each MIG profile
+            (``MigInput.profile_names`` order; 0: it does not fit), under the mig model;
+            empty under the others.
     """
 
     specs: tuple[JobSpec, ...]  # (J,)
@@ -77,6 +80,7 @@ class JobsInput:
     request_kind: tuple[int, ...]  # (J,)
     node_draw: tuple[float, ...]  # (J,) [0, 1)
     gpu_draw: tuple[float, ...]  # (J,) [0, 1)
+    profile_speed: tuple[tuple[float, ...], ...] = ()  # (J, P) [x whole GPU]; () but mig
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -151,6 +155,10 @@ class SimInput:
         node_limits: The node's CPU, host memory and the job's GPU models are hard
             limits too.
         share_rules: FGD's placement rules (``share_*``) apply.
+        free_capacity_fits: A GPU's free capacity and worker count alone tell whether a
+            worker fits (the placement index and the mask's counts rely on it).
+        mig_rules: MIG's placement rules (``mig_*``) apply.
+        mig: The MIG profiles and each GPU's first partition (the mig model only).
     """
 
     alpha: float
@@ -173,6 +181,35 @@ class SimInput:
     node_limits: bool
     share_rules: bool
     target_workload: tuple[tuple[float, int, float, int, float], ...]
+    free_capacity_fits: bool = True
+    mig_rules: bool = False
+    mig: MigInput | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MigInput:
+    """The MIG GPU model of a cluster under the mig model, and its first partitions.
+
+    Attributes:
+        profile_names: The model's profiles (NVIDIA's names, ``"3g.20gb"``), in its order.
+        profile_compute: Compute slices of each.
+        profile_memory: Memory slices of each.
+        profile_starts: The memory slices each may start at.
+        compute_slices: A whole GPU's compute slices.
+        memory_slices: And memory slices.
+        initial: Each GPU's first partition: ``(profile index, start)`` per instance.
+        mps_speed: A worker's speed on an MPS-shared instance, as a fraction of its speed
+            alone there (MISO's profiling model: a third, its ``--mps_rate 3``).
+    """
+
+    profile_names: tuple[str, ...]  # (P,)
+    profile_compute: tuple[int, ...]  # (P,)
+    profile_memory: tuple[int, ...]  # (P,)
+    profile_starts: tuple[tuple[int, ...], ...]  # (P, *)
+    compute_slices: int
+    memory_slices: int
+    initial: tuple[tuple[tuple[int, int], ...], ...]  # (G, *)
+    mps_speed: float = 1.0 / 3.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,15 @@ from dataclasses import dataclass
 
 from gpushare_env.sim.engine import Event, Simulator
 
-__all__ = ["ADVANCE", "Advance", "Decision", "Schedule", "Suspend", "apply_decision"]
+__all__ = [
+    "ADVANCE",
+    "Advance",
+    "Decision",
+    "Repartition",
+    "Schedule",
+    "Suspend",
+    "apply_decision",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,13 +33,22 @@ class Suspend:
 
 
 @dataclass(frozen=True, slots=True)
+class Repartition:
+    """Re-partition a MIG GPU (``sharing = "mig"``) into ``instances``, ``(profile, start
+    memory slice)`` pairs; the instances jobs hold stay (``Simulator.repartition``)."""
+
+    gpu: int
+    instances: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Advance:
     """Let time run to the next event."""
 
 
 ADVANCE = Advance()
 
-Decision = Schedule | Suspend | Advance
+Decision = Schedule | Suspend | Repartition | Advance
 
 
 def apply_decision(sim: Simulator, decision: Decision) -> list[Event]:
@@ -45,6 +62,9 @@ def apply_decision(sim: Simulator, decision: Decision) -> list[Event]:
         return []
     if isinstance(decision, Suspend):
         sim.suspend(decision.job_id)
+        return []
+    if isinstance(decision, Repartition):
+        sim.repartition(decision.gpu, decision.instances)
         return []
     if isinstance(decision, Advance):
         return sim.advance()

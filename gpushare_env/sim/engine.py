@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
@@ -611,6 +611,39 @@ class Simulator:
         """
         self.core.place(job_id, gpus)
 
+    def mig_instances(self, gpu: int) -> list[MigInstance]:
+        """GPU ``gpu``'s MIG instances by start (``sharing = "mig"`` only)."""
+        return [MigInstance(*row) for row in self.core.mig_instances(gpu)]
+
+    def repartition(self, gpu: int, instances: Iterable[Sequence[Any]]) -> None:
+        """Re-partition MIG GPU ``gpu`` into ``instances``, each ``(profile, start)``,
+        ``(profile, start, jobs)`` or ``(profile, start, jobs, mps)``: NVIDIA's profile
+        names and placement rules (``gpushare_env.sim.mig``), the ids of waiting jobs the
+        instance is reserved for (taken only by them, and first by them), and whether it
+        is shared under MPS (its workers at ``MigInput.mps_speed``). The idle instances
+        are destroyed and the new ones created; the instances jobs hold must stay as they
+        are (suspend a job to move it: its checkpoint and restart are the cost of moving).
+
+        Raises:
+            InvalidDecision: not the mig model, an unknown GPU or profile, a start the
+                profile may not use, overlapping instances, a held instance missing, or
+                a reservation for a job that is not waiting.
+        """
+        rows = []
+        for item in instances:
+            if isinstance(item, MigInstance):
+                item = (item.profile, item.start, item.reserved, item.mps)
+            if not 2 <= len(item) <= 4:
+                raise InvalidDecision(
+                    f"repartition GPU {gpu}: an instance is (profile, start[, jobs[, mps]]), "
+                    f"got {item!r}"
+                )
+            jobs = item[2] if len(item) > 2 else ()
+            jobs = (jobs,) if isinstance(jobs, int) else tuple(int(j) for j in jobs)
+            mps = bool(item[3]) if len(item) > 3 else False
+            rows.append((str(item[0]), int(item[1]), jobs, mps))
+        self.core.repartition(gpu, rows)
+
     def suspend(self, job_id: int) -> None:
         """Checkpoint a running job: it keeps its GPUs for its suspend overhead, then waits.
 
@@ -750,11 +783,11 @@ class Simulator:
                 cpu_milli, host_memory_mib, _ = job.node_request
                 node_cpu[node] -= cpu_milli
                 node_memory[node] -= host_memory_mib
-            for g in gpus:
-                used[g] += job.memory_gib
+            for g, (take, worker_load) in zip(gpus, self.core.worker_parts(job_id), strict=True):
+                used[g] += take
                 holders[g] += 1
                 if status == JobStatus.RUNNING:
-                    load[g] += job.intensity
+                    load[g] += worker_load
                 assert job_id in self.gpu_jobs(g), (job_id, g)
             assert self.progress_of(job_id) <= job.spec.iterations + 1e-6
             in_queue = status in (JobStatus.PENDING, JobStatus.SUSPENDED)
@@ -849,7 +882,7 @@ def core_inputs(
     """
     sharing = sharing_model(config.sharing)
     models = gpu_models(cluster)
-    columns = sharing.demand_columns(ordered, models)
+    columns = sharing.columns(ordered, cluster)
     kind_index = {kind: i for i, kind in enumerate(dict.fromkeys(columns.kinds))}
     draws = [(draws_of or {}).get(s.job_id, (0.0, 0.0)) for s in ordered]
     demand = list(columns.demand)
@@ -860,7 +893,12 @@ def core_inputs(
         overheads.append(
             (
                 _pick(config.suspend_overhead_s, model, "suspend_overhead_s", 3.0),
-                _pick(config.resume_overhead_s, model, "resume_overhead_s", 20.0),
+                _pick(
+                    config.resume_overhead_s,
+                    model if spec.restart_s is None else _Own(spec.restart_s),
+                    "resume_overhead_s",
+                    20.0,
+                ),
                 _pick(config.cross_node_factor, model, "cross_node_factor", 0.8),
             )
         )
@@ -888,13 +926,14 @@ def core_inputs(
         request_kind=tuple(kind_index[k] for k in columns.kinds) or (0,) * len(ordered),
         node_draw=tuple(d[0] for d in draws),
         gpu_draw=tuple(d[1] for d in draws),
+        profile_speed=columns.profile_speed,
     )
     cluster_input = ClusterInput(
         capacity=sharing.gpu_capacity(cluster),
         gpu_node=cluster.gpu_node,
         node_gpus=cluster.node_gpus,
         gpu_speed=cluster.gpu_speed,
-        max_jobs_per_gpu=cluster.max_jobs_per_gpu,
+        max_jobs_per_gpu=sharing.max_workers(cluster),
         gpu_model=np.asarray([models.index(m) for m in cluster.node_model], dtype=np.int64)[
             cluster.gpu_node
         ],
@@ -905,6 +944,8 @@ def core_inputs(
     workers = [d for d, s in zip(demand, ordered, strict=True) if s.num_gpus] or [float(GPU_MILLI)]
     reference = np.sort(np.asarray(workers, dtype=np.float64))
     num_gpus = cluster.num_gpus
+    if sharing.isolated:  # workers on one GPU never slow each other
+        interference = NoInterference()
     builtin = isinstance(interference, (LinearContention, NoInterference, MeasuredContention))
     measured = None
     if isinstance(interference, MeasuredContention):
@@ -930,6 +971,7 @@ def core_inputs(
         median_demand=float(np.median(reference)),
         **sharing.sim_fields(),
         target_workload=sharing.target_workload(columns.kinds, models, config.target_workload),
+        mig=sharing.mig_input(cluster),
     )
     # headless: no layout, the core encodes nothing
     options = episode or EpisodeOptions()
@@ -1009,6 +1051,31 @@ def timeline_from_rows(rows: np.ndarray, cluster: Cluster, end_s: float) -> Time
         jobs_in_system=rows[:, 6],
         jobs_waiting=rows[:, 7],
     )
+
+
+class MigInstance(NamedTuple):
+    """One MIG instance of a GPU (``Simulator.mig_instances``).
+
+    Attributes:
+        profile: NVIDIA's profile name (``"3g.20gb"``).
+        start: Its first memory slice.
+        jobs: Ids of the jobs holding it (at most one unless ``mps``).
+        reserved: Ids of the waiting jobs it is reserved for.
+        mps: Shared by its jobs under MPS.
+    """
+
+    profile: str
+    start: int
+    jobs: tuple[int, ...]
+    reserved: tuple[int, ...]
+    mps: bool
+
+
+@dataclass(frozen=True)
+class _Own:
+    """A job's own restart time, read as its model's would be (``JobSpec.restart_s``)."""
+
+    resume_overhead_s: float
 
 
 def _pick(override: float | None, model: object, attribute: str, default: float) -> float:

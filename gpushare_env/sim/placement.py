@@ -60,11 +60,23 @@ other strategy takes the node with the least CPU left after it (ties: the lower 
 On nodes without a CPU limit (``NodeGroup.cpu_milli = None``) ``share_dotprod`` and
 ``share_bestfit`` score the free CPU as the normaliser's 128 cores (the paper's nodes all
 have a limit).
+
+Under the MIG model (``SimConfig.sharing = "mig"``) a worker takes one idle MIG instance
+of a profile its job fits, on a GPU that has one; two more strategies choose it:
+
+* ``mig_fit``: the smallest such instance (compute, then memory slices), on the GPU whose
+  smallest is smallest (ties: the lower GPU, then the lower start);
+* ``mig_largest``: the largest idle instance that fits, on the GPU whose largest is
+  largest (ties as above): the rule of MISO's static partitions.
+
+A gang's workers take one instance each on as many GPUs (the first ``n`` by the rule, on
+any nodes). Every other strategy picks GPUs by its own score and takes ``mig_fit``'s
+instance on each.
 """
 
 from __future__ import annotations
 
-__all__ = ["ALL_STRATEGIES", "SHARE_RULES", "STRATEGIES"]
+__all__ = ["ALL_STRATEGIES", "MIG_RULES", "SHARE_RULES", "STRATEGIES"]
 
 #: The placement strategies of the env's schedule actions by default, in their order.
 STRATEGIES: tuple[str, ...] = ("exclusive", "pack", "spread", "min_frag")
@@ -77,5 +89,7 @@ SHARE_RULES: tuple[str, ...] = (
     "share_bestfit",
     "share_fgd",
 )
+#: MIG's two rules, for the mig model only.
+MIG_RULES: tuple[str, ...] = ("mig_fit", "mig_largest")
 #: Every strategy the core carries out (an env's ``strategies`` choose among them).
-ALL_STRATEGIES: tuple[str, ...] = STRATEGIES + SHARE_RULES
+ALL_STRATEGIES: tuple[str, ...] = STRATEGIES + SHARE_RULES + MIG_RULES

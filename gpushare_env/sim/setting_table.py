@@ -363,12 +363,13 @@ _DECLARED: tuple[Setting, ...] = (
         "simulator.sharing",
         "memory",
         Choice(SHARING_MODELS),
-        "what limits jobs on one GPU: memory (GPU memory a hard limit, compute contended) "
-        "or shares (each job's requested share of a GPU, its node's CPU and host memory and "
-        "its allowed GPU models hard limits)",
+        "what limits jobs on one GPU: memory (GPU memory a hard limit, compute contended), "
+        "shares (each job's requested share of a GPU, its node's CPU and host memory and "
+        "its allowed GPU models hard limits) or mig (each worker one MIG instance of a "
+        "profile it fits, at its speed there; A100 clusters such as mig_medium)",
         flat="sharing",
-        details="docs/model.md, *Two sharing models*; a job's ``JobSpec.request`` holds "
-        "what it asks under ``shares``. The env takes its workload's model when none is "
+        details="docs/model.md, *Two sharing models*, and docs/mig.md; a job's "
+        "``JobSpec.request`` holds what it asks under ``shares``. The env takes its workload's model when none is "
         "chosen (an openb pod list: ``shares``, ``WorkloadConfig.sharing``) and refuses a "
         "chosen one that contradicts it.",
         sim=True,

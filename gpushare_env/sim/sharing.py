@@ -15,8 +15,13 @@ one dispatch entry in the compiled core's fit, occupy, release and encode
   the CPU and host memory it requests on its node; a job's GPUs are on one node, of a
   model it allows; jobs within their shares do not contend for compute.
 
-A new model (for example NVIDIA's MIG instances) is a subclass registered in
-``SHARING_MODELS`` plus its entries in the core's four dispatches (docs/design/layout.md).
+- ``mig`` (:class:`MigSharing`, NVIDIA's Multi-Instance GPU): each GPU holds a partition
+  into instances of fixed profiles (``gpushare_env.sim.mig``); a worker holds one idle
+  instance of a profile its job fits and runs at the job's speed there
+  (``gpushare_env.sim.mig_speed``); instances do not contend.
+
+A new model is a subclass registered in ``SHARING_MODELS`` plus its entries in the core's
+four dispatches (docs/design/layout.md).
 """
 
 from __future__ import annotations
@@ -27,7 +32,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gpushare_env.sim.cluster import Cluster, model_mask, shares_unfit_reason, unfit_reason
+from gpushare_env.sim.cluster import (
+    Cluster,
+    gpu_models,
+    model_mask,
+    shares_unfit_reason,
+    unfit_reason,
+)
+from gpushare_env.sim.mig import MigGpuModel, get_mig_model
+from gpushare_env.sim.mig_speed import job_speed_table
 from gpushare_env.sim.target_workload import typical_requests
 from gpushare_env.sim.types import GPU_MILLI, JobSpec, Request
 
@@ -35,6 +48,7 @@ __all__ = [
     "SHARING_MODELS",
     "DemandColumns",
     "MemorySharing",
+    "MigSharing",
     "RequestedShares",
     "SharingModel",
     "sharing_model",
@@ -55,6 +69,8 @@ class DemandColumns:
         host_memory_mib: Host memory the job holds on its node (0: none).  (J,) [MiB]
         model_mask: Bit set of the GPU models the job allows (-1: any).  (J,)
         kinds: Each job's request kind (empty under a model without kinds).
+        profile_speed: Each job's speed per MIG profile, 0 where it does not fit
+            (empty but under ``mig``).  (J, P)
     """
 
     demand: tuple[float, ...]
@@ -63,6 +79,7 @@ class DemandColumns:
     host_memory_mib: tuple[float, ...]
     model_mask: tuple[int, ...]
     kinds: tuple[Kind, ...]
+    profile_speed: tuple[tuple[float, ...], ...] = ()
 
 
 class SharingModel:
@@ -84,12 +101,22 @@ class SharingModel:
     node_limits: ClassVar[bool]
     #: FGD's placement rules (the ``share_*`` strategies) apply.
     share_rules: ClassVar[bool]
+    #: MIG's placement rules (the ``mig_*`` strategies) apply.
+    mig_rules: ClassVar[bool] = False
+    #: A GPU's free capacity and worker count alone tell whether a worker fits.
+    free_capacity_fits: ClassVar[bool] = True
+    #: Workers on one GPU never slow each other (the interference model is not applied).
+    isolated: ClassVar[bool] = False
     #: One line for the docs' table of sharing models.
     summary: ClassVar[str]
 
     def demand_columns(self, ordered: Sequence[JobSpec], models: tuple[str, ...]) -> DemandColumns:
         """The core's per-job demand columns of ``ordered`` on a cluster of ``models``."""
         raise NotImplementedError
+
+    def columns(self, ordered: Sequence[JobSpec], cluster: Cluster) -> DemandColumns:
+        """The demand columns of ``ordered`` on ``cluster`` (what the engine asks)."""
+        return self.demand_columns(ordered, gpu_models(cluster))
 
     def sim_fields(self) -> dict[str, Any]:
         """The ``SimInput`` fields that name the model to the core (its dispatch code and
@@ -102,7 +129,17 @@ class SharingModel:
             "one_node_gangs": self.one_node_gangs,
             "node_limits": self.node_limits,
             "share_rules": self.share_rules,
+            "mig_rules": self.mig_rules,
+            "free_capacity_fits": self.free_capacity_fits,
         }
+
+    def mig_input(self, cluster: Cluster) -> Any:
+        """The core's MIG input (``MigInput``) for ``cluster``; ``None`` but under ``mig``."""
+        return None
+
+    def max_workers(self, cluster: Cluster) -> int:
+        """Workers one GPU may hold."""
+        return cluster.max_jobs_per_gpu
 
     def gpu_capacity(self, cluster: Cluster) -> np.ndarray:
         """What each GPU offers.  (G,) [the model's unit]"""
@@ -182,6 +219,7 @@ class RequestedShares(SharingModel):
     one_node_gangs = True
     node_limits = True
     share_rules = True
+    free_capacity_fits = False
     summary = (
         "a worker holds its requested share of a GPU (milli-GPU), its job CPU and host "
         "memory on one node; within shares no compute contention"
@@ -236,9 +274,135 @@ class RequestedShares(SharingModel):
         return tuple(e * GPU_MILLI / largest for e in edges)
 
 
+def mig_gpu_model(cluster: Cluster) -> MigGpuModel:
+    """The one MIG GPU model of ``cluster``'s GPUs (an ``a100`` of 40 GiB is an
+    A100-40GB, of 80 GiB an A100-80GB).
+
+    Raises:
+        ValueError: a GPU without MIG, or GPUs of several MIG models.
+    """
+    found: dict[str, list[int]] = {}
+    for g, (kind, memory) in enumerate(
+        zip(cluster.gpu_type, cluster.gpu_memory_gib.tolist(), strict=True)
+    ):
+        name = _MIG_TYPES.get((kind, round(memory)))
+        if name is None:
+            raise ValueError(
+                f"sharing 'mig': GPU {g} ({kind}, {memory:g} GiB) has no MIG; MIG GPUs here: "
+                + ", ".join(f"{k} of {m} GiB ({n})" for (k, m), n in _MIG_TYPES.items())
+            )
+        found.setdefault(name, []).append(g)
+    if len(found) > 1:
+        raise ValueError(
+            "sharing 'mig': a cluster holds one MIG GPU model, found "
+            + ", ".join(f"{name} (GPUs {gpus[0]}..{gpus[-1]})" for name, gpus in found.items())
+        )
+    return get_mig_model(next(iter(found)))
+
+
+#: The cluster GPU types (``gpushare_env.sim.catalog.GPU_TYPES``) with MIG, by memory.
+_MIG_TYPES: Mapping[tuple[str, int], str] = {("a100", 40): "A100-40GB", ("a100", 80): "A100-80GB"}
+
+
+class MigSharing(SharingModel):
+    """NVIDIA's Multi-Instance GPU: a GPU is a partition into instances of fixed
+    profiles at valid start slices (``gpushare_env.sim.mig``); a worker holds one idle
+    instance of a profile its job fits, at the job's speed there (``job_speed_table``:
+    MISO's measurements for its jobs, an Amdahl curve for others); instances do not
+    contend. Demand and capacity count compute slices: a worker's demand is the smallest
+    profile it fits, a GPU's capacity its slices. Every GPU starts whole (one instance of
+    the largest profile); ``Simulator.repartition`` changes its idle instances."""
+
+    name = "mig"
+    code = 2
+    unit = "compute slices"
+    demand_name = "the compute slices of the smallest MIG profile it fits"
+    free_format = "g"
+    one_node_gangs = False
+    node_limits = False
+    share_rules = False
+    mig_rules = True
+    free_capacity_fits = False
+    isolated = True
+    summary = (
+        "a worker holds one MIG instance of a profile its job fits, at the job's speed "
+        "there; instances are isolated"
+    )
+
+    def demand_columns(self, ordered: Sequence[JobSpec], models: tuple[str, ...]) -> DemandColumns:
+        raise TypeError("sharing 'mig': the columns read the cluster's GPUs; call columns()")
+
+    def columns(self, ordered: Sequence[JobSpec], cluster: Cluster) -> DemandColumns:
+        model = mig_gpu_model(cluster)
+        n = len(ordered)
+        speeds = []
+        demand = []
+        for spec in ordered:
+            table = job_speed_table(spec, model)
+            row = tuple(float(table[p.name] or 0.0) for p in model.profiles)
+            fitting = [p.compute_slices for p, v in zip(model.profiles, row, strict=True) if v > 0]
+            if not fitting:
+                raise ValueError(
+                    f"sharing 'mig': job {spec.job_id} fits no profile of {model.name} "
+                    f"({spec.memory_gib:g} GiB per worker)"
+                )
+            speeds.append(row)
+            demand.append(float(min(fitting)))
+        return DemandColumns(
+            demand=tuple(demand),
+            intensity=tuple(d / model.compute_slices for d in demand),
+            cpu_milli=(0.0,) * n,
+            host_memory_mib=(0.0,) * n,
+            model_mask=(-1,) * n,
+            kinds=(),
+            profile_speed=tuple(speeds),
+        )
+
+    def gpu_capacity(self, cluster: Cluster) -> np.ndarray:
+        return np.full(cluster.num_gpus, float(mig_gpu_model(cluster).compute_slices))
+
+    def max_workers(self, cluster: Cluster) -> int:
+        return mig_gpu_model(cluster).memory_slices
+
+    def mig_input(self, cluster: Cluster) -> Any:
+        from gpushare_env.sim.core_inputs import MigInput
+
+        model = mig_gpu_model(cluster)
+        whole = max(range(len(model.profiles)), key=lambda p: model.profiles[p].compute_slices)
+        return MigInput(
+            profile_names=tuple(p.name for p in model.profiles),
+            profile_compute=tuple(p.compute_slices for p in model.profiles),
+            profile_memory=tuple(p.memory_slices for p in model.profiles),
+            profile_starts=tuple(tuple(p.starts) for p in model.profiles),
+            compute_slices=model.compute_slices,
+            memory_slices=model.memory_slices,
+            initial=(((whole, 0),),) * cluster.num_gpus,
+        )
+
+    def unfit_reason(
+        self, job: JobSpec, cluster: Cluster | None, memory_desc: np.ndarray
+    ) -> tuple[str, str] | None:
+        if cluster is None:
+            raise ValueError("sharing 'mig': the fit check reads the cluster's GPUs")
+        model = mig_gpu_model(cluster)
+        if job.num_gpus > cluster.num_gpus:
+            return ("gpus", f"{job.num_gpus} workers, the cluster has {cluster.num_gpus} GPUs")
+        if not any(v for v in job_speed_table(job, model).values()):
+            return (
+                "memory",
+                f"{job.memory_gib:g} GiB per worker fits no MIG profile of {model.name}",
+            )
+        return None
+
+    def frag_edges(self, edges: Sequence[float], cluster: Cluster) -> tuple[float, ...]:
+        model = mig_gpu_model(cluster)
+        largest = float(cluster.gpu_memory_gib.max())
+        return tuple(e * model.compute_slices / largest for e in edges)
+
+
 #: Every sharing model by ``SimConfig.sharing`` name.
 SHARING_MODELS: Mapping[str, SharingModel] = {
-    model.name: model for model in (MemorySharing(), RequestedShares())
+    model.name: model for model in (MemorySharing(), RequestedShares(), MigSharing())
 }
 
 

@@ -154,6 +154,8 @@ class JobSpec:
         iter_time_s: Solo time of one step of one worker on a V100.  # [s]
         request: What the job requests under the requested-shares model (``None``: one
             whole GPU per worker, nothing else); the memory model ignores it.
+        restart_s: The job's own time to restart from a checkpoint (``None``: its
+            model's, ``SimConfig.resume_overhead_s`` overrides both).  # [s]
     """
 
     job_id: int
@@ -166,6 +168,7 @@ class JobSpec:
     intensity: float
     iter_time_s: float  # [s]
     request: Request | None = None
+    restart_s: float | None = None  # [s]
 
     def __post_init__(self) -> None:
         # The fast path (a workload builds 1e5 of these): plain Python numbers within the
@@ -189,6 +192,7 @@ class JobSpec:
             and MIN_ITER_TIME_S <= self.iter_time_s <= MAX_DURATION_S
             and 1 <= self.batch_size <= MAX_BATCH_SIZE
             and (self.request is None or (type(self.request) is Request and self.request.gpu_milli))
+            and self.restart_s is None
         ):
             self._normalise_or_refuse()
         # rounding to whole steps may take a trace's duration of 1e8 s one step beyond
@@ -223,6 +227,14 @@ class JobSpec:
             problems.append(f"model must be a str, got {self.model!r}")
         if not (self.request is None or isinstance(self.request, Request)):
             problems.append(f"request must be None or a Request, got {self.request!r}")
+        if self.restart_s is not None:
+            if is_real(self.restart_s) and 0 <= float(self.restart_s) <= MAX_DURATION_S:
+                object.__setattr__(self, "restart_s", float(self.restart_s))
+            else:
+                problems.append(
+                    f"restart_s must be None or a number in {range_text(0, MAX_DURATION_S)}, "
+                    f"got {self.restart_s!r}"
+                )
         if problems:
             raise ValueError(f"job {self.job_id!r}: " + "; ".join(problems))
         gpu_checks: tuple[tuple[str, bool, str], ...]

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from gpushare_env.sim.engine import JobState
+from gpushare_env.sim.engine import JobState, MigInstance
 
 __all__ = ["SimView"]
 
@@ -128,6 +128,11 @@ class SimView(Protocol):
     def can_suspend(self, job_id: int) -> bool:
         """True if the suspension rules allow suspending ``job_id`` now
         (``Simulator.can_suspend``; the env's mask encodes the same rule)."""
+        ...
+
+    def mig_instances(self, gpu: int) -> list[MigInstance]:
+        """GPU ``gpu``'s MIG instances by start (``sharing = "mig"`` only): profile, start
+        memory slice, the jobs holding it, those it is reserved for, MPS-shared."""
         ...
 
     def find_placement(self, job_id: int, strategy: str) -> tuple[int, ...] | None:

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpushare_env.sim.types import JobSpec
 from gpushare_env.workloads.jobs import TraceError
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "artifact_normalized_latencies",
     "miso_arrivals",
     "miso_generators",
+    "miso_job_specs",
     "miso_jobs",
     "miso_predicted_latencies",
     "miso_scenario_draws",
@@ -393,6 +395,47 @@ def miso_jobs(
             )
         jobs.append(MisoJob(job_id, durations[job_id], model, table[model]))
     return jobs
+
+
+def miso_job_specs(seed: int = MISO_SEED, jobs: Sequence[MisoJob] | None = None) -> list[JobSpec]:
+    """The scenario as the simulator's jobs, for ``sharing = "mig"`` on A100-40GB GPUs.
+
+    Each job arrives when the artifact's draws for ``seed`` say (:func:`miso_arrivals`),
+    runs its :attr:`~MisoJob.artifact_duration_s` on a whole A100 (one iteration a second:
+    ``iter_time_s`` is the ``a100`` type's speed, 2.0), restarts from a checkpoint in its
+    drawn overhead (``restart_s``), and is MISO's job by name (``model`` and
+    ``batch_size`` spell ``resnet_train64``), so its speed on each profile is MISO's
+    measurement (``gpushare_env.sim.mig_speed.job_speed_table``). ``memory_gib`` is the
+    usable memory of the smallest profile it fits (it decides nothing on an A100-40GB).
+    """
+    from gpushare_env.sim.catalog import GPU_TYPES
+    from gpushare_env.sim.mig import get_mig_model
+    from gpushare_env.sim.mig_speed import MISO_GPU_MODEL, usable_memory_gib
+
+    scenario = miso_jobs() if jobs is None else list(jobs)
+    arrivals = miso_arrivals(seed, num_jobs=len(scenario))
+    arrival_of = arrivals.arrival_of()
+    a100 = get_mig_model(MISO_GPU_MODEL)
+    speed = GPU_TYPES["a100"].speed
+    specs = []
+    for job in scenario:
+        model, _, batch = job.model.rpartition("_train")
+        smallest = min((a100.profile(p) for p in job.batch_latency_s), key=lambda p: p.memory_gib)
+        specs.append(
+            JobSpec(
+                job_id=job.job_id,
+                arrival_s=float(arrival_of[job.job_id]),
+                model=model,
+                batch_size=int(batch),
+                num_gpus=1,
+                iterations=job.artifact_duration_s,
+                memory_gib=usable_memory_gib(smallest),
+                intensity=1.0,
+                iter_time_s=float(speed),
+                restart_s=arrivals.overhead_s[job.job_id],
+            )
+        )
+    return sorted(specs, key=lambda s: (s.arrival_s, s.job_id))
 
 
 def read_miso_trace(path: PathLike) -> dict[int, float]:

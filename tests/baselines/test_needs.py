@@ -12,17 +12,18 @@ import pytest
 
 import baselines
 from baselines.min_frag import MinFrag
-from gpushare_env.sim.placement import ALL_STRATEGIES, SHARE_RULES, STRATEGIES
+from gpushare_env.sim.placement import ALL_STRATEGIES, MIG_RULES, SHARE_RULES, STRATEGIES
 
 EVERY = [*baselines.available(), *baselines.variants(), *baselines.planners(),
-         *baselines.share_policies()]  # fmt: skip
+         *baselines.share_policies(), *baselines.mig_policies()]  # fmt: skip
 
 
 def test_one_registry_names_every_policy_and_its_groups_are_views_of_it() -> None:
     assert list(baselines.REGISTRY) == EVERY
     for group, names in (("policy", baselines.POLICIES), ("variant", baselines.VARIANTS),
                          ("planner", baselines.PLANNERS),
-                         ("share_rule", baselines.SHARE_POLICIES)):  # fmt: skip
+                         ("share_rule", baselines.SHARE_POLICIES),
+                         ("mig", baselines.MIG_POLICIES)):  # fmt: skip
         assert list(names) == [n for n, (g, _) in baselines.REGISTRY.items() if g == group]
     for name, (_, cls) in baselines.REGISTRY.items():
         assert cls.name == name
@@ -32,7 +33,10 @@ def test_one_registry_names_every_policy_and_its_groups_are_views_of_it() -> Non
 def test_every_policy_declares_strategies_the_simulator_knows(name: str) -> None:
     needs = baselines.needs_strategies(name)
     assert set(needs) <= set(ALL_STRATEGIES)
-    assert baselines.needs_sharing(name) == ("shares" if set(needs) & set(SHARE_RULES) else None)
+    expected = "shares" if set(needs) & set(SHARE_RULES) else None
+    assert baselines.needs_sharing(name) == (
+        expected or ("mig" if set(needs) & set(MIG_RULES) else None)
+    )
     assert baselines.make(name).needs_strategies == needs
 
 

@@ -20,8 +20,15 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from gpushare_env.envs import GPUShareEnv
-from gpushare_env.sim.placement import ALL_STRATEGIES
-from tests.forks import INSTANTS, assert_same, at_instant, configs, shares_of, sim_snapshot
+from tests.forks import (
+    EVERY_STRATEGY,
+    INSTANTS,
+    assert_same,
+    at_instant,
+    configs,
+    shares_of,
+    sim_snapshot,
+)
 from tests.test_headless_matches_env import examples
 
 #: Steps a drawn episode may take at most (the small ones take a few hundred).
@@ -45,10 +52,10 @@ env_configs = st.tuples(
     lambda drawn: {
         **drawn[0],
         **drawn[1],
-        # FGD's rules (and their caches) among the actions under the shares model
+        # FGD's rules (and their caches) or MIG's among the actions under their model
         **(
-            {"strategies": list(ALL_STRATEGIES)}
-            if drawn[2] and drawn[0]["sharing"] == "shares"
+            {"strategies": list(EVERY_STRATEGY[drawn[0]["sharing"]])}
+            if drawn[2] and drawn[0]["sharing"] in EVERY_STRATEGY
             else {}
         ),
     }

@@ -64,8 +64,8 @@ def test_inputs_are_frozen() -> None:
     [
         ("encoder", {"priority_slots": 3}, r"priority_slots must be in \[0, 2\], got 3"),
         ("env", {"weights": (1.0, 2.0)}, r"reward weights: expected \d+ .* got 2"),
-        ("encoder", {"strategies": ()}, r"strategies: 1 to 10 distinct names, got \(\)"),
-        ("encoder", {"strategies": ("pack", "pack")}, r"1 to 10 distinct names"),
+        ("encoder", {"strategies": ()}, r"strategies: 1 to 12 distinct names, got \(\)"),
+        ("encoder", {"strategies": ("pack", "pack")}, r"1 to 12 distinct names"),
         ("encoder", {"strategies": ("best",)}, r"unknown strategy 'best'; allowed: \['exclusive'"),
         ("encoder", {"strategies": ("share_fgd",)}, r"'share_fgd' places requested shares"),
     ],

@@ -27,6 +27,7 @@ CLASSES = (
     "EventHeap",
     "GpuTable",
     "JobTable",
+    "MigTable",
     "Meter",
     "Windows",
     "Columns",

@@ -58,8 +58,8 @@ def test_registry_is_the_settings_choices_and_the_cores_codes() -> None:
 
 
 def test_unknown_model_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match=r"sharing: unknown sharing model 'mig'.*memory"):
-        sharing_model("mig")
+    with pytest.raises(ValueError, match=r"sharing: unknown sharing model 'mps'.*memory"):
+        sharing_model("mps")
 
 
 def test_memory_columns_hold_memory_and_no_node_demand() -> None:
