@@ -369,9 +369,9 @@ _DECLARED: tuple[Setting, ...] = (
         "profile it fits, at its speed there; A100 clusters such as mig_medium)",
         flat="sharing",
         details="docs/model.md, *Two sharing models*, and docs/mig.md; a job's "
-        "``JobSpec.request`` holds what it asks under ``shares``. The env takes its workload's model when none is "
-        "chosen (an openb pod list: ``shares``, ``WorkloadConfig.sharing``) and refuses a "
-        "chosen one that contradicts it.",
+        "``JobSpec.request`` holds what it asks under ``shares``. The env takes its "
+        "workload's model when none is chosen (an openb pod list: ``shares``, "
+        "``WorkloadConfig.sharing``) and refuses a chosen one that contradicts it.",
         sim=True,
     ),
     Setting(
