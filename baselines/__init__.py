@@ -54,7 +54,7 @@ from baselines.gandiva import Gandiva
 from baselines.gandiva_critical_path import GandivaCriticalPath
 from baselines.gandiva_srpt import GandivaSRPT
 from baselines.lookahead import Lookahead
-from baselines.mig.policies import MigFull, MigStatic
+from baselines.mig.policies import MigFull, MigOracle, MigStatic, Miso
 from baselines.min_frag import MinFrag
 from baselines.random_policy import RandomPolicy
 from baselines.share_rules import SHARE_RULE_POLICIES
@@ -112,7 +112,7 @@ REGISTRY: dict[str, tuple[str, type[Policy]]] = {
         ("variant", (GandivaSRPT, GandivaCriticalPath)),
         ("planner", (Lookahead,)),
         ("share_rule", SHARE_RULE_POLICIES),
-        ("mig", (MigFull, MigStatic)),
+        ("mig", (MigFull, MigStatic, Miso, MigOracle)),
     )
     for cls in classes
 }  # fmt: skip

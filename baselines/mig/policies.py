@@ -19,12 +19,32 @@ continuous time. ``baselines.mig.artifact_loop`` runs the same rules with the ar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from baselines.base import Policy
+from baselines.mig.search import (
+    SlowdownTable,
+    admission_size,
+    best_placement,
+    canonical_table,
+    moved_jobs,
+)
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, Repartition, Schedule, SimView, Suspend
+from gpushare_env.sim.mig_speed import MISO_GPU_MODEL, job_speed_table
+from gpushare_env.sim.types import JobSpec
+from gpushare_env.workloads.miso import (
+    MISO_ERROR_MEAN,
+    MISO_ERROR_STD,
+    PROFILE_SLICES,
+    MisoJob,
+    artifact_normalized_latencies,
+    miso_jobs,
+    miso_scenario_draws,
+)
 
-__all__ = ["STATIC_PARTITION", "MigFull", "MigStatic"]
+__all__ = ["STATIC_PARTITION", "MigFull", "MigOracle", "MigStatic", "Miso", "real_layout"]
 
 #: MISO's static partition (3g + 2g + 2g) as NVIDIA places it on an A100-40GB:
 #: ``(profile, start memory slice)``.
@@ -122,3 +142,307 @@ class MigStatic(Policy):
                 if job in allowed:
                     return job
         return None
+
+
+def _miso_scenario_job(spec: JobSpec) -> MisoJob | None:
+    """The job of MISO's scenario ``spec`` is (same id, model and length), or ``None``."""
+    jobs = _scenario()
+    if spec.job_id >= len(jobs):
+        return None
+    job = jobs[spec.job_id]
+    name = f"{spec.model}_train{spec.batch_size}"
+    return job if job.model == name and job.artifact_duration_s == spec.iterations else None
+
+
+_SCENARIO: list[MisoJob] = []
+
+
+def _scenario() -> list[MisoJob]:
+    if not _SCENARIO:
+        _SCENARIO.extend(miso_jobs())
+    return _SCENARIO
+
+
+#: MISO's slice sizes as NVIDIA's A100-40GB profiles.
+_PROFILE_OF_SIZE = {7: "7g.40gb", 4: "4g.20gb", 3: "3g.20gb", 2: "2g.10gb", 1: "1g.5gb"}
+_SIZE_OF = {profile: size for size, profile in _PROFILE_OF_SIZE.items()}
+#: A100 placement rules of those profiles: memory slices and allowed starts
+#: (``gpushare_env.sim.mig``).
+_GEOMETRY = {7: (8, (0,)), 4: (4, (0,)), 3: (4, (0, 4)), 2: (2, (0, 2, 4)), 1: (1, tuple(range(7)))}
+
+
+def real_layout(
+    sizes: Sequence[int], kept: Mapping[int, tuple[int, int]] | None = None
+) -> list[tuple[int, int]] | None:
+    """NVIDIA placements ``(size, start)`` for the slices ``sizes`` (an artifact partition,
+    in slice order) on an A100, keeping ``kept`` (slice index -> ``(size, start)`` already
+    placed); ``None`` if they do not fit. Slices are placed largest first, each at its
+    lowest free allowed start, backtracking."""
+    kept = dict(kept or {})
+    used = 0
+    for size, start in kept.values():
+        used |= ((1 << _GEOMETRY[size][0]) - 1) << start
+    todo = sorted((i for i in range(len(sizes)) if i not in kept), key=lambda i: -sizes[i])
+    found: dict[int, tuple[int, int]] = dict(kept)
+
+    def place(k: int, used: int) -> bool:
+        if k == len(todo):
+            return True
+        index = todo[k]
+        width, starts = _GEOMETRY[sizes[index]]
+        for start in starts:
+            bits = ((1 << width) - 1) << start
+            if not used & bits and start + width <= 8:
+                found[index] = (sizes[index], start)
+                if place(k + 1, used | bits):
+                    return True
+        found.pop(index, None)
+        return False
+
+    if not place(0, used):
+        return None
+    return [found[i] for i in range(len(sizes))]
+
+
+class Miso(Policy):
+    """MISO (Li et al., SoCC 2022): each arriving job goes, strictly first in first out,
+    to the GPU with the fewest jobs among those whose partition can admit it (not
+    profiling); the GPU profiles its jobs under MPS for ``profiling_s`` (each at a third
+    of its speed, the GPU closed to others), then each job runs on the MIG instance the
+    search over the artifact's partitions chose from *predicted* speeds; when no job
+    waits, GPUs with an idle slice are re-packed. Moving a job is a checkpoint and
+    restart (``Suspend``, ``Repartition`` reserving its new instance, ``Schedule``).
+
+    Speeds it decides from: MISO's jobs' predictions as the artifact draws them for
+    ``scenario_seed`` (``gpushare_env.workloads.miso``), other jobs' true speeds with
+    MISO's error drawn per job. The profiling phase ends on the profiled job's sampling
+    event: run with ``SimConfig.sample_iterations = profiling_s / 3`` of its whole-GPU
+    iterations (10 for MISO's jobs, which make one a second), as the preset does.
+
+    Args:
+        env: The env for ``predict`` (``None`` headless; refused in the env).
+        seed: Seeds the errors of jobs that are not MISO's.
+        scenario_seed: The artifact's seed its predictions are drawn with.
+        profiling_s: Length of the MPS profiling phase [s].
+    """
+
+    name = "miso"
+    needs_strategies = ("mig_fit",)
+    needs_repartition = True
+    #: Decide from predicted speeds (``mig_oracle``: the true ones).
+    predicted = True
+
+    def __init__(
+        self,
+        env: object = None,
+        seed: int | None = 0,
+        scenario_seed: int = 9,
+        profiling_s: float = 30.0,
+    ) -> None:
+        super().__init__(env, seed)
+        if profiling_s < 0:
+            raise ValueError(f"{self.name}: profiling_s must be >= 0, got {profiling_s}")
+        self.scenario_seed = int(scenario_seed)
+        self.profiling_s = float(profiling_s) if self.predicted else 0.0
+        self._reset_state()
+
+    def params(self) -> dict[str, object]:
+        """Named parameters."""
+        return {"scenario_seed": self.scenario_seed, "profiling_s": self.profiling_s}
+
+    def _reset_state(self) -> None:
+        #: Per GPU: the artifact partition and the job on each slice (None: idle).
+        self._plan: dict[int, tuple[tuple[int, ...], list[int | None]]] = {}
+        #: Per GPU: (profiling end time, the profiled job).
+        self._profiling: dict[int, tuple[float, int]] = {}
+        #: Per GPU: a move in progress: (jobs to checkpoint, layout, jobs to (re)start).
+        self._moves: dict[
+            int, tuple[list[int], list[tuple[str, int, tuple[int, ...], bool]], list[int]]
+        ] = {}
+        self._tables: dict[int, SlowdownTable] = {}
+        self._predictions: dict[int, dict[str, float]] | None = None
+
+    # ------------------------------------------------------------ speeds
+    def _table(self, view: SimView, job_id: int) -> SlowdownTable:
+        """The slowdown table the policy decides from for ``job_id``."""
+        table = self._tables.get(job_id)
+        if table is None:
+            table = self._tables[job_id] = canonical_table(self._slowdowns(view, job_id))
+        return table
+
+    def _slowdowns(self, view: SimView, job_id: int) -> dict[int, float]:
+        spec = view.job(job_id).spec
+        scenario = _miso_scenario_job(spec)
+        if scenario is not None:
+            table = artifact_normalized_latencies(scenario)
+            if self.predicted:
+                if self._predictions is None:
+                    _, self._predictions = miso_scenario_draws(self.scenario_seed)
+                table = self._predictions[scenario.job_id]
+            whole = table["7g.40gb"]
+            return {PROFILE_SLICES[p]: v / whole for p, v in table.items() if p in _SIZE_OF}
+        speeds = job_speed_table(spec, MISO_GPU_MODEL)
+        slow = {s: 1.0 / v for s, p in _PROFILE_OF_SIZE.items() if (v := speeds[p])}
+        if self.predicted:
+            rng = np.random.default_rng([self.seed or 0, job_id])
+            errors = rng.normal(MISO_ERROR_MEAN, MISO_ERROR_STD, len(slow))
+            signs = np.where(rng.random(len(slow)) > 0.5, -1.0, 1.0)
+            slow = {s: v + e * g for (s, v), e, g in zip(slow.items(), errors, signs, strict=True)}
+        return slow
+
+    def _min_size(self, view: SimView, job_id: int) -> int:
+        return min(size for size, _ in self._table(view, job_id))
+
+    # ------------------------------------------------------------ deciding
+    def decide(self, view: SimView) -> Decision:
+        """Carry on a move in progress; end a profiling phase; place the head job; when
+        no job waits, re-pack GPUs with an idle slice."""
+        self._forget_finished(view)
+        for gpu in list(self._moves):
+            decision = self._continue_move(view, gpu)
+            if decision is not None and decision is not ADVANCE:
+                return decision
+        now = view.now_s
+        for gpu, (end, _) in list(self._profiling.items()):
+            if now + 1e-9 >= end:
+                del self._profiling[gpu]
+                self._start_move(view, gpu, list(self._active(gpu)), mps=False)
+                return self.decide(view)
+        moving = {
+            j for checkpoint, _, restart in self._moves.values() for j in (*checkpoint, *restart)
+        }
+        waiting = [j for j in self.visible_pending(view) if j not in moving]
+        if waiting:
+            return self._place(view, waiting[0])
+        for gpu in range(view.num_gpus):
+            if gpu not in self._profiling and gpu not in self._moves and self._repack(view, gpu):
+                return self.decide(view)
+        return ADVANCE
+
+    def _active(self, gpu: int) -> list[int]:
+        plan = self._plan.get(gpu)
+        return [] if plan is None else [j for j in plan[1] if j is not None]
+
+    def _forget_finished(self, view: SimView) -> None:
+        for _, jobs in self._plan.values():
+            for k, job in enumerate(jobs):
+                if job is not None and view.job(job).status == JobStatus.FINISHED:
+                    jobs[k] = None
+
+    def _place(self, view: SimView, job_id: int) -> Decision:
+        need = self._min_size(view, job_id)
+        best = None
+        for gpu in range(view.num_gpus):
+            if gpu in self._profiling or gpu in self._moves:
+                continue
+            active = self._active(gpu)
+            allowed = admission_size([self._min_size(view, j) for j in active])
+            if allowed is None or allowed < need:
+                continue
+            if best is None or len(active) < len(self._active(best)):
+                best = gpu
+        if best is None:
+            return ADVANCE  # strictly first in first out: the head waits
+        active = self._active(best)
+        placement = best_placement([self._table(view, j) for j in [*active, job_id]])
+        if placement is None:
+            return ADVANCE
+        self._plan[best] = (placement.partition, list(placement.jobs_by_slice([*active, job_id])))
+        if self.profiling_s > 0:
+            self._profiling[best] = (view.now_s + self.profiling_s, job_id)
+        self._start_move(view, best, [*active, job_id], mps=self.profiling_s > 0, checkpoint=active)
+        return self.decide(view)
+
+    def _start_move(
+        self,
+        view: SimView,
+        gpu: int,
+        jobs: list[int],
+        mps: bool,
+        checkpoint: list[int] | None = None,
+    ) -> None:
+        """Checkpoint ``checkpoint`` (default: every job of ``jobs`` holding an instance of
+        ``gpu``), re-partition ``gpu`` (MPS over the whole GPU, or the plan's layout) and
+        restart ``jobs`` on their reserved instances."""
+        if checkpoint is None:
+            checkpoint = [j for j in jobs if view.job(j).status != JobStatus.SUSPENDED]
+        if mps:
+            layout = [("7g.40gb", 0, tuple(jobs), True)]
+        else:
+            partition, by_slice = self._plan[gpu]
+            placed = real_layout(partition)
+            assert placed is not None, partition
+            layout = [
+                (_PROFILE_OF_SIZE[size], start, () if job is None else (job,), False)
+                for (size, start), job in zip(placed, by_slice, strict=True)
+            ]
+        self._moves[gpu] = (list(checkpoint), layout, list(jobs))
+
+    def _continue_move(self, view: SimView, gpu: int) -> Decision | None:
+        """The next decision of ``gpu``'s move, ``ADVANCE`` while it waits for time to
+        run, ``None`` once it is done."""
+        checkpoint, layout, restart = self._moves[gpu]
+        statuses = [view.job(job).status for job in checkpoint]
+        for job, status in zip(checkpoint, statuses, strict=True):
+            if status == JobStatus.RUNNING:
+                return Suspend(job)
+        if JobStatus.RESUMING in statuses or JobStatus.SUSPENDING in statuses:
+            return ADVANCE  # wait: a restart ends (then its checkpoint), or a checkpoint
+        if layout:
+            self._moves[gpu] = ([], [], restart)  # checkpoints done, the layout applied
+            return Repartition(gpu, tuple(layout))
+        for job in restart:
+            if view.job(job).status in (JobStatus.PENDING, JobStatus.SUSPENDED):
+                return Schedule(job, "mig_fit")
+        del self._moves[gpu]
+        return None
+
+    def _repack(self, view: SimView, gpu: int) -> bool:
+        """Start re-packing ``gpu`` if it has an idle slice (True if it did)."""
+        plan = self._plan.get(gpu)
+        if plan is None or None not in plan[1]:
+            return False
+        partition, by_slice = plan
+        active = [j for j in by_slice if j is not None]
+        if not active:
+            del self._plan[gpu]
+            self._moves[gpu] = ([], [("7g.40gb", 0, (), False)], [])
+            return True
+        placement = best_placement([self._table(view, j) for j in active])
+        if placement is None:
+            return False
+        new_jobs = list(placement.jobs_by_slice(active))
+        moved = moved_jobs(partition, by_slice, placement.partition, new_jobs)
+        self._plan[gpu] = (placement.partition, new_jobs)
+        old_real = real_layout(partition)
+        assert old_real is not None
+        where = {job: old_real[k] for k, job in enumerate(by_slice) if job is not None}
+        kept = {
+            k: where[job]
+            for k, job in enumerate(new_jobs)
+            if job is not None and job not in moved and where[job][0] == placement.partition[k]
+        }
+        placed = real_layout(placement.partition, kept)
+        if placed is None:  # NVIDIA's geometry moves more jobs than the artifact's
+            moved, placed = list(active), real_layout(placement.partition)
+            assert placed is not None
+        layout = [
+            (
+                _PROFILE_OF_SIZE[size],
+                start,
+                () if job is None or job not in moved else (job,),
+                False,
+            )
+            for (size, start), job in zip(placed, new_jobs, strict=True)
+        ]
+        self._moves[gpu] = (list(moved), layout, list(moved))
+        return True
+
+
+class MigOracle(Miso):
+    """MISO with the true speeds and no profiling (an upper bound: it knows each job's
+    speed on every profile before it runs)."""
+
+    name = "mig_oracle"
+    oracle = True
+    predicted = False

@@ -59,6 +59,7 @@ __all__ = [
     "MISO_SEED",
     "MISO_STORED_AVG_JCT_S",
     "PROFILE_SLICES",
+    "RESTART_RULES",
     "MisoArrivals",
     "MisoJob",
     "artifact_normalized_latencies",
@@ -397,7 +398,14 @@ def miso_jobs(
     return jobs
 
 
-def miso_job_specs(seed: int = MISO_SEED, jobs: Sequence[MisoJob] | None = None) -> list[JobSpec]:
+#: How ``miso_job_specs`` charges a restart: the drawn overhead, or what the artifact's
+#: 1 s step makes of it (``ceil(o) - 1`` s, docs/design/miso_protocol.md).
+RESTART_RULES: tuple[str, ...] = ("drawn", "steps")
+
+
+def miso_job_specs(
+    seed: int = MISO_SEED, jobs: Sequence[MisoJob] | None = None, *, restart: str = "drawn"
+) -> list[JobSpec]:
     """The scenario as the simulator's jobs, for ``sharing = "mig"`` on A100-40GB GPUs.
 
     Each job arrives when the artifact's draws for ``seed`` say (:func:`miso_arrivals`),
@@ -407,7 +415,11 @@ def miso_job_specs(seed: int = MISO_SEED, jobs: Sequence[MisoJob] | None = None)
     ``batch_size`` spell ``resnet_train64``), so its speed on each profile is MISO's
     measurement (``gpushare_env.sim.mig_speed.job_speed_table``). ``memory_gib`` is the
     usable memory of the smallest profile it fits (it decides nothing on an A100-40GB).
+    ``restart="steps"`` charges each restart ``ceil(o) - 1`` s, as the artifact's 1 s
+    step does, instead of the drawn ``o``.
     """
+    if restart not in RESTART_RULES:
+        raise ValueError(f"miso_job_specs: restart must be one of {RESTART_RULES}, got {restart!r}")
     from gpushare_env.sim.catalog import GPU_TYPES
     from gpushare_env.sim.mig import get_mig_model
     from gpushare_env.sim.mig_speed import MISO_GPU_MODEL, usable_memory_gib
@@ -432,7 +444,11 @@ def miso_job_specs(seed: int = MISO_SEED, jobs: Sequence[MisoJob] | None = None)
                 memory_gib=usable_memory_gib(smallest),
                 intensity=1.0,
                 iter_time_s=float(speed),
-                restart_s=arrivals.overhead_s[job.job_id],
+                restart_s=(
+                    arrivals.overhead_s[job.job_id]
+                    if restart == "drawn"
+                    else float(math.ceil(arrivals.overhead_s[job.job_id]) - 1)
+                ),
             )
         )
     return sorted(specs, key=lambda s: (s.arrival_s, s.job_id))
