@@ -107,7 +107,23 @@ def load_model(path: str | Path, env: Any = None) -> Any:
     (:func:`agents.saved.algorithm_of` reads it from the file)."""
     torch.set_num_threads(1)
     cls = algorithm_class(algorithm_of(path))
-    return cls.load(str(path), env=env, device="cpu")
+    try:
+        return cls.load(str(path), env=env, device="cpu")
+    except ValueError as error:
+        if env is None or "Observation spaces do not match" not in str(error):
+            raise
+        saved = cls.load(str(path), device="cpu").observation_space
+        given = env.observation_space
+        extra = sorted(set(getattr(given, "spaces", {})) - set(getattr(saved, "spaces", {})))
+        missing = sorted(set(getattr(saved, "spaces", {})) - set(getattr(given, "spaces", {})))
+        if not (extra or missing):
+            raise
+        raise ValueError(
+            f"{path}: the env's observation has {extra or 'no extra'} part(s) and lacks "
+            f"{missing or 'none'} of the model's (an obs['mig'] comes with "
+            "simulator.sharing = 'mig'): the model was not trained on this observation "
+            "and cannot play here"
+        ) from error
 
 
 def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:

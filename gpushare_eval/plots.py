@@ -23,6 +23,7 @@ __all__ = [
     "plot_interval_estimates",
     "plot_jct_cdf",
     "plot_metric_bars",
+    "plot_mig_partitions",
     "plot_utilisation",
 ]
 
@@ -403,4 +404,59 @@ def plot_gantt(
     )
     figure.savefig(path, dpi=_DPI)
     plt.close(figure)
+    return path
+
+
+#: One GPU's MIG partition from ``time_s`` on: slice sizes in position order (compute
+#: slices of 7) and the job on each (``None``: idle; -1: shared by several under MPS).
+PartitionRow = tuple[float, int, tuple[int, ...], tuple[int | None, ...]]
+
+
+def plot_mig_partitions(
+    panels: Mapping[str, Sequence[PartitionRow]],
+    num_gpus: int,
+    end_s: float,
+    path: Path,
+    title: str,
+) -> Path:
+    """Each GPU's MIG partition over time, one panel per run (``panels``: label -> rows,
+    each GPU's rows in time order): a GPU is a band of its 7 compute slices, each
+    instance a block (coloured by its job, grey while idle) from when the GPU took the
+    partition until its next one."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(12, 1.0 + 0.45 * num_gpus * len(panels)), squeeze=False
+    )
+    cmap = plt.get_cmap("tab20")
+    for ax, (label, rows) in zip(axes[:, 0], panels.items(), strict=True):
+        by_gpu: dict[int, list[PartitionRow]] = {}
+        for row in rows:
+            by_gpu.setdefault(row[1], []).append(row)
+        for gpu, gpu_rows in by_gpu.items():
+            ends = [r[0] for r in gpu_rows[1:]] + [end_s]
+            for (start, _, sizes, jobs), stop in zip(gpu_rows, ends, strict=True):
+                if stop <= start:
+                    continue
+                offset = 0
+                for size, job in zip(sizes, jobs, strict=True):
+                    colour = "#dddddd" if job is None else "#444444" if job < 0 else cmap(job % 20)
+                    ax.broken_barh(
+                        [(start, stop - start)],
+                        (gpu + offset / 7 * 0.85, size / 7 * 0.85),
+                        facecolors=colour,
+                        edgecolors="white",
+                        linewidth=0.3,
+                    )
+                    offset += size
+        ax.set_ylim(-0.1, num_gpus)
+        ax.set_xlim(0, end_s)
+        ax.set_yticks([g + 0.425 for g in range(num_gpus)], [f"GPU {g}" for g in range(num_gpus)])
+        ax.set_title(label, fontsize=9, loc="left")
+    axes[-1, 0].set_xlabel(
+        "time [s] (blocks: MIG instances, coloured by job; light grey: idle; dark: MPS)"
+    )
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
     return path

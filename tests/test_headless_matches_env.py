@@ -172,7 +172,8 @@ def test_a_policy_that_repartitions_is_refused_in_the_env_and_runs_headless() ->
     config = {"cluster": "mig_tiny", "workload": "philly_heavy", "num_jobs": 12,
               "sharing": "mig", "strategies": ["exclusive", "mig_largest"]}  # fmt: skip
     assert "re-partition action" in _row("mig_static", config, 0, headless=False)["error"]
-    assert _row("mig_static", config, 0, headless=True)["finished_jobs"] == 12
+    row = _row("mig_static", config, 0, headless=True)
+    assert (row["status"], row["jobs_total"], row["jobs_unfinished"]) == ("complete", 12, 0)
 
 
 def test_the_openb_runs_hold_cpu_only_tasks() -> None:

@@ -33,6 +33,7 @@ COMMANDS = {
     "gpushare-collect": "gpushare_eval.cli.collect:main",
     "gpushare-evaluate": "gpushare_eval.cli.evaluate:main",
     "gpushare-reproduce-fgd": "gpushare_eval.cli.reproduce_fgd:main",
+    "gpushare-reproduce-miso": "gpushare_eval.cli.reproduce_miso:main",
     "gpushare-train": "gpushare_eval.cli.train:main",
 }
 #: Not copied: version control, environments, caches, build products, outputs.

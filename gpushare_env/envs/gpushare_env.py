@@ -28,6 +28,7 @@ from gpushare_env.sim.cluster import Cluster, make_cluster
 from gpushare_env.sim.decisions import ADVANCE, Advance, Decision, Schedule, Suspend
 from gpushare_env.sim.engine import SimConfig, Simulator, check_core_enums
 from gpushare_env.sim.limits import is_int
+from gpushare_env.sim.sharing import sharing_model
 from gpushare_env.sim.types import JobSpec
 from gpushare_env.sim.view import SimView
 from gpushare_env.workloads.config import WorkloadConfig
@@ -316,6 +317,15 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
             space = spaces.Dict(
                 {"cluster": summary_space(), **{k: v for k, v in space.items() if k != "gpus"}}
             )
+        # the sharing model's observation part, if it has one (mig: obs["mig"])
+        self._sharing = sharing_model(cfg.run_args().sim_config.sharing)
+        self._part_columns = self._sharing.observation_columns(self.cluster)
+        self._gpu_rows = gpu_rows
+        if self._part_columns:
+            part = spaces.Box(
+                0.0, 1.0, (gpu_rows * len(self._part_columns),), dtype=np.float32
+            )
+            space = spaces.Dict({**space, self._sharing.name: part})
         self.observation_space = space
         # what every episode hands the simulator, made once by the config (headless runs
         # and the benchmark take theirs from the same method)
@@ -566,7 +576,15 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     def _observation(self) -> dict[str, np.ndarray]:
         """The observation: a copy of the core's buffer, ``obs["gpus"]`` padded with zero
         rows to ``windows.gpus`` if set, or replaced by ``obs["cluster"]``
-        (``observation.cluster_summary``)."""
+        (``observation.cluster_summary``); plus the sharing model's part, if it has one
+        (``obs["mig"]``)."""
+        obs = self._core_observation()
+        if self._part_columns:
+            assert self._sim is not None
+            obs[self._sharing.name] = self._sharing.observe(self._sim, self._gpu_rows)
+        return obs
+
+    def _core_observation(self) -> dict[str, np.ndarray]:
         assert self._sim is not None
         buffer = self._sim.observation_buffer
         if self._summary is not None:

@@ -141,6 +141,15 @@ class SharingModel:
         """Workers one GPU may hold."""
         return cluster.max_jobs_per_gpu
 
+    def observation_columns(self, cluster: Cluster) -> tuple[str, ...]:
+        """The columns of the env's observation part of the model (one row per GPU;
+        empty: no part of its own)."""
+        return ()
+
+    def observe(self, view: Any, rows: int) -> np.ndarray:
+        """That part now: ``rows`` x ``observation_columns``, flat, in [0, 1]."""
+        raise NotImplementedError
+
     def gpu_capacity(self, cluster: Cluster) -> np.ndarray:
         """What each GPU offers.  (G,) [the model's unit]"""
         raise NotImplementedError
@@ -393,6 +402,29 @@ class MigSharing(SharingModel):
                 f"{job.memory_gib:g} GiB per worker fits no MIG profile of {model.name}",
             )
         return None
+
+    def observation_columns(self, cluster: Cluster) -> tuple[str, ...]:
+        """Per GPU: for each profile its instances a worker could take now (idle, or
+        MPS-shared, and not reserved), over the most the GPU can hold; then its memory
+        slices in no instance, over all of them."""
+        model = mig_gpu_model(cluster)
+        return (*(f"free_{p.name}" for p in model.profiles), "unpartitioned")
+
+    def observe(self, view: Any, rows: int) -> np.ndarray:
+        model = mig_gpu_model(view.cluster)
+        index = {p.name: i for i, p in enumerate(model.profiles)}
+        most = [p.max_count for p in model.profiles]
+        width = len(model.profiles) + 1
+        out = np.zeros((rows, width), dtype=np.float32)
+        for gpu in range(view.num_gpus):
+            used = 0
+            for inst in view.mig_instances(gpu):
+                p = index[inst.profile]
+                used += model.profiles[p].memory_slices
+                if not inst.reserved and (inst.mps or not inst.jobs):
+                    out[gpu, p] += 1.0 / most[p]
+            out[gpu, -1] = 1.0 - used / model.memory_slices
+        return out.ravel()
 
     def frag_edges(self, edges: Sequence[float], cluster: Cluster) -> tuple[float, ...]:
         model = mig_gpu_model(cluster)

@@ -16,8 +16,9 @@ runs two ways:
     gpushare-reproduce-miso                 # the table, seed 9
     gpushare-reproduce-miso --seed 99 --out /tmp/miso
 
-Writes ``OUT/miso.csv`` (policy, engine, average JCT, makespan) and ``OUT/miso_table.md``
-(the printed table). See docs/mig.md.
+Writes ``OUT/miso.csv`` (policy, engine, average JCT, makespan), ``OUT/miso_table.md``
+(the printed table) and, with matplotlib installed, ``OUT/miso_partitions_<policy>.png``:
+each GPU's MIG partition over time, artifact rules above the core. See docs/mig.md.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 import baselines
 from baselines.mig import run_artifact_loop
 from gpushare_env.runner import run_headless
-from gpushare_env.sim import SimConfig
+from gpushare_env.sim import SimConfig, Simulator
 from gpushare_env.sim.cluster import make_cluster
 from gpushare_env.workloads.miso import (
     MISO_NUM_GPUS,
@@ -40,6 +41,7 @@ from gpushare_env.workloads.miso import (
     MISO_STORED_AVG_JCT_S,
     miso_job_specs,
 )
+from gpushare_eval.plots import PartitionRow
 
 __all__ = ["main", "run_core"]
 
@@ -60,20 +62,60 @@ MISO_SIM: dict[str, object] = {
 
 
 def run_core(
-    policy: str, seed: int = MISO_SEED, num_gpus: int = MISO_NUM_GPUS, restart: str = "drawn"
+    policy: str,
+    seed: int = MISO_SEED,
+    num_gpus: int = MISO_NUM_GPUS,
+    restart: str = "drawn",
+    partitions: list[PartitionRow] | None = None,
 ) -> tuple[float, float]:
     """``(average JCT, makespan)`` [s] of ``policy`` on the core's MIG model, each restart
-    charged as ``restart`` says (``miso_job_specs``)."""
+    charged as ``restart`` says (``miso_job_specs``); each GPU's partition over time is
+    appended to ``partitions`` when given."""
     cluster = make_cluster({"nodes": 1, "gpus_per_node": num_gpus, "gpu_type": "a100"})
+    last: dict[int, tuple[tuple[int, ...], tuple[int | None, ...]]] = {}
+
+    def record(sim: Simulator) -> None:
+        for gpu in range(num_gpus):
+            instances = sim.mig_instances(gpu)
+            state = (
+                tuple(int(inst.profile.split("g.", 1)[0]) for inst in instances),
+                tuple(-1 if inst.mps else (inst.jobs or (None,))[0] for inst in instances),
+            )
+            if last.get(gpu) != state and partitions is not None:
+                last[gpu] = state
+                partitions.append((sim.now_s, gpu, *state))
+
     result = run_headless(
         miso_job_specs(seed, restart=restart),
         cluster,
         baselines.make(policy, sharing="mig"),
         SimConfig(**MISO_SIM),  # type: ignore[arg-type]
         rng=np.random.default_rng(seed),
+        on_decision=record if partitions is not None else None,
     )
     jct = [r.finish_s - r.arrival_s for r in result.records]
     return float(np.mean(jct)), float(max(r.finish_s for r in result.records))
+
+
+def _plots(panels: dict[str, dict[str, list[PartitionRow]]], end_s: float, out: Path) -> list[Path]:
+    """One figure per policy: each GPU's partition over time, artifact rules and core."""
+    try:
+        import matplotlib  # noqa: F401
+
+        from gpushare_eval.plots import plot_mig_partitions
+    except ImportError:
+        print("(plots skipped: matplotlib is not installed; pip install 'gpushare-env[plot]')")
+        return []
+    return [
+        plot_mig_partitions(
+            runs,
+            MISO_NUM_GPUS,
+            end_s,
+            out / f"miso_partitions_{policy}.png",
+            f"MISO's scenario: {policy}, each GPU's MIG partition over time",
+        )
+        for policy, runs in panels.items()
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,12 +133,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed: must be >= 0, got {args.seed}")
     rows = []
     start = time.perf_counter()
+    panels: dict[str, dict[str, list[PartitionRow]]] = {}
     for policy in ARTIFACT_POLICIES:
         loop = run_artifact_loop(policy, args.seed)
         rows.append((policy, "artifact rules", loop.avg_jct_s, float(loop.makespan_s)))
+        panels[policy] = {"artifact rules": [tuple(entry) for entry in loop.timeline]}
         for restart, engine in (("drawn", "core"), ("steps", "core, step overheads")):
-            jct, makespan = run_core(policy, args.seed, restart=restart)
+            partitions: list[PartitionRow] | None = [] if restart == "drawn" else None
+            jct, makespan = run_core(policy, args.seed, restart=restart, partitions=partitions)
             rows.append((policy, engine, jct, makespan))
+            if partitions is not None:
+                panels[policy][engine] = partitions
     elapsed = time.perf_counter() - start
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "miso.csv", "w", newline="", encoding="utf-8") as handle:
@@ -117,9 +164,12 @@ def main(argv: list[str] | None = None) -> int:
             f"| {policy} | {engine} | {jct:.2f} | {f'{ref:.2f}' if ref else '-'} | {gap} |"
         )
     table = "\n".join(lines)
+    plots = _plots(panels, max(m for *_, m in rows), args.out)
     (args.out / "miso_table.md").write_text(table + "\n", encoding="utf-8")
     print(table)
     print(f"\n{len(rows)} runs in {elapsed:.1f} s; wrote {args.out}/miso.csv, miso_table.md")
+    for path in plots:
+        print(f"plot: {path}")
     return 0
 
 

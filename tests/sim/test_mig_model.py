@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import pickle
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
-import baselines
 from gpushare_env.sim import InvalidDecision, Repartition, SimConfig, Simulator, apply_decision
 from gpushare_env.sim.cluster import make_cluster
 from gpushare_env.sim.mig_speed import job_speed_table
 from gpushare_env.sim.sharing import MigSharing, sharing_model
 from gpushare_env.sim.types import JobSpec
-from gpushare_env.workloads.miso import MISO_STORED_AVG_JCT_S
-from gpushare_eval.cli.reproduce_miso import run_core
 
 A100 = {"nodes": 1, "gpus_per_node": 2, "gpu_type": "a100"}
 
@@ -97,15 +93,13 @@ def test_largest_rule_and_a_job_that_fits_nothing_idle() -> None:
         sim.place(1, [1])
 
 
-def test_mig_strategies_need_the_mig_model_and_policies_say_so() -> None:
+def test_mig_strategies_need_the_mig_model() -> None:
     memory = Simulator([_job(1)], make_cluster(A100), SimConfig(), rng=np.random.default_rng(0))
     memory.advance()
     with pytest.raises(InvalidDecision, match=r"mig_fit.*needs the mig model"):
         memory.schedule(1, "mig_fit")
     with pytest.raises(ValueError, match="under the mig model only"):
         memory.mig_instances(0)
-    with pytest.raises(ValueError, match=r"places jobs on MIG instances.*'mig'.*'memory'"):
-        baselines.make("mig_static", sharing="memory")
 
 
 def test_a_cluster_without_mig_is_refused_by_name() -> None:
@@ -162,48 +156,3 @@ def test_an_mps_instance_holds_several_jobs_at_the_mps_speed() -> None:
     while not sim.done:
         sim.advance()
     assert [r.finish_s for r in sim.records()] == pytest.approx([900.0, 900.0])  # a third
-
-
-#: The core's MISO runs against the artifact's stored averages (docs/mig.md): continuous
-#: time with the drawn restart overheads, and with the artifact's 1 s step's charge.
-CORE_GAPS = [
-    ("mig_full", "drawn", 0.0),
-    ("mig_full", "steps", 0.0),
-    ("mig_static", "drawn", 0.01),
-    ("mig_static", "steps", 0.01),
-    ("miso", "drawn", 0.03),
-    ("miso", "steps", 0.03),
-    ("mig_oracle", "steps", 0.03),
-]
-
-
-@pytest.mark.parametrize(("policy", "restart", "tolerance"), CORE_GAPS)
-def test_misos_policies_on_the_core_match_the_artifact(
-    policy: str, restart: str, tolerance: float
-) -> None:
-    jct, _ = run_core(policy, restart=restart)
-    stored = MISO_STORED_AVG_JCT_S[policy]
-    assert abs(jct / stored - 1) <= tolerance, (jct, stored)
-
-
-def test_the_oracle_in_continuous_time_is_the_documented_gap_and_the_order_holds() -> None:
-    """Continuous time with the drawn overheads: the oracle is 5.6% above the artifact
-    (a butterfly: whole-second finishes change which GPU later jobs join; docs/mig.md);
-    the order of the four holds both ways."""
-    for restart in ("drawn", "steps"):
-        jct = {
-            p: run_core(p, restart=restart)[0]
-            for p in ("mig_oracle", "miso", "mig_static", "mig_full")
-        }
-        assert jct["mig_oracle"] < jct["miso"] < jct["mig_static"] < jct["mig_full"], jct
-    oracle, _ = run_core("mig_oracle")
-    assert oracle / MISO_STORED_AVG_JCT_S["mig_oracle"] - 1 == pytest.approx(0.0557, abs=0.001)
-
-
-def test_the_oracle_is_labelled_and_policies_that_repartition_stay_out_of_the_env() -> None:
-    assert baselines.make("mig_oracle").oracle and not baselines.make("miso").oracle
-    env = gym.make("GPUShare-v0", config={"cluster": "mig_tiny", "sharing": "mig",
-                                          "strategies": ["exclusive", "mig_fit"]})  # fmt: skip
-    with pytest.raises(ValueError, match="no re-partition action: run it headless"):
-        baselines.make("miso", env=env)
-    assert baselines.make("mig_full", env=env).name == "mig_full"
