@@ -21,11 +21,13 @@ trained on) and the evaluation harness (``gpushare_eval``, which re-exports them
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpushare_env.workloads.real_traces import PHILLY_VC_TRACES, philly_vc_path
 
 __all__ = [
     "EVALUATION_PRESETS",
+    "MISO_SIMULATOR",
     "PHILLY_TEST_SEEDS",
     "PHILLY_TRAIN_SEEDS",
     "PHILLY_TRAIN_SEED_POOL",
@@ -83,6 +85,7 @@ class EvaluationPreset:
         ratio_table: Print, and put first in ``summary.md``, the thesis's table: per
             workload the means over seeds of makespan, mean JCT, GPU utilisation and
             suspensions, with the ratios to the baseline (``fifo``).
+        simulator: Env config (flat keys) every run of the preset takes.
     """
 
     name: str
@@ -97,7 +100,19 @@ class EvaluationPreset:
     policies: tuple[str, ...] | None = None
     headless: bool = False
     ratio_table: bool = False
+    simulator: tuple[tuple[str, Any], ...] = ()
 
+
+#: The simulator of MISO's scenario (``miso`` preset; ``gpushare-reproduce-miso``): the
+#: mig model; MISO's overhead is paid restarting (``JobSpec.restart_s``), none to
+#: checkpoint; no cap on checkpoints; MISO's profiling ends on the profiled job's sampling
+#: event (10 iterations of one second, at a third of its speed under MPS: 30 s).
+MISO_SIMULATOR: tuple[tuple[str, Any], ...] = (
+    ("sharing", "mig"),
+    ("suspend_overhead_s", 0.0),
+    ("max_suspends_per_job", None),
+    ("sample_iterations", 10),
+)
 
 EVALUATION_PRESETS: dict[str, EvaluationPreset] = {
     "thesis": EvaluationPreset(
@@ -171,6 +186,20 @@ EVALUATION_PRESETS: dict[str, EvaluationPreset] = {
         description="the six Philly virtual-cluster traces, each whole, on the 64-GPU "
         "medium cluster (loads 0.38-3.28), seeds "
         f"{PHILLY_VC_SEEDS[0]}-{PHILLY_VC_SEEDS[-1]}",
+    ),
+    "miso": EvaluationPreset(
+        name="miso",
+        workloads=("miso",),
+        cluster="miso",
+        seeds=(9,),
+        num_jobs=100,
+        include_zoo=False,
+        description="MISO's simulated evaluation (SoCC'22): its 100 jobs, arrivals and "
+        "overheads as its artifact draws them (seed 9) on 8 A100-40GB GPUs under the mig "
+        "sharing model; MISO's four policies, headless (docs/mig.md)",
+        policies=("mig_full", "mig_static", "miso", "mig_oracle"),
+        headless=True,
+        simulator=MISO_SIMULATOR,
     ),
 }
 """The named presets (names are part of the CLI)."""

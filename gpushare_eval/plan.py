@@ -271,7 +271,14 @@ def _resolve_policies(
 
     names = baselines.available()
     shared = baselines.share_policies()
-    known = [*names, *baselines.variants(), *baselines.planners(), *shared]  # 'all': available()
+    mig = baselines.mig_policies()
+    known = [
+        *names,
+        *baselines.variants(),
+        *baselines.planners(),
+        *shared,
+        *mig,
+    ]  # 'all': available()
     specs: list[PolicySpec] = []
     explicit = tokens is not None
     from gpushare_eval.sweeps import expand_grid
@@ -317,8 +324,8 @@ def _resolve_policies(
                 f"--policies: unknown policy {token!r}; available: {', '.join(names)}; "
                 f"variants: {', '.join(baselines.variants())}; planners: "
                 f"{', '.join(baselines.planners())}; under the shares model: "
-                f"{', '.join(shared)} (share_all: the six); or a saved agent "
-                "path/to/model.zip"
+                f"{', '.join(shared)} (share_all: the six); under the mig model: "
+                f"{', '.join(mig)}; or a saved agent path/to/model.zip"
             )
     if not explicit and include_zoo:
         zoo = _zoo_models()
@@ -686,7 +693,7 @@ def make_plan(
         gantt_policies = set(labels) if "all" in gantt_tokens else set(gantt_tokens)
     else:
         gantt_policies = {t for t in gantt_tokens if t in labels} or {labels[0]}
-    env_base: dict[str, Any] = {"cluster": cluster_spec}
+    env_base: dict[str, Any] = {"cluster": cluster_spec, **dict(chosen.simulator)}
     runs: list[RunSpec] = []
     env_configs: dict[str, dict[str, Any]] = {}
     for workload in workload_specs:

@@ -132,6 +132,10 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
       ``shared_free_75_100`` (share of memory), ``shared_free_memory``,
       ``compute_free`` (mean of max(0, 1 - U_g)), ``contended`` (U_g > 1), and the idle
       gangs on one node ``gangs_1``, ``gangs_2``, ``gangs_4``, ``gangs_8``.
+    * ``mig`` (G x 7), under ``simulator.sharing = "mig"`` only (the sharing model's part,
+      ``MigSharing.observe``), per GPU: for each MIG profile of its model, the instances a
+      worker could take now (idle or MPS-shared, not reserved) over the most the GPU can
+      hold, then ``unpartitioned`` (memory slices in no instance / all of them).
     * ``frag_hist`` (10), shares of all GPUs, summing to 1: ``idle``; shared GPUs with a
       free worker slot binned by free memory ``shared_free_0_2gib``,
       ``shared_free_2_4gib``, ``shared_free_4_6gib``, ``shared_free_6_8gib``,

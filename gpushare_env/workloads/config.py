@@ -48,6 +48,7 @@ from gpushare_env.workloads.generators import (
     thesis_workload,
 )
 from gpushare_env.workloads.jobs import as_generator, random_run
+from gpushare_env.workloads.miso import MISO_SEED, miso_job_specs
 from gpushare_env.workloads.openb import is_openb_pod_list, openb_jobs
 from gpushare_env.workloads.philly_trace import parse_time, read_philly_job_log
 
@@ -55,14 +56,22 @@ __all__ = ["WORKLOAD_PRESETS", "WorkloadConfig", "make_workload"]
 
 _log = logging.getLogger(__name__)
 
-_KINDS = ("thesis", "philly", "trace")
+_KINDS = ("thesis", "philly", "trace", "miso")
 _ARRIVALS = {
     "thesis": ("interval", "poisson"),
     "philly": ("poisson", "bursty"),
     "trace": ("poisson",),  # only (duration_s, num_gpus) CSVs need arrivals drawn
+    "miso": ("artifact",),  # MISO's artifact's own draws (gpushare_env.workloads.miso)
 }
-_DEFAULT_ARRIVAL = {"thesis": "interval", "philly": "poisson", "trace": "poisson"}
+_DEFAULT_ARRIVAL = {
+    "thesis": "interval",
+    "philly": "poisson",
+    "trace": "poisson",
+    "miso": "artifact",
+}
 _DEFAULT_NUM_JOBS = 100
+#: The sharing model a generated kind's jobs are written for.
+_SHARING_OF = {"miso": "mig"}
 _TRACE_SUFFIXES = (".csv", ".json")
 _CUTS = ("first", "random")
 #: Offered loads allowed (1e307 would make the mean gap between arrivals 0 s, 1e-320 inf).
@@ -77,7 +86,9 @@ class WorkloadConfig:
 
     Attributes:
         kind: ``"thesis"`` (the thesis's 100-job generator), ``"philly"`` (Philly-style
-            stream at a target load) or ``"trace"`` (read ``path``).
+            stream at a target load), ``"trace"`` (read ``path``) or ``"miso"`` (MISO's
+            100-job scenario as its artifact draws it, seed 9, for ``sharing = "mig"``;
+            the episode's seed draws nothing of it).
         num_jobs: Jobs to generate, >= 1 and <= 1e7; for a trace, the most to keep (earliest
             first). ``None``: 100 for generators, the whole trace for traces.
         arrival: Arrival process, ``None`` for the kind's default. ``thesis``:
@@ -276,6 +287,9 @@ class WorkloadConfig:
         ``EnvConfig`` takes it when no sharing model is chosen, and refuses a chosen one
         that contradicts it.
         """
+        return _SHARING_OF.get(self.kind, self._trace_sharing())
+
+    def _trace_sharing(self) -> str | None:
         if self.kind == "trace" and self.path is not None and is_openb_pod_list(self.path):
             return "shares"
         return None
@@ -285,6 +299,8 @@ class WorkloadConfig:
         none)."""
         if self.sharing() is None:
             return ""
+        if self.kind in _SHARING_OF:
+            return f"workload kind {self.kind!r} runs on MIG instances (sharing='mig')"
         return (
             f"{Path(str(self.path)).name} is an openb pod list: its tasks request GPU "
             "shares (the requested-shares model, sharing='shares')"
@@ -349,6 +365,9 @@ class WorkloadConfig:
                 models=self.models,
                 max_gpus=max_gpus,
             )
+        if self.kind == "miso":  # the artifact's scenario: its own seed, not the episode's
+            jobs = miso_job_specs(MISO_SEED)
+            return jobs if count is None else jobs[:count]
         # an openb pod list's arrivals offer ``load`` to a known cluster, else keep their times
         known = self.num_cluster_gpus or cluster_gpus
         if self.cut == "random":
@@ -427,6 +446,9 @@ WORKLOAD_PRESETS: dict[str, WorkloadConfig] = {
     "philly_bursty": WorkloadConfig(kind="philly", arrival="bursty"),
     # heavy load (2.5x the default 0.8): queues build up, so scheduling has headroom
     "philly_heavy": WorkloadConfig(kind="philly", arrival="poisson", load=2.0),
+    # MISO's scenario (SoCC'22): its 100 jobs, arrivals and overheads as its artifact draws
+    # them (seed 9), for the mig sharing model on A100s (the cluster preset miso)
+    "miso": WorkloadConfig(kind="miso"),
 }
 
 

@@ -32,6 +32,7 @@ import numpy as np
 
 import baselines
 from baselines.mig import run_artifact_loop
+from gpushare_env.presets import MISO_SIMULATOR
 from gpushare_env.runner import run_headless
 from gpushare_env.sim import SimConfig, Simulator
 from gpushare_env.sim.cluster import make_cluster
@@ -49,16 +50,8 @@ __all__ = ["main", "run_core"]
 ARTIFACT_POLICIES = ("mig_full", "mig_static", "miso", "mig_oracle")
 
 
-#: The simulator's settings for MISO's scenario: MISO's overhead is paid restarting
-#: (``JobSpec.restart_s``), none to checkpoint; no cap on checkpoints; MISO's profiling
-#: phase ends on the profiled job's sampling event (10 iterations of one second, at a
-#: third of its speed under MPS: 30 s).
-MISO_SIM: dict[str, object] = {
-    "sharing": "mig",
-    "suspend_overhead_s": 0.0,
-    "max_suspends_per_job": None,
-    "sample_iterations": 10,
-}
+#: The simulator's settings for MISO's scenario (the ``miso`` evaluation preset's).
+MISO_SIM: dict[str, object] = dict(MISO_SIMULATOR)
 
 
 def run_core(

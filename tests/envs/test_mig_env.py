@@ -9,6 +9,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import gpushare_env  # noqa: F401 - registers GPUShare-v0
+
 STRATEGIES = ["exclusive", "pack", "spread", "min_frag", "mig_fit", "mig_largest"]
 
 
@@ -57,3 +59,22 @@ def test_memory_and_shares_envs_have_no_mig_part() -> None:
 def test_an_env_without_mig_gpus_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match=r"sharing 'mig': GPU 0 \(v100, 16 GiB\) has no MIG"):
         gym.make("GPUShare-v0", config={"cluster": "tiny", "sharing": "mig"}).reset(seed=0)
+
+
+def test_the_env_plays_misos_scenario_to_the_end() -> None:
+    env = gym.make(
+        "GPUShare-v0",
+        config={"cluster": "miso", "workload": "miso", "num_jobs": 100,
+                "strategies": ["exclusive", "mig_fit", "mig_largest"]},
+    )  # fmt: skip
+    assert env.unwrapped.config.simulator.sharing == "mig"  # the workload's own model
+    obs, info = env.reset(seed=9)
+    rng = np.random.default_rng(9)
+    terminated = truncated = False
+    steps = 0
+    while not (terminated or truncated):
+        obs, _, terminated, truncated, info = env.step(
+            int(rng.choice(np.flatnonzero(info["action_mask"])))
+        )
+        steps += 1
+    assert terminated and info["metrics"]["mean_jct_s"] > 0 and steps >= 100
