@@ -189,14 +189,15 @@ EVALUATION_PRESETS: dict[str, EvaluationPreset] = {
     ),
     "miso": EvaluationPreset(
         name="miso",
-        workloads=("miso",),
+        workloads=("miso", "miso_steps"),
         cluster="miso",
         seeds=(9,),
         num_jobs=100,
         include_zoo=False,
         description="MISO's simulated evaluation (SoCC'22): its 100 jobs, arrivals and "
         "overheads as its artifact draws them (seed 9) on 8 A100-40GB GPUs under the mig "
-        "sharing model; MISO's four policies, headless (docs/mig.md)",
+        "sharing model, restarts as drawn (miso) and as the artifact's 1 s step charges "
+        "them (miso_steps); MISO's four policies, headless (docs/mig.md)",
         policies=("mig_full", "mig_static", "miso", "mig_oracle"),
         headless=True,
         simulator=MISO_SIMULATOR,

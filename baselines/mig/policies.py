@@ -411,9 +411,9 @@ class Miso(Policy):
         placement = best_placement([self._table(view, j) for j in active])
         if placement is None:
             return False
-        new_jobs = list(placement.jobs_by_slice(active))
+        new_jobs: list[int | None] = list(placement.jobs_by_slice(active))
         moved = moved_jobs(partition, by_slice, placement.partition, new_jobs)
-        self._plan[gpu] = (placement.partition, new_jobs)
+        self._plan[gpu] = (placement.partition, list(new_jobs))
         old_real = real_layout(partition)
         assert old_real is not None
         where = {job: old_real[k] for k, job in enumerate(by_slice) if job is not None}
@@ -426,7 +426,7 @@ class Miso(Policy):
         if placed is None:  # NVIDIA's geometry moves more jobs than the artifact's
             moved, placed = list(active), real_layout(placement.partition)
             assert placed is not None
-        layout = [
+        layout: list[tuple[str, int, tuple[int, ...], bool]] = [
             (
                 _PROFILE_OF_SIZE[size],
                 start,

@@ -1223,8 +1223,6 @@ cdef class Core(_Forks):
     cdef str _unfit_text(self, int g, Job* job):
         """Why ``_fits(g, job)`` is false, for ``place``'s error."""
         cdef int node = self.gpus.gpu_node[g]
-        if self.gpus.mig.np:
-            return self._mig_unfit_text(g, job)
         if self.gpus.free_cap[g] + EPS < job.demand:
             return (
                 f"GPU {g} has {self.gpus.free_cap[g]:{self.gpus.free_format}} {self.gpus.unit} "
@@ -1232,6 +1230,8 @@ cdef class Core(_Forks):
             )
         if self.gpus.holders[g] >= self.gpus.max_jobs:
             return f"GPU {g} already hosts {self.gpus.max_jobs} workers (max_jobs_per_gpu)"
+        if self.gpus.sharing != SHARING_SHARES:  # the fit's one other part (_fits_model)
+            return self._mig_unfit_text(g, job)
         if not (job.model_mask >> self.gpus.gpu_model[g]) & 1:
             return f"GPU {g}'s model is not among the job's request.gpu_models"
         if self.gpus.node_cpu_free[node] + EPS < job.cpu:

@@ -326,9 +326,7 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
         self._part_columns = self._sharing.observation_columns(self.cluster)
         self._gpu_rows = gpu_rows
         if self._part_columns:
-            part = spaces.Box(
-                0.0, 1.0, (gpu_rows * len(self._part_columns),), dtype=np.float32
-            )
+            part = spaces.Box(0.0, 1.0, (gpu_rows * len(self._part_columns),), dtype=np.float32)
             space = spaces.Dict({**space, self._sharing.name: part})
         self.observation_space = space
         # what every episode hands the simulator, made once by the config (headless runs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpushare_env.sim.engine import Event, Simulator
 
@@ -34,11 +35,12 @@ class Suspend:
 
 @dataclass(frozen=True, slots=True)
 class Repartition:
-    """Re-partition a MIG GPU (``sharing = "mig"``) into ``instances``, ``(profile, start
-    memory slice)`` pairs; the instances jobs hold stay (``Simulator.repartition``)."""
+    """Re-partition a MIG GPU (``sharing = "mig"``) into ``instances``, each ``(profile,
+    start memory slice[, reserved job ids[, MPS-shared]])``; the instances jobs hold stay
+    (``Simulator.repartition``)."""
 
     gpu: int
-    instances: tuple[tuple[str, int], ...]
+    instances: tuple[tuple[Any, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)

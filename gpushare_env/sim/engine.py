@@ -944,8 +944,7 @@ def core_inputs(
     workers = [d for d, s in zip(demand, ordered, strict=True) if s.num_gpus] or [float(GPU_MILLI)]
     reference = np.sort(np.asarray(workers, dtype=np.float64))
     num_gpus = cluster.num_gpus
-    if sharing.isolated:  # workers on one GPU never slow each other
-        interference = NoInterference()
+    interference = sharing.interference(interference)  # mig: isolated instances
     builtin = isinstance(interference, (LinearContention, NoInterference, MeasuredContention))
     measured = None
     if isinstance(interference, MeasuredContention):

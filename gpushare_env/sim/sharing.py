@@ -105,8 +105,6 @@ class SharingModel:
     mig_rules: ClassVar[bool] = False
     #: A GPU's free capacity and worker count alone tell whether a worker fits.
     free_capacity_fits: ClassVar[bool] = True
-    #: Workers on one GPU never slow each other (the interference model is not applied).
-    isolated: ClassVar[bool] = False
     #: One line for the docs' table of sharing models.
     summary: ClassVar[str]
 
@@ -145,6 +143,11 @@ class SharingModel:
         """The columns of the env's observation part of the model (one row per GPU;
         empty: no part of its own)."""
         return ()
+
+    def interference(self, given: Any) -> Any:
+        """The interference model workers on one GPU run under: ``given`` (the run's),
+        or none where workers are isolated (mig)."""
+        return given
 
     def observe(self, view: Any, rows: int) -> np.ndarray:
         """That part now: ``rows`` x ``observation_columns``, flat, in [0, 1]."""
@@ -332,7 +335,6 @@ class MigSharing(SharingModel):
     share_rules = False
     mig_rules = True
     free_capacity_fits = False
-    isolated = True
     summary = (
         "a worker holds one MIG instance of a profile its job fits, at the job's speed "
         "there; instances are isolated"
@@ -372,6 +374,11 @@ class MigSharing(SharingModel):
 
     def max_workers(self, cluster: Cluster) -> int:
         return mig_gpu_model(cluster).memory_slices
+
+    def interference(self, given: Any) -> Any:
+        from gpushare_env.sim.interference import NoInterference
+
+        return NoInterference()  # instances are isolated
 
     def mig_input(self, cluster: Cluster) -> Any:
         from gpushare_env.sim.core_inputs import MigInput

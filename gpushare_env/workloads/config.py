@@ -48,7 +48,7 @@ from gpushare_env.workloads.generators import (
     thesis_workload,
 )
 from gpushare_env.workloads.jobs import as_generator, random_run
-from gpushare_env.workloads.miso import MISO_SEED, miso_job_specs
+from gpushare_env.workloads.miso import MISO_SEED, RESTART_RULES, miso_job_specs
 from gpushare_env.workloads.openb import is_openb_pod_list, openb_jobs
 from gpushare_env.workloads.philly_trace import parse_time, read_philly_job_log
 
@@ -129,6 +129,9 @@ class WorkloadConfig:
             arrivals of the whole offer it): with ``max_duration_quantile`` and ``load``,
             a cluster kept busy long enough for placement to matter (``openb_jobs``).
             Openb pod lists only.
+        restart: How kind ``"miso"`` charges a job's restart from a checkpoint:
+            ``"drawn"`` (default, its drawn overhead ``o``) or ``"steps"`` (``ceil(o) -
+            1``, what the artifact's 1 s step makes of it; ``miso_job_specs``).
     """
 
     kind: str = "thesis"
@@ -148,6 +151,7 @@ class WorkloadConfig:
     window_end: str | None = None
     cut: str = "first"
     repeat: int = 1
+    restart: str = "drawn"
 
     def __post_init__(self) -> None:
         for name in self.fields():  # numpy scalars as Python values (plain JSON when recorded)
@@ -209,6 +213,10 @@ class WorkloadConfig:
             bad("repeat", f"an int {range_text(1, MAX_JOBS)}")
         elif self.repeat != 1 and self.kind != "trace":
             bad("repeat", "1 unless kind is 'trace' (an openb pod list)")
+        if self.restart not in RESTART_RULES:
+            bad("restart", f"one of {list(RESTART_RULES)}")
+        elif self.restart != "drawn" and self.kind != "miso":
+            bad("restart", "'drawn' unless kind is 'miso'")
         if self.cut not in _CUTS:
             bad("cut", f"one of {list(_CUTS)}")
         elif self.cut != "first" and self.kind != "trace":
@@ -366,7 +374,7 @@ class WorkloadConfig:
                 max_gpus=max_gpus,
             )
         if self.kind == "miso":  # the artifact's scenario: its own seed, not the episode's
-            jobs = miso_job_specs(MISO_SEED)
+            jobs = miso_job_specs(MISO_SEED, restart=self.restart)
             return jobs if count is None else jobs[:count]
         # an openb pod list's arrivals offer ``load`` to a known cluster, else keep their times
         known = self.num_cluster_gpus or cluster_gpus
@@ -449,6 +457,8 @@ WORKLOAD_PRESETS: dict[str, WorkloadConfig] = {
     # MISO's scenario (SoCC'22): its 100 jobs, arrivals and overheads as its artifact draws
     # them (seed 9), for the mig sharing model on A100s (the cluster preset miso)
     "miso": WorkloadConfig(kind="miso"),
+    # the same, each restart charged as the artifact's 1 s step charges it
+    "miso_steps": WorkloadConfig(kind="miso", restart="steps"),
 }
 
 

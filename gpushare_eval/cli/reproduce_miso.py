@@ -130,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     for policy in ARTIFACT_POLICIES:
         loop = run_artifact_loop(policy, args.seed)
         rows.append((policy, "artifact rules", loop.avg_jct_s, float(loop.makespan_s)))
-        panels[policy] = {"artifact rules": [tuple(entry) for entry in loop.timeline]}
+        panels[policy] = {
+            "artifact rules": [(e.time_s, e.gpu, e.partition, e.jobs) for e in loop.timeline]
+        }
         for restart, engine in (("drawn", "core"), ("steps", "core, step overheads")):
             partitions: list[PartitionRow] | None = [] if restart == "drawn" else None
             jct, makespan = run_core(policy, args.seed, restart=restart, partitions=partitions)

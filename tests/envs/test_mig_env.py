@@ -68,12 +68,12 @@ def test_the_env_plays_misos_scenario_to_the_end() -> None:
                 "strategies": ["exclusive", "mig_fit", "mig_largest"]},
     )  # fmt: skip
     assert env.unwrapped.config.simulator.sharing == "mig"  # the workload's own model
-    obs, info = env.reset(seed=9)
+    _, info = env.reset(seed=9)
     rng = np.random.default_rng(9)
     terminated = truncated = False
     steps = 0
     while not (terminated or truncated):
-        obs, _, terminated, truncated, info = env.step(
+        _, _, terminated, truncated, info = env.step(
             int(rng.choice(np.flatnonzero(info["action_mask"])))
         )
         steps += 1

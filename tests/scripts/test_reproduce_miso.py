@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpushare_eval.cli import reproduce_miso
 from gpushare_env.workloads.miso import MISO_STORED_AVG_JCT_S
+from gpushare_eval.cli import reproduce_miso
 
 ENGINES = ("artifact rules", "core", "core, step overheads")
 

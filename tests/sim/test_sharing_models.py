@@ -23,14 +23,18 @@ from gpushare_env.sim.sharing import (
 from gpushare_env.sim.types import GPU_MILLI, JobSpec, Request
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The most places in the package's code that may branch on the sharing model.
-MAX_BRANCHES = 12
+#: The most places in the package's code that may branch on the sharing model: 12 for
+#: two models; the third (mig) brought its dispatch entries (fit's part beyond capacity,
+#: occupy and release, the unfit text, the mask's search across nodes): 13 today, each
+#: listed in docs/design/layout.md.
+MAX_BRANCHES = 13
 #: A condition on the model: a comparison with one model's code or name, or a read of a
 #: property a model class sets (in a condition). Comparing a policy's needs with the
 #: configured model (``sharing != needed``) names no model: a new model adds no branch.
 _BRANCH = re.compile(
     r"[!=]=\s*(\"shares\"|\"memory\"|SHARING_[A-Z]+\b)"
-    r"|\b(if|elif|and|or|not)\b.*\b(gpus|sim_in|model|sharing)\.(one_node_gangs|node_limits|share_rules)\b"
+    r"|\b(if|elif|and|or|not)\b.*\b(gpus|sim_in|model|sharing|self)\."
+    r"(one_node_gangs|node_limits|share_rules|mig_rules|free_capacity_fits)\b"
 )
 
 

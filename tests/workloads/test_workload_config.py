@@ -60,7 +60,7 @@ def test_unknown_keys_are_rejected_with_the_allowed_ones():
 
 
 def test_unknown_preset_lists_the_presets():
-    with pytest.raises(ValueError, match=r"neither a preset \(\['philly'"):
+    with pytest.raises(ValueError, match=r"neither a preset \(\['miso', 'miso_steps', 'philly'"):
         make_workload("phily", 0)
     with pytest.raises(ValueError, match=r"workload.preset must be one of"):
         WorkloadConfig.from_any({"preset": "nope"})
@@ -69,7 +69,9 @@ def test_unknown_preset_lists_the_presets():
 @pytest.mark.parametrize(
     ("values", "field", "allowed"),
     [
-        ({"kind": "gavel"}, "kind", "one of ['thesis', 'philly', 'trace']"),
+        ({"kind": "gavel"}, "kind", "one of ['thesis', 'philly', 'trace', 'miso']"),
+        ({"restart": "steps"}, "restart", "'drawn' unless kind is 'miso'"),
+        ({"kind": "miso", "restart": "later"}, "restart", "one of ['drawn', 'steps']"),
         ({"num_jobs": 0}, "num_jobs", "an int >= 1"),
         ({"num_jobs": 2.5}, "num_jobs", "an int >= 1"),
         ({"arrival": "bursty"}, "arrival", "['interval', 'poisson'] for kind 'thesis'"),
