@@ -1324,6 +1324,7 @@ cdef class Core(_Forks):
         cdef int[MIG_SLOTS] new_profile
         cdef int[MIG_SLOTS] new_start
         cdef int[MIG_SLOTS] new_mps
+        cdef double[MIG_SLOTS] new_ready
         if not mig.np:
             raise InvalidDecision("repartition: MIG instances exist under the mig model only (SimConfig.sharing = 'mig')")
         if not 0 <= gpu < self.gpus.num_gpus:
@@ -1381,6 +1382,7 @@ cdef class Core(_Forks):
             new_profile[i] = -1
             new_start[i] = 0
             new_mps[i] = 0
+            new_ready[i] = 0.0
         holders = self._mig_jobs_on(gpu)
         remaining = list(wanted)
         slot_of = {}
@@ -1408,7 +1410,25 @@ cdef class Core(_Forks):
             new_profile[i] = found[0]
             new_start[i] = found[1]
             new_mps[i] = found[3]
+            new_ready[i] = mig.inst_ready[base + i]
             slot_of[id(found)] = i
+        # idle instances the new partition keeps as they are stay (no operation); the
+        # others are destroyed, the new ones created, one operation each, and exist once
+        # all of them are done
+        idle = {}
+        for i in range(MIG_SLOTS):
+            if mig.inst_profile[base + i] >= 0 and mig.inst_count[base + i] == 0:
+                key = (mig.inst_profile[base + i], mig.inst_start[base + i], mig.inst_mps[base + i])
+                idle[key] = mig.inst_ready[base + i]
+        ready = {}
+        created = 0
+        for item in remaining:
+            key = (item[0], item[1], item[3])
+            if key in idle:
+                ready[id(item)] = idle.pop(key)
+            else:
+                created += 1
+        done = self.now + (created + len(idle)) * mig.op_s
         slot = 0
         for item in sorted(remaining, key=lambda it: it[1]):
             while new_profile[slot] >= 0:
@@ -1416,6 +1436,7 @@ cdef class Core(_Forks):
             new_profile[slot] = item[0]
             new_start[slot] = item[1]
             new_mps[slot] = item[3]
+            new_ready[slot] = ready.get(id(item), done)
             slot_of[id(item)] = slot
         for rank in range(self.jobs.num_jobs):  # the GPU's earlier reservations go
             if mig.res_gpu[rank] == gpu:
@@ -1424,6 +1445,7 @@ cdef class Core(_Forks):
             mig.inst_profile[base + i] = new_profile[i]
             mig.inst_start[base + i] = new_start[i]
             mig.inst_mps[base + i] = new_mps[i]
+            mig.inst_ready[base + i] = new_ready[i]
             mig.inst_res[base + i] = 0
         for item in wanted:
             for rank in item[2]:

@@ -240,6 +240,8 @@ cdef class MigTable:
     cdef int compute_slices  # a whole GPU's compute slices
     cdef int memory_slices  # and memory slices
     cdef double mps_speed  # a worker's speed on an MPS-shared instance, x its speed alone
+    cdef double op_s  # time of one instance create or destroy [s]
+    cdef double* inst_ready  # (G, MIG_SLOTS) when it exists (its creation done) [s]
     cdef int* inst_profile  # (G, MIG_SLOTS) each slot's profile, -1: no instance
     cdef int* inst_start  # (G, MIG_SLOTS) its first memory slice
     cdef int* inst_count  # (G, MIG_SLOTS) workers holding it
@@ -266,6 +268,7 @@ cdef class MigTable:
         self.compute_slices = mig.compute_slices
         self.memory_slices = mig.memory_slices
         self.mps_speed = mig.mps_speed
+        self.op_s = mig.operation_s
         self.names = tuple(mig.profile_names)
         self.num_jobs = num_jobs
         n = num_gpus * MIG_SLOTS
@@ -274,7 +277,9 @@ cdef class MigTable:
         self.inst_count = <int*>checked_malloc(n * sizeof(int))
         self.inst_mps = <int*>checked_malloc(n * sizeof(int))
         self.inst_res = <int*>checked_malloc(n * sizeof(int))
+        self.inst_ready = <double*>checked_malloc(n * sizeof(double))
         for i in range(n):
+            self.inst_ready[i] = 0.0
             self.inst_profile[i] = -1
             self.inst_start[i] = 0
             self.inst_count[i] = 0
@@ -301,6 +306,7 @@ cdef class MigTable:
         c.compute_slices = self.compute_slices
         c.memory_slices = self.memory_slices
         c.mps_speed = self.mps_speed
+        c.op_s = self.op_s
         c.rule = self.rule
         c.names = self.names
         c.num_jobs = self.num_jobs
@@ -310,6 +316,7 @@ cdef class MigTable:
             c.inst_count = <int*>duplicate(self.inst_count, n * sizeof(int))
             c.inst_mps = <int*>duplicate(self.inst_mps, n * sizeof(int))
             c.inst_res = <int*>duplicate(self.inst_res, n * sizeof(int))
+            c.inst_ready = <double*>duplicate(self.inst_ready, n * sizeof(double))
             c.res_gpu = <int*>duplicate(self.res_gpu, (self.num_jobs + 1) * sizeof(int))
             c.res_slot = <int*>duplicate(self.res_slot, (self.num_jobs + 1) * sizeof(int))
         return c
@@ -320,6 +327,7 @@ cdef class MigTable:
         free(self.inst_count)
         free(self.inst_mps)
         free(self.inst_res)
+        free(self.inst_ready)
         free(self.res_gpu)
         free(self.res_slot)
 

@@ -357,10 +357,12 @@ cdef class _Placement(_Events):
         if job.num_gpus:
             self.rules.node_tags[node * (self.gpus.node_width + 1) + self._share_tag(job)] += delta
 
-    cdef inline void _hold_node(self, int node, Job* job, int delta) noexcept:
+    cdef inline double _hold_node(self, int node, Job* job, int delta) noexcept:
         """What a job takes (``delta`` 1) or gives back (-1) on its node beyond its GPUs,
         by sharing model (occupy's and release's one dispatch): under ``shares`` its CPU
-        and host memory, once, and FGD's caches of the node; nothing under ``memory``."""
+        and host memory, once, and FGD's caches of the node; under ``mig`` an instance per
+        worker; nothing under ``memory``. Returns how long the job waits for what it took
+        to be ready [s] (an instance still being created; 0 else)."""
         if self.gpus.sharing == SHARING_SHARES and node >= 0:
             if delta > 0:
                 self.gpus.node_cpu_free[node] -= job.cpu
@@ -370,7 +372,8 @@ cdef class _Placement(_Events):
                 self.gpus.node_mem_free[node] += job.host_mem
             self._node_changed(node, job, delta)
         elif self.gpus.sharing == SHARING_MIG:
-            self._mig_hold(job, delta)
+            return self._mig_hold(job, delta)
+        return 0.0
 
     # ------------------------------------------------------------------ MIG instances
 
@@ -404,15 +407,17 @@ cdef class _Placement(_Events):
                 best_key = key
         return best
 
-    cdef void _mig_hold(self, Job* job, int delta) noexcept:
+    cdef double _mig_hold(self, Job* job, int delta) noexcept:
         """Occupy's and release's ``mig`` entry: each worker takes (``delta`` 1) the
         instance ``_mig_slot`` picks on its GPU under ``mig.rule`` (the job's reservation,
         if any, is used up), and its capacity, load and speed follow the instance (on an
         MPS-shared one: the smallest profile the job fits, at ``mps_speed`` of its speed
-        there); or gives it back (-1)."""
+        there); or gives it back (-1). Returns how long until the instances it took are
+        created [s]."""
         cdef MigTable mig = self.gpus.mig
         cdef int i, g, slot, p, k, base
         cdef int rank = <int>(job - self.jobs.row)
+        cdef double wait = 0.0
         for i in range(job.held):
             g = self.jobs.gpus_of[job.offset + i]
             k = job.offset + i
@@ -423,6 +428,8 @@ cdef class _Placement(_Events):
             slot = self._mig_slot(g, job, mig.rule)
             p = mig.inst_profile[base + slot]
             mig.inst_count[base + slot] += 1
+            if mig.inst_ready[base + slot] - self.now > wait:
+                wait = mig.inst_ready[base + slot] - self.now
             self.jobs.w_inst[k] = slot
             if mig.inst_mps[base + slot]:
                 self.jobs.w_take[k] = job.demand
@@ -433,6 +440,7 @@ cdef class _Placement(_Events):
             self.jobs.w_load[k] = self.jobs.w_take[k] / <double>mig.compute_slices
         if delta > 0:
             self._mig_unreserve(rank)
+        return wait
 
     cdef void _mig_unreserve(self, int rank) noexcept:
         """Drop the reservation of job ``rank``, if any."""

@@ -386,6 +386,7 @@ cdef class _Simulation(_Placement):
         cdef Job* job = &self.jobs.row[rank]
         cdef int* gpus = &self.jobs.gpus_of[job.offset]
         cdef int i, g
+        cdef double wait
         self._dequeue(rank)
         memcpy(gpus, chosen, count * sizeof(int))
         job.held = count
@@ -397,7 +398,7 @@ cdef class _Simulation(_Placement):
                 if self.gpus.gpu_node[gpus[i]] != node:
                     job.cross_node = True
                     break
-        self._hold_node(node, job, 1)
+        wait = self._hold_node(node, job, 1)
         for i in range(count):
             g = gpus[i]
             self.gpus.free_cap[g] = self.gpus.free_cap[g] - self.jobs.w_take[job.offset + i]
@@ -406,15 +407,19 @@ cdef class _Simulation(_Placement):
             self.gpus.gpu_jobs[g * self.gpus.max_jobs + self.gpus.gpu_jobs_n[g]] = rank
             self.gpus.gpu_jobs_n[g] += 1
         self._touch_memory(gpus, count)
-        if job.status == PENDING:
+        if job.status == PENDING and wait <= 0.0:
             job.first_start = self.now
             self._start_compute(rank)
-        else:  # SUSPENDED: restart first, holding the GPUs without progress
+        else:  # SUSPENDED: restart first (MIG: once its instances exist), holding the GPUs
+            if job.status == PENDING:  # MIG: its instances are still being created
+                job.first_start = self.now
+            else:
+                wait += job.resume_overhead
             job.status = RESUMING
             job.transition_since = self.now
             self._transit_add(rank)
             job.version += 1
-            self._push(self.now + job.resume_overhead, EV_RESUME_DONE, rank)
+            self._push(self.now + wait, EV_RESUME_DONE, rank)
         self.sim_decisions += 1
         self._record()
 
@@ -473,7 +478,8 @@ cdef class _Simulation(_Placement):
         elif kind == EV_RESUME_DONE:
             self._transit_remove(rank)
             job.overhead_gpu_seconds += (self.now - job.transition_since) * job.num_gpus
-            job.resumes += 1
+            if job.suspends > 0:  # else a first start that waited for its MIG instances
+                job.resumes += 1
             if job.prev_node >= 0:
                 moved = job.prev_node != job.node or job.prev_held != job.held
                 if not moved:

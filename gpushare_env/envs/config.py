@@ -216,6 +216,7 @@ class SimulatorConfig(DeclaredGroup):
     sample_noise: float = declared("simulator.sample_noise")
     suspend_overhead_s: float | None = declared("simulator.suspend_overhead_s")  # [s]
     resume_overhead_s: float | None = declared("simulator.resume_overhead_s")  # [s]
+    mig_operation_s: float = declared("simulator.mig_operation_s")  # [s]
     interference: str = declared("simulator.interference")
     sharing: str = declared("simulator.sharing")
     target_workload: str = declared("simulator.target_workload")

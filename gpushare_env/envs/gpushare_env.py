@@ -244,15 +244,16 @@ class GPUShareEnv(gym.Env[dict[str, Any], np.int64]):
     ``limits.min_service_s``);
     ``simulator`` (``simulator.duration_info``, ``simulator.sample_iterations``,
     ``simulator.sample_noise``, ``simulator.suspend_overhead_s``,
-    ``simulator.resume_overhead_s``, ``simulator.interference``,
-    ``simulator.sharing``, ``simulator.target_workload``); ``invalid_action``,
+    ``simulator.resume_overhead_s``, ``simulator.mig_operation_s``,
+    ``simulator.interference``, ``simulator.sharing``, ``simulator.target_workload``);
+    ``invalid_action``,
     ``auto_advance``, ``on_unfit``. For
     example ``config={"windows": {"pending": 8}, "observation": {"rivals": True}}``. The
     flat form's short keys are accepted too (``config.FLAT_KEYS``:
     ``pending_window``, ``running_window``, ``window_priority``, ``time_scale_s``,
     ``invalid_penalty``, ``duration_info``, ``sample_iterations``, ``sample_noise``,
-    ``suspend_overhead_s``, ``resume_overhead_s``, ``interference``, ``sharing``,
-    ``target_workload``, ``max_decisions``,
+    ``suspend_overhead_s``, ``resume_overhead_s``, ``mig_operation_s``, ``interference``,
+    ``sharing``, ``target_workload``, ``max_decisions``,
     ``max_time_s``, ``max_suspends_per_job``, ``min_service_s``, ``observe_held_time``,
     ``observe_placement``, ``observe_drain``, ``observe_rivals``), as recorded configs
     and model files use them; one setting given both ways is an error. Keyword arguments

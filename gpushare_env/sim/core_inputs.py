@@ -200,6 +200,7 @@ class MigInput:
         initial: Each GPU's first partition: ``(profile index, start)`` per instance.
         mps_speed: A worker's speed on an MPS-shared instance, as a fraction of its speed
             alone there (MISO's profiling model: a third, its ``--mps_rate 3``).
+        operation_s: Time of one instance create or destroy (``SimConfig.mig_operation_s``).
     """
 
     profile_names: tuple[str, ...]  # (P,)
@@ -210,6 +211,7 @@ class MigInput:
     memory_slices: int
     initial: tuple[tuple[tuple[int, int], ...], ...]  # (G, *)
     mps_speed: float = 1.0 / 3.0
+    operation_s: float = 0.15  # [s]
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,6 +145,7 @@ class SimConfig(DeclaredGroup):
     duration_info: str = declared("simulator.duration_info")
     suspend_overhead_s: float | None = declared("simulator.suspend_overhead_s")  # [s]
     resume_overhead_s: float | None = declared("simulator.resume_overhead_s")  # [s]
+    mig_operation_s: float = declared("simulator.mig_operation_s")  # [s]
     cross_node_factor: float | None = declared("simulator.cross_node_factor")
     record_timeline: bool = declared("simulator.record_timeline")
     max_suspends_per_job: int | None = declared("limits.max_suspends_per_job")
@@ -970,7 +971,7 @@ def core_inputs(
         median_demand=float(np.median(reference)),
         **sharing.sim_fields(),
         target_workload=sharing.target_workload(columns.kinds, models, config.target_workload),
-        mig=sharing.mig_input(cluster),
+        mig=sharing.mig_input(cluster, config),
     )
     # headless: no layout, the core encodes nothing
     options = episode or EpisodeOptions()

@@ -349,6 +349,20 @@ _DECLARED: tuple[Setting, ...] = (
         sim=True,
     ),
     Setting(
+        "simulator.mig_operation_s",
+        0.15,
+        Real(0.0, 3600.0),
+        "under sharing = mig: time of one MIG instance create or destroy; a re-partition "
+        "readies its new instances after all its operations (0.1-0.2 s each, as measured "
+        "on an A30)",
+        flat="mig_operation_s",
+        unit=_SECONDS,
+        details="``gpushare_env.sim.mig.DEFAULT_SECONDS_PER_OPERATION``; a job that takes "
+        "an instance before it is ready starts (or restarts) when it is. MISO's artifact "
+        "charges none (its preset sets 0).",
+        sim=True,
+    ),
+    Setting(
         "simulator.interference",
         "analytic",
         Choice(INTERFERENCE_MODELS),

@@ -39,7 +39,7 @@ from gpushare_env.sim.cluster import (
     shares_unfit_reason,
     unfit_reason,
 )
-from gpushare_env.sim.mig import MigGpuModel, get_mig_model
+from gpushare_env.sim.mig import DEFAULT_SECONDS_PER_OPERATION, MigGpuModel, get_mig_model
 from gpushare_env.sim.mig_speed import job_speed_table
 from gpushare_env.sim.target_workload import typical_requests
 from gpushare_env.sim.types import GPU_MILLI, JobSpec, Request
@@ -131,8 +131,9 @@ class SharingModel:
             "free_capacity_fits": self.free_capacity_fits,
         }
 
-    def mig_input(self, cluster: Cluster) -> Any:
-        """The core's MIG input (``MigInput``) for ``cluster``; ``None`` but under ``mig``."""
+    def mig_input(self, cluster: Cluster, config: Any = None) -> Any:
+        """The core's MIG input (``MigInput``) for ``cluster`` under ``config`` (a
+        ``SimConfig``); ``None`` but under ``mig``."""
         return None
 
     def max_workers(self, cluster: Cluster) -> int:
@@ -380,7 +381,7 @@ class MigSharing(SharingModel):
 
         return NoInterference()  # instances are isolated
 
-    def mig_input(self, cluster: Cluster) -> Any:
+    def mig_input(self, cluster: Cluster, config: Any = None) -> Any:
         from gpushare_env.sim.core_inputs import MigInput
 
         model = mig_gpu_model(cluster)
@@ -393,6 +394,9 @@ class MigSharing(SharingModel):
             compute_slices=model.compute_slices,
             memory_slices=model.memory_slices,
             initial=(((whole, 0),),) * cluster.num_gpus,
+            operation_s=(
+                DEFAULT_SECONDS_PER_OPERATION if config is None else config.mig_operation_s
+            ),
         )
 
     def unfit_reason(

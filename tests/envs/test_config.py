@@ -221,6 +221,7 @@ _NON_DEFAULT: dict[str, object] = {
     "sample_noise": 0.0,
     "suspend_overhead_s": 62.0,
     "resume_overhead_s": 0.0,
+    "mig_operation_s": 0.5,
     "interference": "measured",
     "sharing": "shares",
     "target_workload": "gpu_demand",

@@ -32,6 +32,8 @@ def _job(job_id: int, memory_gib: float = 4.0, num_gpus: int = 1, iterations: in
 
 
 def _sim(jobs: list[JobSpec], cluster: object = A100, **config: object) -> Simulator:
+    """A simulator under the mig model; instance operations take no time unless asked."""
+    config = {"mig_operation_s": 0.0, **config}
     return Simulator(
         jobs,
         make_cluster(cluster),
@@ -156,3 +158,19 @@ def test_an_mps_instance_holds_several_jobs_at_the_mps_speed() -> None:
     while not sim.done:
         sim.advance()
     assert [r.finish_s for r in sim.records()] == pytest.approx([900.0, 900.0])  # a third
+
+
+def test_a_repartition_takes_its_operations_time_before_its_instances_exist() -> None:
+    sim = _sim([_job(1, iterations=1000), _job(2, iterations=1000)], mig_operation_s=0.5)
+    sim.advance()
+    sim.repartition(0, [("3g.20gb", 0), ("3g.20gb", 4)])  # destroy 7g, create two: 1.5 s
+    sim.repartition(1, [("7g.40gb", 0)])  # the idle instance it keeps: no operation
+    assert sim.schedule(1, "mig_fit") == (0,)
+    assert sim.job(1).status.name == "RESUMING" and sim.job(1).first_start_s == 0.0
+    assert sim.schedule(2, "mig_largest") == (1,) and sim.job(2).status.name == "RUNNING"
+    while not sim.done:
+        sim.advance()
+    speed = job_speed_table(_job(1), "A100-40GB")["3g.20gb"]
+    first = {r.job_id: r for r in sim.records()}
+    assert first[1].finish_s == pytest.approx(1.5 + 1000 / speed)
+    assert first[1].resumes == 0 and first[2].finish_s == pytest.approx(1000.0)

@@ -60,6 +60,7 @@ _DEFAULTS: dict[str, Any] = {
     "simulator.sample_noise": 0.05,
     "simulator.suspend_overhead_s": None,
     "simulator.resume_overhead_s": None,
+    "simulator.mig_operation_s": 0.15,
     "simulator.interference": "analytic",
     "simulator.sharing": "memory",
     "simulator.target_workload": "popular",
