@@ -39,7 +39,12 @@ from gpushare_env.sim.cluster import (
     shares_unfit_reason,
     unfit_reason,
 )
-from gpushare_env.sim.mig import DEFAULT_SECONDS_PER_OPERATION, MigGpuModel, get_mig_model
+from gpushare_env.sim.mig import (
+    DEFAULT_SECONDS_PER_OPERATION,
+    MIG_GPU_MODELS,
+    MigGpuModel,
+    get_mig_model,
+)
 from gpushare_env.sim.mig_speed import job_speed_table
 from gpushare_env.sim.target_workload import typical_requests
 from gpushare_env.sim.types import GPU_MILLI, JobSpec, Request
@@ -288,21 +293,25 @@ class RequestedShares(SharingModel):
 
 
 def mig_gpu_model(cluster: Cluster) -> MigGpuModel:
-    """The one MIG GPU model of ``cluster``'s GPUs (an ``a100`` of 40 GiB is an
-    A100-40GB, of 80 GiB an A100-80GB).
+    """The one MIG GPU model of ``cluster``'s GPUs: the one its nodes name
+    (``NodeGroup.model``: ``"A100-40GB"``, ``"A100-80GB"``, ``"H100-80GB"``, ``"A30"``),
+    else by type and memory (an ``a100`` of 40 GiB is an A100-40GB, of 80 GiB an
+    A100-80GB).
 
     Raises:
         ValueError: a GPU without MIG, or GPUs of several MIG models.
     """
     found: dict[str, list[int]] = {}
-    for g, (kind, memory) in enumerate(
-        zip(cluster.gpu_type, cluster.gpu_memory_gib.tolist(), strict=True)
+    named = {name.lower(): name for name in MIG_GPU_MODELS}
+    for g, (kind, memory, node_model) in enumerate(
+        zip(cluster.gpu_type, cluster.gpu_memory_gib.tolist(), cluster.gpu_model, strict=True)
     ):
-        name = _MIG_TYPES.get((kind, round(memory)))
+        name = named.get(node_model.lower()) or _MIG_TYPES.get((kind, round(memory)))
         if name is None:
             raise ValueError(
                 f"sharing 'mig': GPU {g} ({kind}, {memory:g} GiB) has no MIG; MIG GPUs here: "
                 + ", ".join(f"{k} of {m} GiB ({n})" for (k, m), n in _MIG_TYPES.items())
+                + f", or nodes whose model names one of {', '.join(MIG_GPU_MODELS)}"
             )
         found.setdefault(name, []).append(g)
     if len(found) > 1:

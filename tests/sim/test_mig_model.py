@@ -174,3 +174,23 @@ def test_a_repartition_takes_its_operations_time_before_its_instances_exist() ->
     first = {r.job_id: r for r in sim.records()}
     assert first[1].finish_s == pytest.approx(1.5 + 1000 / speed)
     assert first[1].resumes == 0 and first[2].finish_s == pytest.approx(1000.0)
+
+
+@pytest.mark.parametrize(
+    ("model", "memory", "whole", "profiles"),
+    [
+        ("H100-80GB", 80.0, "7g.80gb", 6),
+        ("A30", 24.0, "4g.24gb", 3),
+        ("A100-80GB", 80.0, "7g.80gb", 6),
+    ],
+)
+def test_nodes_that_name_a_mig_model_get_its_profiles(
+    model: str, memory: float, whole: str, profiles: int
+) -> None:
+    cluster = {"nodes": 1, "gpus_per_node": 2, "gpu_type": "a100", "memory_gib": memory,
+               "model": model}  # fmt: skip
+    sim = _sim([_job(1)], cluster=cluster)
+    assert _layout(sim, 0) == [(whole, 0, ())]
+    sim.advance()
+    assert sim.schedule(1, "mig_fit") == (0,)
+    assert len(MigSharing().observation_columns(sim.cluster)) == profiles + 1
