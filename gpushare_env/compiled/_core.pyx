@@ -650,6 +650,7 @@ cdef class Core(_Forks):
             count = self._find_placement(rank, strategy, self.gpus.scratch_gpus)
             if count < 0:  # pragma: no cover - the mask is exact (tested)
                 raise RuntimeError(f"schedule action {action}: the job does not fit")
+            self._take_rule(strategy)
             self._occupy(rank, self.gpus.chosen_node, self.gpus.scratch_gpus, count)
             self.queued_since_sum -= queued_since
             if self.jobs.queue_n == 0:
@@ -1176,6 +1177,7 @@ cdef class Core(_Forks):
             )
         gpus = tuple([self.gpus.scratch_gpus[i] for i in range(count)])
         self.ops.append(("schedule", job_id, strategy))
+        self._take_rule(index)
         self._occupy(rank, self.gpus.chosen_node, self.gpus.scratch_gpus, count)
         return gpus
 

@@ -16,7 +16,6 @@ cdef class _Placement(_Events):
         as for any task; every other strategy takes ``_cpu_best_fit``'s."""
         cdef Job* job = &self.jobs.row[rank]
         cdef int count
-        self.gpus.mig.rule = S_MIG_FIT  # MIG's rules set their own (_mig_gang)
         if job.num_gpus == 0:
             if S_SHARE_RANDOM <= strategy <= S_SHARE_FGD:
                 return self._share_rule(strategy, rank, job, out)
@@ -450,6 +449,11 @@ cdef class _Placement(_Events):
             mig.res_gpu[rank] = -1
             mig.res_slot[rank] = -1
 
+    cdef inline void _take_rule(self, int strategy) noexcept:
+        """Which instance the next occupy takes on each chosen GPU: ``mig_largest``'s,
+        else ``mig_fit``'s (every other strategy's; set before each ``_occupy``)."""
+        self.gpus.mig.rule = S_MIG_LARGEST if strategy == S_MIG_LARGEST else S_MIG_FIT
+
     cdef int _mig_gang(self, int strategy, int n, Job* job, int* out) noexcept:
         """``find_placement`` under MIG's rules: the ``n`` GPUs whose instance the rule
         picks ranks first (``_mig_slot``'s order; a GPU where the job reserves an instance
@@ -483,7 +487,6 @@ cdef class _Placement(_Events):
         for i in range(n):
             out[i] = order[i]
         self._sort(out, n)
-        self.gpus.mig.rule = strategy
         return n
 
     cdef inline bint _col_fits(self, int g, Job* job) noexcept:
