@@ -173,6 +173,16 @@ cdef struct Job:
     long long model_mask  # bit m: may run on GPU model m (-1: any)
 
 
+cdef struct Worker:
+    # one worker of a job, at its job's offset: what it holds of its GPU's capacity, the
+    # compute load it puts on it and its speed factor there (its job's demand, intensity
+    # and 1, except under the mig model, where they follow its instance), its MIG slot
+    double take
+    double load
+    double speed
+    int inst
+
+
 cdef struct Entry:
     double time
     int kind
@@ -1267,7 +1277,7 @@ cdef class Core(_Forks):
         instances')."""
         cdef Job* job = &self.jobs.row[self._rank(job_id)]
         return [
-            (self.jobs.w_take[job.offset + i], self.jobs.w_load[job.offset + i])
+            (self.jobs.workers[job.offset + i].take, self.jobs.workers[job.offset + i].load)
             for i in range(job.held)
         ]
 
@@ -1281,7 +1291,7 @@ cdef class Core(_Forks):
             job = &self.jobs.row[rank]
             for i in range(job.held):
                 if self.jobs.gpus_of[job.offset + i] == g:
-                    holders[self.jobs.w_inst[job.offset + i]].append(job.job_id)
+                    holders[self.jobs.workers[job.offset + i].inst].append(job.job_id)
         return holders
 
     def mig_instances(self, int gpu):

@@ -356,13 +356,7 @@ cdef class JobTable:
     cdef int next_arrival
     cdef int* touched_jobs  # scratch for _touch_compute
     cdef int* colocated  # (max_jobs + 1) scratch: the workers beside one
-    # each worker, at its job's offset: what it holds of its GPU's capacity, the compute
-    # load it puts on it and its speed factor there (the job's demand, intensity and 1,
-    # except under the mig model, where they follow its instance), and its MIG slot
-    cdef double* w_take
-    cdef double* w_load
-    cdef double* w_speed
-    cdef int* w_inst
+    cdef Worker* workers  # (total_gpus) each worker, at its job's offset
     cdef double* mig_speed  # (num_jobs, MIG_MAX_PROFILES) speed per profile, 0: unfit (mig)
 
     cdef void build(self, jobs_in, int max_jobs) except *:
@@ -406,17 +400,14 @@ cdef class JobTable:
             offset += job.num_gpus
             self.inv_solo[i] = jobs_in.inv_solo_s[i]
         self.colocated = <int*>checked_malloc((max_jobs + 1) * sizeof(int))
-        self.w_take = <double*>checked_malloc(total_gpus * sizeof(double))
-        self.w_load = <double*>checked_malloc(total_gpus * sizeof(double))
-        self.w_speed = <double*>checked_malloc(total_gpus * sizeof(double))
-        self.w_inst = <int*>checked_malloc(total_gpus * sizeof(int))
+        self.workers = <Worker*>checked_malloc(total_gpus * sizeof(Worker))
         for i in range(n):
             job = &self.row[i]
             for k in range(job.offset, job.offset + job.num_gpus):
-                self.w_take[k] = job.demand
-                self.w_load[k] = job.intensity
-                self.w_speed[k] = 1.0
-                self.w_inst[k] = -1
+                self.workers[k].take = job.demand
+                self.workers[k].load = job.intensity
+                self.workers[k].speed = 1.0
+                self.workers[k].inst = -1
         speeds = jobs_in.profile_speed
         if speeds:
             self.mig_speed = <double*>checked_malloc(n * MIG_MAX_PROFILES * sizeof(double))
@@ -451,10 +442,7 @@ cdef class JobTable:
         c.next_arrival = self.next_arrival
         c.touched_jobs = <int*>duplicate(self.touched_jobs, (n + 1) * sizeof(int))
         c.colocated = <int*>duplicate(self.colocated, (self.max_jobs + 1) * sizeof(int))
-        c.w_take = <double*>duplicate(self.w_take, self.total_gpus * sizeof(double))
-        c.w_load = <double*>duplicate(self.w_load, self.total_gpus * sizeof(double))
-        c.w_speed = <double*>duplicate(self.w_speed, self.total_gpus * sizeof(double))
-        c.w_inst = <int*>duplicate(self.w_inst, self.total_gpus * sizeof(int))
+        c.workers = <Worker*>duplicate(self.workers, self.total_gpus * sizeof(Worker))
         if self.mig_speed != NULL:
             c.mig_speed = <double*>duplicate(self.mig_speed, n * MIG_MAX_PROFILES * sizeof(double))
         return c
@@ -471,10 +459,7 @@ cdef class JobTable:
         free(self.transit)
         free(self.touched_jobs)
         free(self.colocated)
-        free(self.w_take)
-        free(self.w_load)
-        free(self.w_speed)
-        free(self.w_inst)
+        free(self.workers)
         free(self.mig_speed)
 
 

@@ -422,21 +422,21 @@ cdef class _Placement(_Events):
             k = job.offset + i
             base = g * MIG_SLOTS
             if delta < 0:
-                mig.inst_count[base + self.jobs.w_inst[k]] -= 1
+                mig.inst_count[base + self.jobs.workers[k].inst] -= 1
                 continue
             slot = self._mig_slot(g, job, mig.rule)
             p = mig.inst_profile[base + slot]
             mig.inst_count[base + slot] += 1
             if mig.inst_ready[base + slot] - self.now > wait:
                 wait = mig.inst_ready[base + slot] - self.now
-            self.jobs.w_inst[k] = slot
+            self.jobs.workers[k].inst = slot
             if mig.inst_mps[base + slot]:
-                self.jobs.w_take[k] = job.demand
-                self.jobs.w_speed[k] = mig.mps_speed * self.jobs.mig_speed[rank * MIG_MAX_PROFILES + p]
+                self.jobs.workers[k].take = job.demand
+                self.jobs.workers[k].speed = mig.mps_speed * self.jobs.mig_speed[rank * MIG_MAX_PROFILES + p]
             else:
-                self.jobs.w_take[k] = mig.compute[p]
-                self.jobs.w_speed[k] = self.jobs.mig_speed[rank * MIG_MAX_PROFILES + p]
-            self.jobs.w_load[k] = self.jobs.w_take[k] / <double>mig.compute_slices
+                self.jobs.workers[k].take = mig.compute[p]
+                self.jobs.workers[k].speed = self.jobs.mig_speed[rank * MIG_MAX_PROFILES + p]
+            self.jobs.workers[k].load = self.jobs.workers[k].take / <double>mig.compute_slices
         if delta > 0:
             self._mig_unreserve(rank)
         return wait

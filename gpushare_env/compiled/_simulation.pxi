@@ -272,10 +272,10 @@ cdef class _Simulation(_Placement):
                 if value < slowest:
                     slowest = value
         else:
-            slowest = self.gpus.factor[g] * self.gpus.gpu_speed[g] * self.jobs.w_speed[job.offset]
+            slowest = self.gpus.factor[g] * self.gpus.gpu_speed[g] * self.jobs.workers[job.offset].speed
             for i in range(1, job.held):
                 g = gpus[i]
-                value = self.gpus.factor[g] * self.gpus.gpu_speed[g] * self.jobs.w_speed[job.offset + i]
+                value = self.gpus.factor[g] * self.gpus.gpu_speed[g] * self.jobs.workers[job.offset + i].speed
                 if value < slowest:
                     slowest = value
         if job.cross_node:
@@ -308,7 +308,7 @@ cdef class _Simulation(_Placement):
         self.jobs.running_n += 1
         for i in range(job.held):
             g = gpus[i]
-            self.gpus.load[g] = self.gpus.load[g] + self.jobs.w_load[job.offset + i]
+            self.gpus.load[g] = self.gpus.load[g] + self.jobs.workers[job.offset + i].load
             self.gpus.computing[g] += 1
         job.last_update = self.now
         job.rate = 0.0
@@ -335,7 +335,7 @@ cdef class _Simulation(_Placement):
             g = gpus[i]
             left = self.gpus.computing[g] - 1
             self.gpus.computing[g] = left
-            self.gpus.load[g] = self.gpus.load[g] - self.jobs.w_load[job.offset + i] if left > 0 else 0.0
+            self.gpus.load[g] = self.gpus.load[g] - self.jobs.workers[job.offset + i].load if left > 0 else 0.0
 
     cdef void _release(self, int rank) noexcept:
         cdef Job* job = &self.jobs.row[rank]
@@ -355,7 +355,7 @@ cdef class _Simulation(_Placement):
             if held == 0:
                 self.gpus.free_cap[g] = self.gpus.capacity[g]
             else:
-                self.gpus.free_cap[g] = self.gpus.free_cap[g] + self.jobs.w_take[job.offset + i]
+                self.gpus.free_cap[g] = self.gpus.free_cap[g] + self.jobs.workers[job.offset + i].take
             row = &self.gpus.gpu_jobs[g * self.gpus.max_jobs]
             n = self.gpus.gpu_jobs_n[g]
             for j in range(n):
@@ -401,7 +401,7 @@ cdef class _Simulation(_Placement):
         wait = self._hold_node(node, job, 1)
         for i in range(count):
             g = gpus[i]
-            self.gpus.free_cap[g] = self.gpus.free_cap[g] - self.jobs.w_take[job.offset + i]
+            self.gpus.free_cap[g] = self.gpus.free_cap[g] - self.jobs.workers[job.offset + i].take
             self.gpus.holders[g] += 1
             self._holders_changed(g, self.gpus.holders[g] - 1)
             self.gpus.gpu_jobs[g * self.gpus.max_jobs + self.gpus.gpu_jobs_n[g]] = rank
