@@ -7,23 +7,31 @@ policies (``mig_full``, ``mig_static``, ``miso``, ``mig_oracle``) on the scenari
 ``gpushare_env.workloads.miso``. The rules are in ``docs/design/miso_protocol.md``.
 """
 
-from baselines.mig.artifact_loop import (
-    POLICIES,
-    ArtifactResult,
-    JobOutcome,
-    TimelineEntry,
-    run_artifact_loop,
-)
-from baselines.mig.search import (
-    SLICE_SIZES,
-    Placement,
-    admission_size,
-    best_placement,
-    canonical_table,
-    moved_jobs,
-    slice_starts,
-    static_promotions,
-)
+from typing import Any
+
+#: Where each public name lives (imported when first used: the searches and the
+#: artifact's loop stay out of ``import baselines``).
+_HOMES = {
+    **dict.fromkeys(
+        ("POLICIES", "ArtifactResult", "JobOutcome", "TimelineEntry", "run_artifact_loop"),
+        "baselines.mig.artifact_loop",
+    ),
+    **dict.fromkeys(
+        ("SLICE_SIZES", "Placement", "admission_size", "best_placement", "canonical_table",
+         "moved_jobs", "slice_starts", "static_promotions"),
+        "baselines.mig.search",
+    ),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'baselines.mig' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(home), name)
+
 
 __all__ = [
     "POLICIES",

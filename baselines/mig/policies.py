@@ -20,29 +20,17 @@ continuous time. ``baselines.mig.artifact_loop`` runs the same rules with the ar
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from baselines.base import Policy
-from baselines.mig.search import (
-    SlowdownTable,
-    admission_size,
-    best_placement,
-    canonical_table,
-    moved_jobs,
-)
 from gpushare_env.sim import ADVANCE, Decision, JobStatus, Repartition, Schedule, SimView, Suspend
-from gpushare_env.sim.mig_speed import MISO_GPU_MODEL, job_speed_table
 from gpushare_env.sim.types import JobSpec
-from gpushare_env.workloads.miso import (
-    MISO_ERROR_MEAN,
-    MISO_ERROR_STD,
-    PROFILE_SLICES,
-    MisoJob,
-    artifact_normalized_latencies,
-    miso_jobs,
-    miso_scenario_draws,
-)
+
+if TYPE_CHECKING:  # MISO's data and searches load when a MISO policy first decides
+    from baselines.mig.search import SlowdownTable
+    from gpushare_env.workloads.miso import MisoJob
 
 __all__ = ["STATIC_PARTITION", "MigFull", "MigOracle", "MigStatic", "Miso", "real_layout"]
 
@@ -159,6 +147,8 @@ _SCENARIO: list[MisoJob] = []
 
 def _scenario() -> list[MisoJob]:
     if not _SCENARIO:
+        from gpushare_env.workloads.miso import miso_jobs
+
         _SCENARIO.extend(miso_jobs())
     return _SCENARIO
 
@@ -265,12 +255,23 @@ class Miso(Policy):
     # ------------------------------------------------------------ speeds
     def _table(self, view: SimView, job_id: int) -> SlowdownTable:
         """The slowdown table the policy decides from for ``job_id``."""
+        from baselines.mig.search import canonical_table
+
         table = self._tables.get(job_id)
         if table is None:
             table = self._tables[job_id] = canonical_table(self._slowdowns(view, job_id))
         return table
 
     def _slowdowns(self, view: SimView, job_id: int) -> dict[int, float]:
+        from gpushare_env.sim.mig_speed import MISO_GPU_MODEL, job_speed_table
+        from gpushare_env.workloads.miso import (
+            MISO_ERROR_MEAN,
+            MISO_ERROR_STD,
+            PROFILE_SLICES,
+            artifact_normalized_latencies,
+            miso_scenario_draws,
+        )
+
         spec = view.job(job_id).spec
         scenario = _miso_scenario_job(spec)
         if scenario is not None:
@@ -330,6 +331,8 @@ class Miso(Policy):
                     jobs[k] = None
 
     def _place(self, view: SimView, job_id: int) -> Decision:
+        from baselines.mig.search import admission_size, best_placement
+
         need = self._min_size(view, job_id)
         best = None
         for gpu in range(view.num_gpus):
@@ -399,6 +402,8 @@ class Miso(Policy):
 
     def _repack(self, view: SimView, gpu: int) -> bool:
         """Start re-packing ``gpu`` if it has an idle slice (True if it did)."""
+        from baselines.mig.search import best_placement, moved_jobs
+
         plan = self._plan.get(gpu)
         if plan is None or None not in plan[1]:
             return False

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -39,15 +39,11 @@ from gpushare_env.sim.cluster import (
     shares_unfit_reason,
     unfit_reason,
 )
-from gpushare_env.sim.mig import (
-    DEFAULT_SECONDS_PER_OPERATION,
-    MIG_GPU_MODELS,
-    MigGpuModel,
-    get_mig_model,
-)
-from gpushare_env.sim.mig_speed import job_speed_table
 from gpushare_env.sim.target_workload import typical_requests
 from gpushare_env.sim.types import GPU_MILLI, JobSpec, Request
+
+if TYPE_CHECKING:  # the MIG tables load with the mig model only (import time)
+    from gpushare_env.sim.mig import MigGpuModel
 
 __all__ = [
     "SHARING_MODELS",
@@ -301,6 +297,8 @@ def mig_gpu_model(cluster: Cluster) -> MigGpuModel:
     Raises:
         ValueError: a GPU without MIG, or GPUs of several MIG models.
     """
+    from gpushare_env.sim.mig import MIG_GPU_MODELS, get_mig_model
+
     found: dict[str, list[int]] = {}
     named = {name.lower(): name for name in MIG_GPU_MODELS}
     for g, (kind, memory, node_model) in enumerate(
@@ -354,6 +352,8 @@ class MigSharing(SharingModel):
         raise TypeError("sharing 'mig': the columns read the cluster's GPUs; call columns()")
 
     def columns(self, ordered: Sequence[JobSpec], cluster: Cluster) -> DemandColumns:
+        from gpushare_env.sim.mig_speed import job_speed_table
+
         model = mig_gpu_model(cluster)
         n = len(ordered)
         speeds = []
@@ -392,6 +392,7 @@ class MigSharing(SharingModel):
 
     def mig_input(self, cluster: Cluster, config: Any = None) -> Any:
         from gpushare_env.sim.core_inputs import MigInput
+        from gpushare_env.sim.mig import DEFAULT_SECONDS_PER_OPERATION
 
         model = mig_gpu_model(cluster)
         whole = max(range(len(model.profiles)), key=lambda p: model.profiles[p].compute_slices)
@@ -411,6 +412,8 @@ class MigSharing(SharingModel):
     def unfit_reason(
         self, job: JobSpec, cluster: Cluster | None, memory_desc: np.ndarray
     ) -> tuple[str, str] | None:
+        from gpushare_env.sim.mig_speed import job_speed_table
+
         if cluster is None:
             raise ValueError("sharing 'mig': the fit check reads the cluster's GPUs")
         model = mig_gpu_model(cluster)

@@ -48,7 +48,6 @@ from gpushare_env.workloads.generators import (
     thesis_workload,
 )
 from gpushare_env.workloads.jobs import as_generator, random_run
-from gpushare_env.workloads.miso import MISO_SEED, RESTART_RULES, miso_job_specs
 from gpushare_env.workloads.openb import is_openb_pod_list, openb_jobs
 from gpushare_env.workloads.philly_trace import parse_time, read_philly_job_log
 
@@ -70,6 +69,9 @@ _DEFAULT_ARRIVAL = {
     "miso": "artifact",
 }
 _DEFAULT_NUM_JOBS = 100
+#: How kind ``miso`` charges a restart (``gpushare_env.workloads.miso.miso_job_specs``):
+#: the drawn overhead, or what the artifact's 1 s step makes of it.
+RESTART_RULES: tuple[str, ...] = ("drawn", "steps")
 #: The sharing model a generated kind's jobs are written for.
 _SHARING_OF = {"miso": "mig"}
 _TRACE_SUFFIXES = (".csv", ".json")
@@ -374,6 +376,8 @@ class WorkloadConfig:
                 max_gpus=max_gpus,
             )
         if self.kind == "miso":  # the artifact's scenario: its own seed, not the episode's
+            from gpushare_env.workloads.miso import MISO_SEED, miso_job_specs
+
             jobs = miso_job_specs(MISO_SEED, restart=self.restart)
             return jobs if count is None else jobs[:count]
         # an openb pod list's arrivals offer ``load`` to a known cluster, else keep their times

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from gpushare_env.sim.types import JobSpec
+from gpushare_env.workloads.config import RESTART_RULES
 from gpushare_env.workloads.jobs import TraceError
 
 __all__ = [
@@ -396,11 +397,6 @@ def miso_jobs(
             )
         jobs.append(MisoJob(job_id, durations[job_id], model, table[model]))
     return jobs
-
-
-#: How ``miso_job_specs`` charges a restart: the drawn overhead, or what the artifact's
-#: 1 s step makes of it (``ceil(o) - 1`` s, docs/design/miso_protocol.md).
-RESTART_RULES: tuple[str, ...] = ("drawn", "steps")
 
 
 def miso_job_specs(
