@@ -20,6 +20,7 @@ continuous time. ``baselines.mig.artifact_loop`` runs the same rules with the ar
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -156,9 +157,17 @@ def _scenario() -> list[MisoJob]:
 #: MISO's slice sizes as NVIDIA's A100-40GB profiles.
 _PROFILE_OF_SIZE = {7: "7g.40gb", 4: "4g.20gb", 3: "3g.20gb", 2: "2g.10gb", 1: "1g.5gb"}
 _SIZE_OF = {profile: size for size, profile in _PROFILE_OF_SIZE.items()}
-#: A100 placement rules of those profiles: memory slices and allowed starts
-#: (``gpushare_env.sim.mig``).
-_GEOMETRY = {7: (8, (0,)), 4: (4, (0,)), 3: (4, (0, 4)), 2: (2, (0, 2, 4)), 1: (1, tuple(range(7)))}
+
+
+@cache
+def _geometry() -> tuple[dict[int, tuple[int, tuple[int, ...]]], int]:
+    """Each MISO slice size's memory slices and allowed starts on an A100-40GB, and the
+    GPU's memory slices (NVIDIA's placement rules, ``gpushare_env.sim.mig``)."""
+    from gpushare_env.sim.mig import get_mig_model
+
+    model = get_mig_model("A100-40GB")
+    rules = {size: model.profile(name) for size, name in _PROFILE_OF_SIZE.items()}
+    return {s: (p.memory_slices, p.starts) for s, p in rules.items()}, model.memory_slices
 
 
 def real_layout(
@@ -168,10 +177,11 @@ def real_layout(
     in slice order) on an A100, keeping ``kept`` (slice index -> ``(size, start)`` already
     placed); ``None`` if they do not fit. Slices are placed largest first, each at its
     lowest free allowed start, backtracking."""
+    geometry, memory_slices = _geometry()
     kept = dict(kept or {})
     used = 0
     for size, start in kept.values():
-        used |= ((1 << _GEOMETRY[size][0]) - 1) << start
+        used |= ((1 << geometry[size][0]) - 1) << start
     todo = sorted((i for i in range(len(sizes)) if i not in kept), key=lambda i: -sizes[i])
     found: dict[int, tuple[int, int]] = dict(kept)
 
@@ -179,10 +189,10 @@ def real_layout(
         if k == len(todo):
             return True
         index = todo[k]
-        width, starts = _GEOMETRY[sizes[index]]
+        width, starts = geometry[sizes[index]]
         for start in starts:
             bits = ((1 << width) - 1) << start
-            if not used & bits and start + width <= 8:
+            if not used & bits and start + width <= memory_slices:
                 found[index] = (sizes[index], start)
                 if place(k + 1, used | bits):
                     return True

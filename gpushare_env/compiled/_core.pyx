@@ -1294,6 +1294,14 @@ cdef class Core(_Forks):
                     holders[self.jobs.workers[job.offset + i].inst].append(job.job_id)
         return holders
 
+    cdef bint _mig_reserved(self, int gpu) noexcept:
+        """Some instance of GPU ``gpu`` is reserved for a job."""
+        cdef int i
+        for i in range(MIG_SLOTS):
+            if self.gpus.mig.inst_res[gpu * MIG_SLOTS + i] > 0:
+                return True
+        return False
+
     def mig_instances(self, int gpu):
         """GPU ``gpu``'s MIG instances by start: ``(profile name, start memory slice,
         ids of the jobs holding it, ids of the jobs reserving it, MPS-shared)`` (the mig
@@ -1307,9 +1315,10 @@ cdef class Core(_Forks):
         base = gpu * MIG_SLOTS
         holders = self._mig_jobs_on(gpu)
         reserving = [[] for _ in range(MIG_SLOTS)]
-        for rank in range(self.jobs.num_jobs):
-            if mig.res_gpu[rank] == gpu:
-                reserving[mig.res_slot[rank]].append(self.jobs.row[rank].job_id)
+        if self._mig_reserved(gpu):  # else no job to look for (the env asks every step)
+            for rank in range(self.jobs.num_jobs):
+                if mig.res_gpu[rank] == gpu:
+                    reserving[mig.res_slot[rank]].append(self.jobs.row[rank].job_id)
         out = [
             (mig.names[mig.inst_profile[base + i]], mig.inst_start[base + i],
              tuple(holders[i]), tuple(reserving[i]), bool(mig.inst_mps[base + i]))
@@ -1450,9 +1459,10 @@ cdef class Core(_Forks):
             new_mps[slot] = item[3]
             new_ready[slot] = ready.get(id(item), done)
             slot_of[id(item)] = slot
-        for rank in range(self.jobs.num_jobs):  # the GPU's earlier reservations go
-            if mig.res_gpu[rank] == gpu:
-                self._mig_unreserve(rank)
+        if self._mig_reserved(gpu):  # the GPU's earlier reservations go
+            for rank in range(self.jobs.num_jobs):
+                if mig.res_gpu[rank] == gpu:
+                    self._mig_unreserve(rank)
         for i in range(MIG_SLOTS):
             mig.inst_profile[base + i] = new_profile[i]
             mig.inst_start[base + i] = new_start[i]
