@@ -119,11 +119,14 @@ def load_demonstrations(path: str | Path) -> Demonstrations:
 
 class _Labelled:
     """A policy that acts as ``driver`` (the teacher itself when ``None``) and records
-    the teacher's label of every state it is asked about (DAgger's labelling)."""
+    the teacher's label of every state it is asked about (DAgger's labelling). With
+    ``propose``, a teacher that takes proposals (``lookahead``'s ``suggest``) is first
+    given the driver's own action in that state as one more candidate."""
 
-    def __init__(self, teacher: Any, driver: Any = None) -> None:
+    def __init__(self, teacher: Any, driver: Any = None, propose: bool = False) -> None:
         self.teacher = teacher
         self.driver = driver
+        self.propose = propose and driver is not None and hasattr(teacher, "suggest")
         self.labels: list[int] = []
 
     def predict(
@@ -135,11 +138,14 @@ class _Labelled:
         action_masks: np.ndarray | None = None,
     ) -> tuple[np.ndarray, Any]:
         """The driver's (deterministic, masked) action; the teacher's label is kept."""
+        action = None
+        if self.driver is not None:
+            action = predict_action(self.driver, observation, action_masks)
+            if self.propose:
+                self.teacher.suggest(self.teacher.env.unwrapped.decode_action(action))
         label, _ = self.teacher.predict(observation, deterministic=True)
         self.labels.append(int(label))
-        if self.driver is None:
-            return np.asarray(label), state
-        return np.asarray(predict_action(self.driver, observation, action_masks)), state
+        return np.asarray(label if action is None else action), state
 
 
 def step_discounts(
@@ -184,12 +190,13 @@ def _episode(
     gamma: float,
     reward_scale: float,
     time_constant_s: float | None,
+    propose: bool = False,
 ) -> Demonstrations:
     """One episode's decisions, labelled by ``name`` (see :func:`collect_demonstrations`)."""
     import baselines
 
     env = make_env(env_config)  # the learner's rules bind the teacher too
-    teacher = _Labelled(baselines.make(name, env, seed=policy_seed(int(seed))), driver)
+    teacher = _Labelled(baselines.make(name, env, seed=policy_seed(int(seed))), driver, propose)
     steps: list[Step] = []
     episode = rollout(teacher, env, seed=int(seed), callback=steps.append)
     keys = list(steps[0].observation) if steps else []
@@ -223,10 +230,11 @@ def _label_in_worker(
     gamma: float,
     reward_scale: float,
     time_constant_s: float | None,
+    propose: bool = False,
 ) -> Demonstrations:
     """:func:`_episode` in a labelling process (``driver``: the pickled policy)."""
     policy = None if driver is None else pickle.loads(driver)
-    return _episode(env_config, name, seed, policy, gamma, reward_scale, time_constant_s)
+    return _episode(env_config, name, seed, policy, gamma, reward_scale, time_constant_s, propose)
 
 
 def label_pool(workers: int) -> Executor:
@@ -270,6 +278,7 @@ def collect_demonstrations(
     driver: Any = None,
     time_constant_s: float | None = None,
     pool: Executor | None = None,
+    propose: bool = False,
 ) -> Demonstrations:
     """Record ``heuristic``'s decision at every state of one episode per (config, seed).
 
@@ -295,6 +304,9 @@ def collect_demonstrations(
             episode with its own seed, gathered in seed order: the same data set as
             without (``None``: here, one after another). The driver plays there as its
             policy (``driver.policy``, deterministic actions as the model's).
+        propose: With a driver: a teacher that takes proposals (``lookahead``) also rolls
+            out the driver's action in each state as a candidate (expert iteration's
+            search starting from the network); other teachers ignore it.
     """
     names = [heuristic] * len(env_configs) if isinstance(heuristic, str) else list(heuristic)
     if len(names) != len(env_configs):
@@ -307,12 +319,12 @@ def collect_demonstrations(
     ]
     if pool is None:
         parts = [
-            _episode(config, name, seed, driver, gamma, reward_scale, time_constant_s)
+            _episode(config, name, seed, driver, gamma, reward_scale, time_constant_s, propose)
             for config, name, seed in jobs
         ]
     else:
         policy = None if driver is None else pickle.dumps(getattr(driver, "policy", driver))
-        args = (gamma, reward_scale, time_constant_s)
+        args = (gamma, reward_scale, time_constant_s, propose)
         futures = [
             pool.submit(_label_in_worker, dict(config), name, seed, policy, *args)
             for config, name, seed in jobs
@@ -439,6 +451,7 @@ def dagger(
     action_weights: np.ndarray | None = None,
     pool: Executor | None = None,
     labels_dir: str | Path | None = None,
+    propose: bool = False,
 ) -> tuple[Demonstrations, list[dict[str, float]]]:
     """DAgger (Ross et al., 2011) after behaviour cloning: the clone drives, the heuristic labels.
 
@@ -448,6 +461,8 @@ def dagger(
     ``epochs``. The clone's compounding errors (states the heuristic never visits) are
     what plain cloning cannot fix. ``action_weights`` weighs the labels in the refits
     (:func:`clone`). ``pool`` labels in processes (:func:`collect_demonstrations`).
+    ``propose``: a teacher that takes proposals (``lookahead``) also rolls out the clone's
+    own action in each state (:func:`collect_demonstrations`): expert iteration.
 
     With ``labels_dir``, iteration ``i``'s labels are saved as ``dagger_<i>.npz`` there,
     and an iteration whose file exists is not played nor labelled again: its labels are
@@ -470,7 +485,7 @@ def dagger(
         else:
             visited = collect_demonstrations(
                 env_configs, batch, heuristic, gamma, reward_scale, driver=model,
-                time_constant_s=time_constant_s, pool=pool,
+                time_constant_s=time_constant_s, pool=pool, propose=propose,
             )  # fmt: skip
             seconds, loaded = time.perf_counter() - labelling, False
             if saved is not None:

@@ -415,6 +415,13 @@ class ImitationConfig(_TrainGroup):
         bc_trace_heuristic: Teacher on the trace envs (``envs.traces``); ``None``:
             ``bc_heuristic``. One teacher per kind of data: the heuristic that does best
             on generated workloads need not on real traces.
+        bc_shares_heuristic: Teacher on the envs under ``sharing = "shares"`` (an openb
+            pod list's tasks); ``None``: the one the rules above give. A heuristic that
+            suspends to stop starvation on Philly's jobs (``thesis``) doubles the wait of
+            Alibaba's tasks.
+        teacher_proposals: The teacher, if it takes proposals (``lookahead``), also rolls
+            out the clone's own action in each state DAgger labels (expert iteration:
+            the search starts from the network; ``lookahead.suggest``).
         bc_learning_rate: Adam step size of behaviour cloning.
         dagger_iterations: DAgger iterations after cloning (0: none); the clone after
             iteration ``i`` is saved as ``dagger_<i>.zip``.
@@ -437,6 +444,8 @@ class ImitationConfig(_TrainGroup):
     bc_epochs: int = 10
     bc_heuristic: str = "thesis"
     bc_trace_heuristic: str | None = None
+    bc_shares_heuristic: str | None = None
+    teacher_proposals: bool = False
     bc_learning_rate: float = 1e-3
     dagger_iterations: int = 0
     dagger_episodes: int = 8
@@ -458,6 +467,7 @@ class ImitationConfig(_TrainGroup):
             raise self._fail("bc_suspend_weight", f"must be > 0, got {self.bc_suspend_weight}")
         self._heuristic("bc_heuristic")
         self._heuristic("bc_trace_heuristic")
+        self._heuristic("bc_shares_heuristic")
         if self.bc_dataset is not None and not (
             isinstance(self.bc_dataset, str) and self.bc_dataset.strip()
         ):
@@ -626,6 +636,8 @@ FLAT_KEYS: dict[str, str] = {
     "bc_epochs": "imitation.bc_epochs",
     "bc_heuristic": "imitation.bc_heuristic",
     "bc_trace_heuristic": "imitation.bc_trace_heuristic",
+    "bc_shares_heuristic": "imitation.bc_shares_heuristic",
+    "teacher_proposals": "imitation.teacher_proposals",
     "bc_learning_rate": "imitation.bc_learning_rate",
     "dagger_iterations": "imitation.dagger_iterations",
     "dagger_episodes": "imitation.dagger_episodes",
@@ -850,12 +862,22 @@ def validation_configs(
     return configs[: len(envs.workloads)] + configs[_num_generated(envs) :]
 
 
-def teachers(config: TrainConfig) -> list[str]:
-    """The imitation teacher of each of ``env_configs``: ``bc_heuristic``, and on the
-    trace envs ``bc_trace_heuristic`` when given."""
+def teachers(config: TrainConfig, configs: Sequence[Mapping[str, Any]] | None = None) -> list[str]:
+    """The imitation teacher of each of ``env_configs``: ``bc_heuristic``, on the trace
+    envs ``bc_trace_heuristic`` when given, and on the envs under the shares model
+    ``bc_shares_heuristic`` when given (pass ``configs`` if already built)."""
     imitation, envs = config.imitation, config.envs
     on_traces = imitation.bc_trace_heuristic or imitation.bc_heuristic
-    return [imitation.bc_heuristic] * _num_generated(envs) + [on_traces] * len(trace_paths(envs))
+    names = [imitation.bc_heuristic] * _num_generated(envs) + [on_traces] * len(trace_paths(envs))
+    if imitation.bc_shares_heuristic is None:
+        return names
+    configs = env_configs(config) if configs is None else configs
+    return [
+        imitation.bc_shares_heuristic
+        if EnvConfig.from_any(c).simulator.sharing == "shares"
+        else name
+        for name, c in zip(names, configs, strict=True)
+    ]
 
 
 def trace_paths(envs: EnvsConfig) -> list[str]:

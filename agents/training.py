@@ -541,7 +541,7 @@ def _imitate(
             recorded, seconds, loaded = load_demonstrations(saved), 0.0, True
         else:
             recorded = collect_demonstrations(
-                configs, bc_seeds, teachers(config), algorithm.gamma, envs.reward_scale,
+                configs, bc_seeds, teachers(config, configs), algorithm.gamma, envs.reward_scale,
                 time_constant_s=tau_s, pool=pool,
             )  # fmt: skip
             seconds, loaded = time.perf_counter() - labelled, False
@@ -607,10 +607,11 @@ def _imitate(
         unused = [int(s) for s in rng.permutation(envs.train_seeds) if s not in bc_seeds]
         demos, dagger_history = dagger(
             model, demos, configs, unused, imitation.dagger_iterations,
-            imitation.dagger_episodes, teachers(config), algorithm.gamma,
+            imitation.dagger_episodes, teachers(config, configs), algorithm.gamma,
             envs.reward_scale, epochs=imitation.dagger_epochs,
             batch_size=algorithm.batch_size, log=_after_dagger_iteration,
             time_constant_s=tau_s, action_weights=weights, pool=pool, labels_dir=folder,
+            propose=imitation.teacher_proposals,
         )  # fmt: skip
         record["dagger"] = dagger_history
         done = [s for s in dagger_history if not s["labels_loaded"]]

@@ -26,6 +26,12 @@ solo time; ``makespan`` takes the latest.
 **Cost.** Each decision with more than one distinct candidate costs one fork and one
 rollout per candidate (docs/baselines.md, *lookahead*, has the measured cost per decision);
 decisions where the candidates agree cost the candidates' ``decide`` calls only.
+
+**Proposals from outside.** ``suggest(decision)`` adds one more candidate to the next
+decision only: a learned policy's action, so the search starts from the network as
+expert iteration's does (T. Anthony, Z. Tian and D. Barber, "Thinking Fast and Slow with
+Deep Learning and Tree Search", NeurIPS 2017). It is rolled out like any other proposal
+and wins only by the same margin.
 """
 
 from __future__ import annotations
@@ -167,6 +173,9 @@ class Lookahead(Policy):
         self.planned = 0
         self.rollouts = 0
         self.rollout_decisions = 0
+        #: Decisions where a suggested proposal (``suggest``) won.
+        self.suggestions_taken = 0
+        self._suggested: Decision | None = None
         #: The chosen rollout's score, to be the base's at the next decision of the same
         #: instant: ``(now_s, events_processed, decisions carried out, end_s, score)``.
         self._carry: tuple[float, int, int, float, tuple[float, float]] | None = None
@@ -192,8 +201,14 @@ class Lookahead(Policy):
         for policy in self.alternatives:
             policy.reset(view)
         self.decisions = self.deviations = self.planned = self.rollouts = 0
-        self.rollout_decisions = 0
-        self._carry = None
+        self.rollout_decisions = self.suggestions_taken = 0
+        self._carry = None  # a suggestion made before the first decision is kept
+
+    def suggest(self, decision: Decision) -> None:
+        """Add ``decision`` to the next decision's candidates (and to no later one): a
+        proposal from outside the heuristics, e.g. a learned policy's action in the same
+        state. A decision the setting's actions cannot express is left out."""
+        self._suggested = decision
 
     # ------------------------------------------------------------------ deciding
     def decide(self, view: SimView) -> Decision:
@@ -203,6 +218,9 @@ class Lookahead(Policy):
             proposal = policy.decide(view)
             if proposal not in candidates and self._expressible(proposal):
                 candidates.append(proposal)
+        suggested, self._suggested = self._suggested, None
+        if suggested is not None and suggested not in candidates and self._expressible(suggested):
+            candidates.append(suggested)
         if self.try_advance and not isinstance(base, Advance) and can_advance(view):
             candidates.append(ADVANCE)
         self.decisions += 1
@@ -235,6 +253,8 @@ class Lookahead(Policy):
             best, best_score = base, base_score  # within the margin: the base's
         if best is not base:
             self.deviations += 1
+            if best is suggested:
+                self.suggestions_taken += 1
         self._carry = (key[0], key[1], key[2] + 1, end_s, best_score)
         return best
 

@@ -128,3 +128,80 @@ def test_teacher_is_the_documented_name_of_bc_teacher() -> None:
         assert config_from_args(args).imitation.bc_heuristic == "lookahead:budget=10"
     assert config_from_args(build_parser().parse_args(base)).imitation.label_workers == 1
     assert "--teacher HEURISTIC, --bc-teacher HEURISTIC" in build_parser().format_help()
+
+
+class _FirstValid:
+    """A driver that takes the first valid action (a stand-in for a network)."""
+
+    def predict(self, observation, state=None, episode_start=None, deterministic=True,
+                action_masks=None):  # fmt: skip
+        return np.asarray(int(np.flatnonzero(action_masks)[0])), state
+
+
+def test_with_proposals_lookahead_also_rolls_out_the_driver_s_action() -> None:
+    from agents.bc import collect_demonstrations
+
+    config = [{"cluster": "tiny2", "workload": "philly_heavy", "num_jobs": 30}]
+    driver, seeds = _FirstValid(), [1, 2]
+    plain = "lookahead:alternatives=[]:margin=0"  # its base (thesis) unless told more
+    thesis = collect_demonstrations(config, seeds, "thesis", driver=driver)
+    alone = collect_demonstrations(config, seeds, plain, driver=driver)
+    proposed = collect_demonstrations(config, seeds, plain, driver=driver, propose=True)
+    ignored = collect_demonstrations(config, seeds, "thesis", driver=driver, propose=True)
+    # the same states (the driver plays); a teacher without suggest ignores proposals
+    assert np.array_equal(proposed.masks, thesis.masks)
+    assert np.array_equal(alone.actions, thesis.actions)
+    assert np.array_equal(ignored.actions, thesis.actions)
+    # each label is the base's or the driver's, and the driver's won somewhere
+    first = np.array([int(np.flatnonzero(mask)[0]) for mask in proposed.masks])
+    other = proposed.actions != thesis.actions
+    assert other.any()
+    assert np.array_equal(proposed.actions[other], first[other])
+
+
+def test_the_shares_teacher_labels_the_envs_under_the_shares_model() -> None:
+    from agents.train_config import env_configs, teachers
+
+    openb = str(
+        Path(__file__).parents[2]
+        / "gpushare_env/workloads/data/alibaba_openb/openb_pod_list_default.csv"
+    )
+    config = TrainConfig.from_any(
+        cluster="tiny", workloads=("thesis",), num_jobs=8, traces=(openb,), trace_jobs=50,
+        bc_heuristic="lookahead", bc_trace_heuristic="thesis", bc_shares_heuristic="fifo_pack",
+    )  # fmt: skip
+    assert teachers(config, env_configs(config)) == ["lookahead", "fifo_pack"]
+    without = TrainConfig.from_any(
+        cluster="tiny", workloads=("thesis",), num_jobs=8, traces=(openb,), trace_jobs=50,
+        bc_trace_heuristic="thesis",
+    )  # fmt: skip
+    assert teachers(without) == ["thesis", "thesis"]
+
+
+def test_the_rounds_curve_replays_each_round_and_the_teacher(tmp_path: Path) -> None:
+    from agents import rounds
+    from agents.evaluation import run_episode
+
+    out = tmp_path / "run"
+    assert main([*_RUN, "--out", str(out)]) == 0
+    assert rounds.main([str(out), "--seeds", "500,501"]) == 0
+    curve = json.loads((out / "rounds.json").read_text())
+    assert [r["round"] for r in curve["rounds"]] == [1, 2]  # not resumed: no round 0
+    assert curve["teachers"] == ["lookahead:budget=10"] and curve["seeds"] == [500, 501]
+    config = json.loads((out / "config.json").read_text())["env_configs"][0]
+    thesis = [run_episode("thesis", config, s)["mean_jct_s"] for s in (500, 501)]
+    second = load_model(out / "dagger_2.zip")
+    played = [run_episode(second, config, s)["mean_jct_s"] for s in (500, 501)]
+    assert curve["thesis_s"] == [thesis]
+    assert curve["rounds"][1]["ratios"] == [[p / t for p, t in zip(played, thesis, strict=True)]]
+    assert curve["rounds"][1]["worst"] == max(p / t for p, t in zip(played, thesis, strict=True))
+    teacher = [run_episode("lookahead:budget=10", config, s)["mean_jct_s"] for s in (500, 501)]
+    assert curve["teacher_s"] == [teacher]
+    assert (out / "rounds.png").stat().st_size > 0
+
+
+def test_the_rounds_curve_names_a_folder_that_is_not_a_run(tmp_path: Path, capsys) -> None:
+    from agents import rounds
+
+    assert rounds.main([str(tmp_path)]) == 2
+    assert "no run config" in capsys.readouterr().err

@@ -377,3 +377,58 @@ def test_advance_as_a_candidate_runs_a_whole_episode() -> None:
     config = {"cluster": "tiny2", "workload": "philly_heavy", "num_jobs": 20}
     lookahead = baselines.make("lookahead", advance=True, seed=3)
     assert len(headless_run(lookahead, config, 3).records) == 20
+
+
+# ------------------------------------------------ proposals from outside: suggest
+class _Suggesting(Policy):
+    """``lookahead`` without alternatives, given ``proposer``'s decision as a suggestion
+    at every decision (what expert iteration's labelling does with the network's)."""
+
+    name = "suggesting"
+
+    def __init__(self, planner: Lookahead, proposer: Policy) -> None:
+        super().__init__()
+        self.planner, self.proposer = planner, proposer
+
+    def _reset_state(self) -> None:
+        assert self._view is not None
+        self.planner.reset(self._view)
+        self.proposer.reset(self._view)
+
+    def decide(self, view: SimView) -> Decision:
+        self.planner.suggest(self.proposer.decide(view))
+        return self.planner.decide(view)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=["tiny2", "thesis_windows"])
+def test_a_suggested_proposal_is_a_candidate_as_an_alternative_s_is(config: dict[str, Any]) -> None:
+    # the same candidates in the same order: sjf_pack's proposal as an alternative, or
+    # suggested at each decision to a lookahead with none, gives the same run
+    alternative = baselines.make("lookahead", alternatives=["sjf_pack"], margin=0.0)
+    expected = headless_run(alternative, config, 1)
+    planner = baselines.make("lookahead", alternatives=[], margin=0.0)
+    assert isinstance(planner, Lookahead) and isinstance(alternative, Lookahead)
+    suggested = headless_run(_Suggesting(planner, baselines.make("sjf_pack")), config, 1)
+    assert alternative.deviations > 0  # the proposals won somewhere
+    assert_same(suggested.records, expected.records, "records")
+    assert (planner.decisions, planner.planned, planner.deviations) == (
+        alternative.decisions, alternative.planned, alternative.deviations
+    )  # fmt: skip
+    assert planner.suggestions_taken == planner.deviations
+    assert alternative.suggestions_taken == 0
+
+
+def test_a_suggestion_counts_for_the_next_decision_only() -> None:
+    config = CONFIGS[0]
+    planner = baselines.make("lookahead", alternatives=[], margin=0.0)
+    assert isinstance(planner, Lookahead)
+
+    class _Once(_Suggesting):
+        def decide(self, view: SimView) -> Decision:
+            if self.planner.decisions == 0:
+                self.planner.suggest(self.proposer.decide(view))
+            return self.planner.decide(view)
+
+    once = headless_run(_Once(planner, baselines.make("sjf_pack")), config, 1)
+    assert once.steps == planner.decisions > 1
+    assert planner.planned <= 1 and planner.rollouts <= 2  # the first decision's, then none
