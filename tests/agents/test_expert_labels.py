@@ -180,6 +180,7 @@ def test_the_shares_teacher_labels_the_envs_under_the_shares_model() -> None:
 
 def test_the_rounds_curve_replays_each_round_and_the_teacher(tmp_path: Path) -> None:
     from agents import rounds
+    from agents.decision_speed import decision_speed
     from agents.evaluation import run_episode
 
     out = tmp_path / "run"
@@ -198,6 +199,11 @@ def test_the_rounds_curve_replays_each_round_and_the_teacher(tmp_path: Path) -> 
     teacher = [run_episode("lookahead:budget=10", config, s)["mean_jct_s"] for s in (500, 501)]
     assert curve["teacher_s"] == [teacher]
     assert (out / "rounds.png").stat().st_size > 0
+    # time per decision on the states the agent visits: every decision of its episode
+    speed = decision_speed(out / "dagger_2.zip", "lookahead:budget=10", config, 500)
+    assert speed["decisions"] == run_episode(second, config, 500)["decisions"]
+    assert speed["agent_mean_ms"] > 0 and speed["teacher_mean_ms"] > 0
+    assert speed["speedup_mean"] == pytest.approx(speed["teacher_mean_ms"] / speed["agent_mean_ms"])
 
 
 def test_the_rounds_curve_names_a_folder_that_is_not_a_run(tmp_path: Path, capsys) -> None:
