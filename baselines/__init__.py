@@ -172,11 +172,14 @@ def variants() -> list[str]:
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split ``"NAME:KEY=VALUE:..."`` into the policy name and its parameters.
 
+    A value in square brackets may hold colons: a policy spec given as a parameter
+    (``lookahead:base=[thesis:critical_path_factor=inf]``) stays whole, brackets included.
+
     Raises:
-        ValueError: a part without ``=``, an empty key, or a key given twice (the spec
-            and the part are named).
+        ValueError: a part without ``=``, an empty key, a key given twice, or unbalanced
+            brackets (the spec and the part are named).
     """
-    name, *parts = spec.split(":")
+    name, *parts = _split_outside_brackets(spec)
     params: dict[str, Any] = {}
     for part in parts:
         key, sep, text = part.partition("=")
@@ -187,6 +190,25 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             raise ValueError(f"policy {spec!r}: parameter {key!r} given twice")
         params[key] = parse_value(text.strip())
     return name.strip(), params
+
+
+def _split_outside_brackets(spec: str) -> list[str]:
+    """``spec`` split at the colons outside square brackets."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(spec):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"policy {spec!r}: ']' without its '[' at character {i}")
+        elif char == ":" and depth == 0:
+            parts.append(spec[start:i])
+            start = i + 1
+    if depth:
+        raise ValueError(f"policy {spec!r}: '[' without its ']'")
+    parts.append(spec[start:])
+    return parts
 
 
 def parse_value(text: str) -> Any:

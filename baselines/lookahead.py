@@ -65,7 +65,8 @@ class Lookahead(Policy):
         env: The env for ``predict`` (``None`` headless).
         seed: Seed of the base's and the alternatives' generators.
         base: The heuristic that decides by default and finishes every rollout, as
-            ``baselines.make`` names it (parameters allowed: ``"thesis:max_suspends=6"``).
+            ``baselines.make`` names it (parameters allowed: ``"thesis:max_suspends=6"``;
+            in a spec, in brackets: ``lookahead:base=[thesis:max_suspends=6]``).
             Default ``"thesis"``.
         alternatives: Heuristics whose decisions are the other candidates (names as
             ``base``; ``[]``: none, which makes this policy its base). Default
@@ -145,6 +146,8 @@ class Lookahead(Policy):
             raise ValueError(
                 f"lookahead: prior_s must be a positive number of seconds, got {prior_s!r}"
             )
+        if base.startswith("[") and base.endswith("]"):  # from a spec: "[thesis:k=v]"
+            base = base[1:-1]
         self.base_spec = base
         self.alternative_specs = tuple(alternatives)
         self.base = make(base, seed=seed)

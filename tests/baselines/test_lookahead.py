@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -432,3 +433,22 @@ def test_a_suggestion_counts_for_the_next_decision_only() -> None:
     once = headless_run(_Once(planner, baselines.make("sjf_pack")), config, 1)
     assert once.steps == planner.decisions > 1
     assert planner.planned <= 1 and planner.rollouts <= 2  # the first decision's, then none
+
+
+def test_a_base_with_parameters_goes_in_brackets_in_a_spec() -> None:
+    spec = "lookahead:base=[thesis:critical_path_factor=inf:max_suspends=6]:budget=10"
+    assert baselines.parse_spec(spec) == (
+        "lookahead",
+        {"base": "[thesis:critical_path_factor=inf:max_suspends=6]", "budget": 10},
+    )
+    planner = baselines.make(spec)
+    assert isinstance(planner, Lookahead)
+    assert (
+        planner.base.params()
+        == baselines.make("thesis", critical_path_factor=math.inf, max_suspends=6).params()
+    )
+    assert planner.params()["base"] == "thesis:critical_path_factor=inf:max_suspends=6"
+    for bad, says in (("lookahead:base=[thesis:max_suspends=6", "'[' without its ']'"),
+                      ("lookahead:base=thesis]", "']' without its '['")):  # fmt: skip
+        with pytest.raises(ValueError, match=re.escape(says)):
+            baselines.parse_spec(bad)
