@@ -180,8 +180,8 @@ def test_the_shares_teacher_labels_the_envs_under_the_shares_model() -> None:
 
 def test_the_rounds_curve_replays_each_round_and_the_teacher(tmp_path: Path) -> None:
     from agents import rounds
-    from agents.decision_speed import decision_speed
     from agents.evaluation import run_episode
+    from gpushare_eval.decision_speed import decision_speed
 
     out = tmp_path / "run"
     assert main([*_RUN, "--out", str(out)]) == 0

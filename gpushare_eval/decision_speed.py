@@ -1,6 +1,6 @@
 """Time per decision of a saved agent against a planner, on the same states.
 
-``python -m agents.decision_speed MODEL [--teacher lookahead] (--workload NAME --cluster
+``python -m gpushare_eval.decision_speed MODEL [--teacher lookahead] (--workload NAME --cluster
 NAME | --trace PATH [--load 0.9]) [--seed 1000] [--decisions 2000]``
 
 The agent plays the episode (as it would through the env, with its recorded windows and
@@ -81,7 +81,7 @@ def decision_speed(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m agents.decision_speed", description=__doc__.split("\n\n")[0]
+        prog="python -m gpushare_eval.decision_speed", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("model", help="a saved agent (.zip)")
     parser.add_argument("--teacher", default="lookahead", help="the planner (default lookahead)")
