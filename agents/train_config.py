@@ -108,8 +108,9 @@ class _TrainGroup(Group):
             raise unknown_keys_error(cls.path, unknown, allowed, suggest=False)
         return settings
 
-    def _heuristic(self, name: str) -> None:
-        heuristic = getattr(self, name)
+    def _heuristic(self, name: str, heuristic: str | None = None) -> None:
+        """Check that the setting ``name`` (or ``heuristic``, its teacher) is a policy."""
+        heuristic = getattr(self, name) if heuristic is None else heuristic
         if heuristic is None:
             return
         import baselines
@@ -415,10 +416,10 @@ class ImitationConfig(_TrainGroup):
         bc_trace_heuristic: Teacher on the trace envs (``envs.traces``); ``None``:
             ``bc_heuristic``. One teacher per kind of data: the heuristic that does best
             on generated workloads need not on real traces.
-        bc_shares_heuristic: Teacher on the envs under ``sharing = "shares"`` (an openb
-            pod list's tasks); ``None``: the one the rules above give. A heuristic that
-            suspends to stop starvation on Philly's jobs (``thesis``) doubles the wait of
-            Alibaba's tasks.
+        bc_sharing_heuristic: ``MODEL=TEACHER``: the teacher on the envs under that
+            sharing model (``shares=fifo_pack``: an openb pod list's tasks); ``None``: the
+            one the rules above give. A heuristic that suspends to stop starvation on
+            Philly's jobs (``thesis``) doubles the wait of Alibaba's tasks.
         teacher_proposals: The teacher, if it takes proposals (``lookahead``), also rolls
             out the clone's own action in each state DAgger labels (expert iteration:
             the search starts from the network; ``lookahead.suggest``).
@@ -444,7 +445,7 @@ class ImitationConfig(_TrainGroup):
     bc_epochs: int = 10
     bc_heuristic: str = "thesis"
     bc_trace_heuristic: str | None = None
-    bc_shares_heuristic: str | None = None
+    bc_sharing_heuristic: str | None = None
     teacher_proposals: bool = False
     bc_learning_rate: float = 1e-3
     dagger_iterations: int = 0
@@ -467,7 +468,17 @@ class ImitationConfig(_TrainGroup):
             raise self._fail("bc_suspend_weight", f"must be > 0, got {self.bc_suspend_weight}")
         self._heuristic("bc_heuristic")
         self._heuristic("bc_trace_heuristic")
-        self._heuristic("bc_shares_heuristic")
+        if self.bc_sharing_heuristic is not None:
+            from gpushare_env.sim.sharing import SHARING_MODELS
+
+            model, sep, teacher = str(self.bc_sharing_heuristic).partition("=")
+            if not sep or model.strip() not in SHARING_MODELS or not teacher.strip():
+                raise self._fail(
+                    "bc_sharing_heuristic",
+                    f"must be MODEL=TEACHER with MODEL one of {sorted(SHARING_MODELS)}, "
+                    f"got {self.bc_sharing_heuristic!r}",
+                )
+            self._heuristic("bc_sharing_heuristic", teacher.strip())
         if self.bc_dataset is not None and not (
             isinstance(self.bc_dataset, str) and self.bc_dataset.strip()
         ):
@@ -636,7 +647,7 @@ FLAT_KEYS: dict[str, str] = {
     "bc_epochs": "imitation.bc_epochs",
     "bc_heuristic": "imitation.bc_heuristic",
     "bc_trace_heuristic": "imitation.bc_trace_heuristic",
-    "bc_shares_heuristic": "imitation.bc_shares_heuristic",
+    "bc_sharing_heuristic": "imitation.bc_sharing_heuristic",
     "teacher_proposals": "imitation.teacher_proposals",
     "bc_learning_rate": "imitation.bc_learning_rate",
     "dagger_iterations": "imitation.dagger_iterations",
@@ -864,18 +875,17 @@ def validation_configs(
 
 def teachers(config: TrainConfig, configs: Sequence[Mapping[str, Any]] | None = None) -> list[str]:
     """The imitation teacher of each of ``env_configs``: ``bc_heuristic``, on the trace
-    envs ``bc_trace_heuristic`` when given, and on the envs under the shares model
-    ``bc_shares_heuristic`` when given (pass ``configs`` if already built)."""
+    envs ``bc_trace_heuristic`` when given, and on the envs under the sharing model that
+    ``bc_sharing_heuristic`` names its teacher (pass ``configs`` if already built)."""
     imitation, envs = config.imitation, config.envs
     on_traces = imitation.bc_trace_heuristic or imitation.bc_heuristic
     names = [imitation.bc_heuristic] * _num_generated(envs) + [on_traces] * len(trace_paths(envs))
-    if imitation.bc_shares_heuristic is None:
+    if imitation.bc_sharing_heuristic is None:
         return names
+    model, _, teacher = imitation.bc_sharing_heuristic.partition("=")
     configs = env_configs(config) if configs is None else configs
     return [
-        imitation.bc_shares_heuristic
-        if EnvConfig.from_any(c).simulator.sharing == "shares"
-        else name
+        teacher.strip() if EnvConfig.from_any(c).simulator.sharing == model.strip() else name
         for name, c in zip(names, configs, strict=True)
     ]
 

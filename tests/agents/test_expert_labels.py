@@ -168,7 +168,8 @@ def test_the_shares_teacher_labels_the_envs_under_the_shares_model() -> None:
     )
     config = TrainConfig.from_any(
         cluster="tiny", workloads=("thesis",), num_jobs=8, traces=(openb,), trace_jobs=50,
-        bc_heuristic="lookahead", bc_trace_heuristic="thesis", bc_shares_heuristic="fifo_pack",
+        bc_heuristic="lookahead", bc_trace_heuristic="thesis",
+        bc_sharing_heuristic="shares=fifo_pack",
     )  # fmt: skip
     assert teachers(config, env_configs(config)) == ["lookahead", "fifo_pack"]
     without = TrainConfig.from_any(
@@ -211,3 +212,11 @@ def test_the_rounds_curve_names_a_folder_that_is_not_a_run(tmp_path: Path, capsy
 
     assert rounds.main([str(tmp_path)]) == 2
     assert "no run config" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "value", ["fifo_pack", "gpu=fifo_pack", "shares=", "shares=no_such_policy"]
+)
+def test_a_bad_sharing_teacher_is_refused_naming_the_setting(value: str) -> None:
+    with pytest.raises(ValueError, match="bc_sharing_heuristic"):
+        TrainConfig.from_any(cluster="tiny", bc_sharing_heuristic=value)

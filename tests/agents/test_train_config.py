@@ -37,7 +37,7 @@ def test_the_flat_table_covers_every_setting_once() -> None:
         f"{name}.{f.name}" for name, group in GROUPS.items() for f in dataclasses.fields(group)
     ]
     assert sorted(FLAT_KEYS.values()) == sorted(paths)
-    assert len(FLAT_KEYS) == 64
+    assert len(FLAT_KEYS) == 66
 
 
 def test_nested_flat_and_mixed_forms_are_equal() -> None:
@@ -182,7 +182,7 @@ _EVERY_OLD_FLAG_CONFIG: dict[str, Any] = {
     "timesteps": 1000, "torch_threads": 2, "train_seeds": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 20],
     "vec_env": "dummy", "verbose": 0, "workloads": ["philly", "thesis"],
     "accept_bias": 8.0, "residual": None, "select_by": "mean",  # later settings, at defaults
-    "label_workers": 1,
+    "label_workers": 1, "bc_sharing_heuristic": None, "teacher_proposals": False,
 }  # fmt: skip
 
 
