@@ -74,17 +74,6 @@ def _label(config: Mapping[str, Any]) -> str:
     return f"{name} on {where}"
 
 
-def _play(policy: str, config: Mapping[str, Any], seed: int) -> float:
-    """Mean JCT of one episode (a model path or a heuristic name), in a worker."""
-    from agents.evaluation import run_episode
-
-    if policy.endswith(".zip"):
-        from agents.training import load_model
-
-        return run_episode(load_model(policy), config, seed)["mean_jct_s"]
-    return run_episode(policy, config, seed)["mean_jct_s"]
-
-
 def score_rounds(
     run: str | Path, seeds: Sequence[int], pool: Executor | None = None
 ) -> dict[str, Any]:
@@ -96,6 +85,7 @@ def score_rounds(
         "ratios": [[r]], "geomean", "worst"}], "teacher": {"ratios", "geomean",
         "worst"}}``, lists over envs then seeds.
     """
+    from agents.eval_worker import score_checkpoint, score_reference
     from agents.train_config import TrainConfig, teachers, validation_configs
 
     folder = Path(run)
@@ -106,17 +96,21 @@ def score_rounds(
     names = teachers(config, configs)
     val_teachers = [names[configs.index(c)] for c in val]
     models = round_models(folder)
-    tasks: list[tuple[str, dict[str, Any], int]] = []
-    for policy in ["thesis", *[m for _, m in models]]:
-        tasks += [(policy, c, s) for c in val for s in seeds]
-    tasks += [(t, c, s) for t, c in zip(val_teachers, val, strict=True) for s in seeds]
+    # thesis, each round's model (loaded once), then each env's teacher on its env
+    calls: list[tuple[Any, str, list[dict[str, Any]]]] = [
+        (score_reference, "thesis", val),
+        *[(score_checkpoint, path, val) for _, path in models],
+        *[(score_reference, t, [c]) for t, c in zip(val_teachers, val, strict=True)],
+    ]
     if pool is None:
-        results = [_play(*task) for task in tasks]
+        played = [call(name, envs, seeds) for call, name, envs in calls]
     else:
-        futures = [pool.submit(_play, *task) for task in tasks]
-        results = [f.result() for f in futures]
-    per = len(val) * len(seeds)
-    blocks = [results[i : i + per] for i in range(0, len(results), per)]
+        futures = [pool.submit(call, name, envs, seeds) for call, name, envs in calls]
+        played = [f.result() for f in futures]
+    # a checkpoint's scores come with the seconds they took
+    runs = [p[0] if isinstance(p, tuple) else p for p in played]
+    jct = [[run["mean_jct_s"] for run in block] for block in runs]
+    blocks = [*jct[: 1 + len(models)], [x for block in jct[1 + len(models) :] for x in block]]
 
     def grid(block: list[float]) -> list[list[float]]:
         return [block[i * len(seeds) : (i + 1) * len(seeds)] for i in range(len(val))]
